@@ -1,0 +1,46 @@
+export { monotonicClock, type Clock } from './clock/clock';
+export { ManualClock } from './clock/manual-clock';
+
+export { Floodgate, type FloodgateOptions, type EntryOptions, type EnterOptions, type RunOptions, type RunSyncOptions } from './engine/floodgate';
+export { floodgate } from './engine/default-floodgate';
+export { FLOODGATE_DEFAULTS } from './engine/floodgate-defaults';
+export { Entry } from './engine/entry';
+export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
+export type {
+  FloodgateEventMap,
+  FloodgateListener,
+  PassEvent,
+  BlockEvent,
+  RulesLoadedEvent,
+  WarningEvent,
+} from './engine/events';
+
+export type { RuleSet, RuleSetOptions, RuleKind, AnyRule } from './rules/rule-set';
+export { RULE_KINDS } from './rules/rule-set';
+export { normalizeRuleSet, normalizeRuleList } from './rules/normalize-rule-set';
+
+export type { FlowRule, FlowRuleOptions, FlowMetric, FlowBehavior, FlowStrategy } from './flow/flow-rule';
+export { FLOW_RULE_DEFAULTS } from './flow/flow-rule-defaults';
+export type {
+  CircuitBreakerRule,
+  CircuitBreakerRuleOptions,
+  CircuitBreakerStrategy,
+  CircuitState,
+  CircuitBreakerStatus,
+  CircuitStateChangeEvent,
+} from './circuit-breaker/circuit-breaker-rule';
+export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
+export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority-rule';
+export type { ClusterRuleOptions, ClusterRuleConfig, ClusterThresholdType } from './cluster/cluster-rule-options';
+export type { ClusterBackend } from './cluster/cluster-backend';
+
+export type { ResourceStats, WindowStats } from './stat/statistic-node';
+
+export { BlockError, isBlockError, type BlockErrorOptions } from './errors/block-error';
+export { FlowBlockError } from './errors/flow-block-error';
+export { HotParamBlockError } from './errors/hot-param-block-error';
+export { CircuitOpenError } from './errors/circuit-open-error';
+export { SystemBlockError } from './errors/system-block-error';
+export { AuthorityBlockError } from './errors/authority-block-error';
+export { RuleValidationError, type RuleIssue } from './errors/rule-validation-error';
+export { ErrorCodes, type ErrorCode } from './errors/error-codes';

@@ -1,0 +1,103 @@
+/**
+ * A sliding window of fixed buckets (Sentinel's LeapArray). Each bucket holds `fields`
+ * numbers in one `Float64Array`; buckets rotate lazily when time reaches them, so there are
+ * no timers. A bucket counts in reads while `now - bucketStart <= intervalMs`.
+ */
+export class LeapArray {
+  /** Length of one bucket in ms: `intervalMs / sampleCount`. */
+  readonly windowLengthMs: number;
+  /** The bucket values, `fields` numbers per bucket. Write through {@link LeapArray.offset}. */
+  readonly data: Float64Array;
+  private readonly starts: Float64Array;
+
+  /**
+   * @param sampleCount - number of buckets
+   * @param intervalMs - total window length
+   * @param fields - numbers kept per bucket
+   * @param resetValues - the value each field starts at when a bucket rotates (0 if absent)
+   */
+  constructor(
+    readonly sampleCount: number,
+    readonly intervalMs: number,
+    readonly fields: number,
+    private readonly resetValues?: readonly number[],
+  ) {
+    this.windowLengthMs = intervalMs / sampleCount;
+    this.data = new Float64Array(sampleCount * fields);
+    this.starts = new Float64Array(sampleCount).fill(Number.NaN);
+  }
+
+  /** Offset into {@link LeapArray.data} of the bucket that holds `now`, rotated if stale. */
+  offset(now: number): number {
+    const n = Math.floor(now / this.windowLengthMs);
+    const idx = n % this.sampleCount;
+    const start = n * this.windowLengthMs;
+    if (this.starts[idx] !== start) this.rotate(idx, start);
+    return idx * this.fields;
+  }
+
+  /** Adds `value` to `field` of the current bucket. */
+  add(now: number, field: number, value: number): void {
+    this.data[this.offset(now) + field]! += value;
+  }
+
+  /** Sum of `field` over the buckets in the window at `now`. */
+  sum(now: number, field: number): number {
+    this.offset(now);
+    const oldest = now - this.intervalMs;
+    let total = 0;
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (start >= oldest && start <= now) total += this.data[i * this.fields + field]!;
+    }
+    return total;
+  }
+
+  /** Minimum of `field` over the buckets in the window at `now` (`Infinity` when empty). */
+  min(now: number, field: number): number {
+    this.offset(now);
+    const oldest = now - this.intervalMs;
+    let least = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (start >= oldest && start <= now) least = Math.min(least, this.data[i * this.fields + field]!);
+    }
+    return least;
+  }
+
+  /** `field` of the bucket just before the one holding `now` (0 if that bucket is stale). */
+  previous(now: number, field: number): number {
+    const n = Math.floor(now / this.windowLengthMs) - 1;
+    const idx = ((n % this.sampleCount) + this.sampleCount) % this.sampleCount;
+    return this.starts[idx] === n * this.windowLengthMs ? this.data[idx * this.fields + field]! : 0;
+  }
+
+  /**
+   * Start time of the oldest bucket in the window at `now` whose `field` is non-zero, or
+   * `undefined`. That bucket leaves the window at `start + intervalMs`.
+   */
+  oldestStartWith(now: number, field: number): number | undefined {
+    this.offset(now);
+    const oldest = now - this.intervalMs;
+    let found: number | undefined;
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (start >= oldest && start <= now && this.data[i * this.fields + field] !== 0) {
+        if (found === undefined || start < found) found = start;
+      }
+    }
+    return found;
+  }
+
+  /** Empties every bucket. */
+  reset(): void {
+    this.starts.fill(Number.NaN);
+    this.data.fill(0);
+  }
+
+  private rotate(idx: number, start: number): void {
+    this.starts[idx] = start;
+    const base = idx * this.fields;
+    for (let f = 0; f < this.fields; f++) this.data[base + f] = this.resetValues?.[f] ?? 0;
+  }
+}
