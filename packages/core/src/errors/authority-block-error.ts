@@ -1,12 +1,17 @@
 import type { AuthorityRule } from '../authority/authority-rule';
-import { BlockError, type BlockErrorOptions } from './block-error';
+import { BlockError } from './block-error';
 
 /** An authority rule refused the caller's origin. Code `ERR_AUTHORITY_BLOCKED`. */
 export class AuthorityBlockError extends BlockError<AuthorityRule> {
-  override readonly code = 'ERR_AUTHORITY_BLOCKED' as const;
-  override readonly name = 'AuthorityBlockError';
+  get code(): 'ERR_AUTHORITY_BLOCKED' {
+    return 'ERR_AUTHORITY_BLOCKED';
+  }
 
-  constructor(options: BlockErrorOptions<AuthorityRule>) {
-    super(`Origin "${options.origin ?? ''}" is not allowed on "${options.resource}"`, options);
+  get name(): string {
+    return 'AuthorityBlockError';
+  }
+
+  get message(): string {
+    return `Origin "${this.origin}" is not allowed on "${this.resource}"`;
   }
 }

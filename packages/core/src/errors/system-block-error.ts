@@ -1,14 +1,19 @@
-import { BlockError, type BlockErrorOptions } from './block-error';
+import { BlockError } from './block-error';
 
 /**
  * System protection refused the call. Code `ERR_SYSTEM_BLOCKED`. Reserved: this release
  * has no system rules yet, but adapters map the code (503) so the hierarchy is complete.
  */
 export class SystemBlockError<R = unknown> extends BlockError<R> {
-  override readonly code = 'ERR_SYSTEM_BLOCKED' as const;
-  override readonly name = 'SystemBlockError';
+  get code(): 'ERR_SYSTEM_BLOCKED' {
+    return 'ERR_SYSTEM_BLOCKED';
+  }
 
-  constructor(options: BlockErrorOptions<R>) {
-    super(`Blocked by system protection on "${options.resource}"`, options);
+  get name(): string {
+    return 'SystemBlockError';
+  }
+
+  get message(): string {
+    return `Blocked by system protection on "${this.resource}"`;
   }
 }
