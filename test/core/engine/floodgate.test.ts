@@ -1,0 +1,268 @@
+import { Entry, Floodgate, FlowBlockError, ManualClock, RuleValidationError, type BlockEvent, type PassEvent } from '@floodgate/core';
+
+const engine = (): { fg: Floodgate; clock: ManualClock } => {
+  const clock = new ManualClock();
+  return { fg: new Floodgate({ clock }), clock };
+};
+
+describe('Floodgate entries', () => {
+  it('throws the block error from entry() and returns it from tryEntry()', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+    expect(() => fg.entry('r')).toThrow(FlowBlockError);
+    expect(fg.tryEntry('r')).toBeInstanceOf(FlowBlockError);
+  });
+
+  it('measures response time from admission to exit', async () => {
+    const { fg, clock } = engine();
+    const entry = fg.entry('r');
+    await clock.advance(42);
+    entry.exit();
+    expect(fg.stats('r')!.lastSecond.totalRtMs).toBe(42);
+  });
+
+  it('counts a traced error once, when the entry exits', () => {
+    const { fg } = engine();
+    const entry = fg.entry('r');
+    entry.traceError(new Error('a'));
+    entry.traceError(new Error('b'));
+    expect(entry.error).toEqual(new Error('b'));
+    entry.exit();
+    entry.traceError(new Error('late'));
+    expect(fg.stats('r')!.lastSecond.error).toBe(1);
+  });
+
+  it('does not treat a block error from a nested call as a business error', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'inner', threshold: 0 }]);
+    const outer = fg.entry('outer');
+    outer.traceError(fg.tryEntry('inner'));
+    expect(outer.hasError).toBe(false);
+  });
+
+  it('rejects a negative acquireCount and an empty resource name', () => {
+    const { fg } = engine();
+    expect(() => fg.entry('r', { acquireCount: -1 })).toThrow(RangeError);
+    expect(() => fg.entry('')).toThrow(TypeError);
+  });
+
+  it('admits enter() at once when no rule makes it wait', async () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);
+    const entry = await fg.enter('r');
+    expect(entry).toBeInstanceOf(Entry);
+    await expect(fg.enter('r')).rejects.toBeInstanceOf(FlowBlockError);
+  });
+});
+
+describe('Floodgate.run', () => {
+  it('returns what the function returns and exits the entry', async () => {
+    const { fg, clock } = engine();
+    const result = await fg.run('r', async () => {
+      await clock.advance(5);
+      return 'value';
+    });
+    expect(result).toBe('value');
+    expect(fg.stats('r')).toMatchObject({ concurrency: 0, lastSecond: { success: 1, totalRtMs: 5, error: 0 } });
+  });
+
+  it('traces and rethrows what the function throws', async () => {
+    const { fg } = engine();
+    await expect(fg.run('r', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(fg.stats('r')!.lastSecond).toMatchObject({ error: 1, success: 1 });
+  });
+
+  it('answers a block with blockHandler before fallback', async () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+    const fallback = jest.fn(() => 'fallback');
+    await expect(fg.run('r', () => 'call', { blockHandler: (e) => `blocked:${e.code}`, fallback })).resolves.toBe('blocked:ERR_FLOW_BLOCKED');
+    expect(fallback).not.toHaveBeenCalled();
+    await expect(fg.run('r', () => 'call', { fallback: (e) => `fallback:${(e as FlowBlockError).code}` })).resolves.toBe('fallback:ERR_FLOW_BLOCKED');
+  });
+
+  it('answers a failure with fallback, after exiting', async () => {
+    const { fg } = engine();
+    const seen: number[] = [];
+    const value = await fg.run('r', () => Promise.reject(new Error('down')), {
+      fallback: (error) => {
+        seen.push(fg.stats('r')!.concurrency);
+        return `fallback:${(error as Error).message}`;
+      },
+    });
+    expect(value).toBe('fallback:down');
+    expect(seen).toEqual([0]);
+  });
+
+  it('rethrows ignored exceptions untraced and without fallback', async () => {
+    class NotFound extends Error {}
+    const { fg } = engine();
+    const fallback = jest.fn();
+    await expect(fg.run('r', () => Promise.reject(new NotFound('nope')), { fallback, exceptionsToIgnore: [NotFound] })).rejects.toBeInstanceOf(NotFound);
+    await expect(fg.run('r', () => Promise.reject(new Error('x')), { exceptionsToIgnore: (e) => (e as Error).message === 'x' })).rejects.toThrow('x');
+    expect(fallback).not.toHaveBeenCalled();
+    expect(fg.stats('r')!.lastSecond.error).toBe(0);
+  });
+
+  it('surfaces the error of a throwing handler', async () => {
+    const { fg } = engine();
+    await expect(
+      fg.run('r', () => Promise.reject(new Error('down')), {
+        fallback: () => {
+          throw new Error('fallback broke');
+        },
+      }),
+    ).rejects.toThrow('fallback broke');
+    expect(fg.stats('r')!.concurrency).toBe(0);
+  });
+
+  it('runs a sync function synchronously with runSync', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);
+    expect(fg.runSync('r', () => 1 + 1)).toBe(2);
+    expect(fg.runSync('r', () => 'never', { blockHandler: () => 'blocked' })).toBe('blocked');
+    expect(() =>
+      fg.runSync('s', () => {
+        throw new Error('sync boom');
+      }),
+    ).toThrow('sync boom');
+    expect(fg.stats('s')!.lastSecond.error).toBe(1);
+  });
+});
+
+describe('Floodgate events', () => {
+  it('emits pass and block with the resource and origin', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);
+    const passes: PassEvent[] = [];
+    const blocks: BlockEvent[] = [];
+    fg.on('pass', (e) => passes.push(e));
+    const off = fg.on('block', (e) => blocks.push(e));
+    fg.entry('r', { origin: 'app' }).exit();
+    fg.tryEntry('r');
+    off();
+    fg.tryEntry('r');
+    expect(passes).toEqual([{ resource: 'r', origin: 'app', acquireCount: 1 }]);
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0]).toMatchObject({ resource: 'r', origin: '', error: { code: 'ERR_FLOW_BLOCKED' } });
+  });
+
+  it('emits rulesLoaded with the rules in force', () => {
+    const { fg } = engine();
+    const loaded = jest.fn();
+    fg.on('rulesLoaded', loaded);
+    fg.loadFlowRules([{ resource: 'r', threshold: 3 }]);
+    expect(loaded).toHaveBeenCalledWith({ rules: fg.getRules() });
+    expect(fg.getRules().flow[0]).toMatchObject({ resource: 'r', threshold: 3 });
+  });
+
+  it('keeps working when a listener throws', () => {
+    const { fg } = engine();
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    fg.on('pass', () => {
+      throw new Error('listener bug');
+    });
+    expect(() => fg.entry('r').exit()).not.toThrow();
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('listener bug'), expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR' }));
+    warn.mockRestore();
+  });
+
+  it('refuses an unknown event name', () => {
+    expect(() => engine().fg.on('explode' as never, () => undefined)).toThrow('Unknown Floodgate event "explode"');
+  });
+});
+
+describe('bounded resources', () => {
+  it('stops tracking new names past maxResources, warning once', () => {
+    const fg = new Floodgate({ clock: new ManualClock(), maxResources: 3 });
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const warnings: string[] = [];
+    fg.on('warning', (e) => warnings.push(e.code));
+    for (let i = 0; i < 10_000; i++) fg.entry(`GET /items/${i}`).exit();
+    expect(fg.resourceNames()).toEqual(['GET /items/0', 'GET /items/1', 'GET /items/2']);
+    expect(fg.stats('GET /items/3')).toBeUndefined();
+    expect(warnings).toEqual(['FLOODGATE_MAX_RESOURCES']);
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
+  });
+
+  it('does not limit an untracked resource, and its entry exits harmlessly', () => {
+    const fg = new Floodgate({ clock: new ManualClock(), maxResources: 1 });
+    jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    fg.entry('first').exit();
+    const entry = fg.entry('second');
+    entry.traceError(new Error('x'));
+    expect(() => entry.exit()).not.toThrow();
+    jest.restoreAllMocks();
+  });
+
+  it('always tracks and limits resources that have rules', () => {
+    const fg = new Floodgate({ clock: new ManualClock(), maxResources: 1 });
+    fg.entry('first').exit();
+    fg.loadFlowRules([{ resource: 'limited', threshold: 1 }]);
+    fg.entry('limited').exit();
+    expect(fg.tryEntry('limited')).toBeInstanceOf(FlowBlockError);
+  });
+
+  it('rejects bad engine options', () => {
+    expect(() => new Floodgate({ maxResources: 0 })).toThrow('options.maxResources: must be an integer >= 1, got 0');
+    expect(() => new Floodgate({ clock: {} as never, colour: 'red' } as never)).toThrow(RuleValidationError);
+  });
+});
+
+describe('rules from code and from sources', () => {
+  it('lets loaded rules for a resource take precedence over declared ones, and restores them on removal', () => {
+    const { fg } = engine();
+    fg.declareRules({ flow: [{ resource: 'r', threshold: 1 }, { resource: 's', threshold: 1 }] });
+    fg.loadFlowRules([{ resource: 'r', threshold: 5 }]);
+    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([['r', 5], ['s', 1]]);
+    fg.loadFlowRules([]);
+    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([['r', 1], ['s', 1]]);
+  });
+
+  it('withdraws a declaration', () => {
+    const { fg } = engine();
+    const withdraw = fg.declareRules({ flow: [{ resource: 'r', threshold: 0 }] });
+    withdraw();
+    withdraw();
+    expect(fg.getRules().flow).toEqual([]);
+    expect(fg.tryEntry('r')).toBeInstanceOf(Entry);
+  });
+
+  it('validates declared rules and keeps what was in force', () => {
+    const { fg } = engine();
+    fg.declareRules({ flow: [{ resource: 'r', threshold: 1 }] });
+    expect(() => fg.declareRules({ flow: [{ resource: 'x', threshold: -1 }] })).toThrow('flow[0].threshold');
+    expect(fg.getRules().flow).toHaveLength(1);
+  });
+
+  it('replaces only the kinds given to loadRules', () => {
+    const { fg } = engine();
+    fg.loadRules({ flow: [{ resource: 'r', threshold: 1 }], authority: [{ resource: 'r', origins: ['a'] }] });
+    fg.loadRules({ flow: [] });
+    expect(fg.getRules().authority).toHaveLength(1);
+    expect(() => fg.loadRules({ system: [] } as never)).toThrow('system: unknown field');
+  });
+
+  it('keeps statistics across a reload', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 2 }]);
+    fg.entry('r').exit();
+    fg.entry('r').exit();
+    fg.loadFlowRules([{ resource: 'r', threshold: 3 }]);
+    expect(fg.stats('r')!.lastSecond.pass).toBe(2);
+    fg.entry('r').exit();
+    expect(fg.tryEntry('r')).toBeInstanceOf(FlowBlockError);
+  });
+
+  it('applies new rules to entries already made only for what is checked later', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 1 }]);
+    const held = fg.entry('r');
+    fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2 }]);
+    fg.entry('r');
+    expect(fg.tryEntry('r')).toBeInstanceOf(FlowBlockError);
+    held.exit();
+    expect(fg.tryEntry('r')).toBeInstanceOf(Entry);
+  });
+});

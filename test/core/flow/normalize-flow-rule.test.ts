@@ -1,0 +1,86 @@
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+
+function issuesOf(load: () => void): Array<{ path: string; message: string }> {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RuleValidationError);
+    expect(error).toMatchObject({ code: 'ERR_INVALID_RULE' });
+    return [...(error as RuleValidationError).issues];
+  }
+  throw new Error('expected a RuleValidationError');
+}
+
+describe('flow rule validation', () => {
+  it('resolves every default', () => {
+    const fg = new Floodgate();
+    fg.loadFlowRules([
+      { resource: 'a', threshold: 5 },
+      { resource: 'b', threshold: 5, behavior: 'warmUpThrottle', warmUpPeriodMs: 1000 },
+    ]);
+    expect(fg.getRules().flow).toEqual([
+      { resource: 'a', metric: 'qps', threshold: 5, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' },
+      {
+        resource: 'b', metric: 'qps', threshold: 5, behavior: 'warmUpThrottle', warmUpPeriodMs: 1000, coldFactor: 3,
+        maxQueueingTimeMs: 500, strategy: 'direct', limitOrigin: 'default',
+      },
+    ]);
+  });
+
+  it('lists every problem by path and value', () => {
+    const issues = issuesOf(() =>
+      new Floodgate().loadFlowRules([
+        { resource: 'ok', threshold: 1 },
+        { resource: '', threshold: -1 },
+        { resource: 'x', threshold: Number.POSITIVE_INFINITY, metric: 'rps' as never, behavior: 'drop' as never },
+        { resource: 'y', threshold: 1, strategy: 'relate' },
+        { resource: 'z', threshold: 1, behavior: 'warmUp' },
+        { resource: 'w', threshold: 1, behavior: 'warmUp', warmUpPeriodMs: 0, coldFactor: 1 },
+        { resource: 'c', metric: 'concurrency', threshold: 1, behavior: 'throttle' },
+        { resource: 'q', threshold: '5' as never, maxQueueingTimeMs: -5, treshold: 3 } as never,
+      ]),
+    );
+    expect(issues).toEqual([
+      { path: 'flow[1].resource', message: 'must be a non-empty string, got ""' },
+      { path: 'flow[1].threshold', message: 'must be a finite number >= 0, got -1' },
+      { path: 'flow[2].metric', message: "must be one of 'qps', 'concurrency', got \"rps\"" },
+      { path: 'flow[2].threshold', message: 'must be a finite number >= 0, got Infinity' },
+      { path: 'flow[2].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"drop\"" },
+      { path: 'flow[3].refResource', message: "is required when strategy is 'relate'" },
+      { path: 'flow[4].warmUpPeriodMs', message: 'is required (a finite number > 0)' },
+      { path: 'flow[5].warmUpPeriodMs', message: 'must be a finite number > 0, got 0' },
+      { path: 'flow[5].coldFactor', message: 'must be a finite number > 1, got 1' },
+      { path: 'flow[6].behavior', message: "must be 'reject' for a concurrency rule, got 'throttle'" },
+      { path: 'flow[7].treshold', message: expect.stringContaining('unknown field') },
+      { path: 'flow[7].threshold', message: 'must be a finite number >= 0, got "5"' },
+      { path: 'flow[7].maxQueueingTimeMs', message: 'must be a finite number >= 0, got -5' },
+    ]);
+  });
+
+  it('keeps the rules in force when a load is rejected', () => {
+    const fg = new Floodgate();
+    fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);
+    expect(() => fg.loadFlowRules([{ resource: 'r', threshold: 100 }, { resource: 'r', threshold: -1 }])).toThrow(RuleValidationError);
+    expect(fg.getRules().flow).toHaveLength(1);
+    fg.entry('r').exit();
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+  });
+
+  it('rejects a rule set that is not an array or a rule that is not an object', () => {
+    expect(issuesOf(() => new Floodgate().loadFlowRules({} as never))).toEqual([{ path: 'flow', message: 'must be an array, got {}' }]);
+    expect(issuesOf(() => new Floodgate().loadFlowRules([null as never]))).toEqual([{ path: 'flow[0]', message: 'must be an object, got null' }]);
+  });
+
+  it('validates the cluster settings', () => {
+    const issues = issuesOf(() =>
+      new Floodgate().loadFlowRules([{ resource: 'r', threshold: 1, cluster: { thresholdType: 'everyone' as never, fallbackToLocal: 'yes' as never } }]),
+    );
+    expect(issues.map((i) => i.path)).toEqual(['flow[0].cluster.thresholdType', 'flow[0].cluster.fallbackToLocal']);
+  });
+
+  it('names the problem in the error message', () => {
+    expect(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: -2 }])).toThrow(
+      'Invalid rules: flow[0].threshold: must be a finite number >= 0, got -2',
+    );
+  });
+});

@@ -1,0 +1,92 @@
+import { FlowBlockError, type Entry } from '@floodgate/core';
+import { engineWith } from './helpers';
+
+const passes = (result: unknown): boolean => !(result instanceof FlowBlockError);
+
+describe('QPS throttle (ThrottlingController)', () => {
+  it('spaces sync calls 1000 × acquireCount / threshold ms apart', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    await clock.advance(99);
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 1 });
+    await clock.advance(1);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
+  });
+
+  it('charges a call taking two tokens two intervals after the previous pass', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    fg.entry('r');
+    await clock.advance(199);
+    expect(passes(fg.tryEntry('r', { acquireCount: 2 }))).toBe(false);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    await clock.advance(200);
+    expect(passes(fg.tryEntry('r', { acquireCount: 2 }))).toBe(true);
+  });
+
+  it('paces fractionally above 1000 calls per second', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 4000 }]);
+    let passed = 0;
+    for (let i = 0; i < 4000; i++) {
+      if (passes(fg.tryEntry('r'))) passed++;
+      if (passes(fg.tryEntry('r'))) passed++;
+      await clock.advance(0.25);
+    }
+    expect(passed).toBe(4000);
+  });
+
+  it('queues enter() calls one slot apart, up to maxQueueingTimeMs', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10, maxQueueingTimeMs: 250 }]);
+    const admitted: number[] = [];
+    const enter = (): Promise<void> => fg.enter('r').then((entry) => void admitted.push(entry.createdAt));
+    const calls = [enter(), enter(), enter()];
+    const fourth = fg.enter('r');
+    await expect(fourth).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 50 });
+    await clock.advance(200);
+    await Promise.all(calls);
+    expect(admitted).toEqual([0, 100, 200]);
+  });
+
+  it('never waits in a sync entry()', () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    fg.entry('r');
+    expect(() => fg.entry('r')).toThrow(FlowBlockError);
+  });
+
+  it('gives the slot back when a queued enter() is aborted', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    await fg.enter('r');
+    const controller = new AbortController();
+    const queued = fg.enter('r', { signal: controller.signal });
+    controller.abort(new Error('client left'));
+    await expect(queued).rejects.toThrow('client left');
+    let admittedAt: number | undefined;
+    const next = fg.enter('r').then((entry: Entry) => (admittedAt = entry.createdAt));
+    await clock.advance(100);
+    await next;
+    expect(admittedAt).toBe(100);
+    expect(fg.stats('r')!.lastSecond).toMatchObject({ pass: 2, block: 0 });
+  });
+
+  it('rejects at once when the signal is already aborted', async () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    await expect(fg.enter('r', { signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow('early');
+    expect(fg.stats('r')).toBeUndefined();
+  });
+
+  it('blocks everything at threshold 0 and passes calls taking no tokens', async () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 0 }]);
+    expect(passes(fg.tryEntry('r'))).toBe(false);
+    await expect(fg.enter('r')).rejects.toBeInstanceOf(FlowBlockError);
+    expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
+  });
+
+  it('keeps its pacing across a reload of the same rule and starts afresh when the rule changes', () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    fg.entry('r');
+    fg.loadFlowRules([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    expect(passes(fg.tryEntry('r'))).toBe(false);
+    fg.loadFlowRules([{ resource: 'r', behavior: 'throttle', threshold: 20 }]);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+  });
+});

@@ -1,0 +1,79 @@
+import { WarmUpTokens } from '../../../packages/core/src/flow/warm-up-tokens';
+import { engineWith, passesUntilBlocked } from './helpers';
+
+/** Passes per second when every second starts with as many calls as the rule admits. */
+async function warmUpCurve(seconds: number, rule = { threshold: 10, warmUpPeriodMs: 10_000 }): Promise<number[]> {
+  const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUp', ...rule }]);
+  const curve: number[] = [];
+  for (let s = 0; s < seconds; s++) {
+    curve.push(passesUntilBlocked(fg, 'r'));
+    await clock.advance(1000);
+  }
+  return curve;
+}
+
+describe('warm-up tokens (WarmUpController formulas)', () => {
+  it('derives warningToken, maxToken and slope as Sentinel does', () => {
+    // warningToken = (int)(10 s × 10) / (3 − 1) = 50; maxToken = 50 + (int)(2 × 10 × 10 / (1 + 3)) = 100;
+    // slope = (3 − 1) / 10 / (100 − 50) = 0.004.
+    const tokens = new WarmUpTokens(10, 10_000, 3);
+    expect(tokens.warningToken).toBe(50);
+    expect(tokens.maxToken).toBe(100);
+    expect(tokens.slope).toBeCloseTo(0.004, 12);
+  });
+
+  it('starts cold, with maxToken stored, admitting threshold / coldFactor', () => {
+    const tokens = new WarmUpTokens(10, 10_000, 3);
+    expect(tokens.rate(0, 0)).toBeCloseTo(10 / 3, 12);
+    expect(tokens.stored).toBe(100);
+  });
+
+  it('syncs at most once per clock second', () => {
+    const tokens = new WarmUpTokens(10, 10_000, 3);
+    tokens.rate(0, 0);
+    tokens.rate(3, 999);
+    expect(tokens.stored).toBe(100);
+    tokens.rate(3, 1000);
+    expect(tokens.stored).toBe(97);
+  });
+});
+
+describe('QPS warmUp', () => {
+  it('climbs from threshold / coldFactor to the threshold over the warm-up period', async () => {
+    // Stored tokens fall by the previous second's passes (100, 97, 94, 91, 88, 85, 81, 77, 73,
+    // 68, 63, 57, 50, 40 ...); the rate is 1 / ((stored − 50) × 0.004 + 1/10) above 50 tokens.
+    expect(await warmUpCurve(15)).toEqual([3, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6, 7, 10, 10, 10]);
+  });
+
+  it('stays at the full rate under steady traffic', async () => {
+    const curve = await warmUpCurve(40);
+    expect(curve.slice(12)).toEqual(new Array(28).fill(10));
+  });
+
+  it('goes cold again after a long idle period', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    for (let s = 0; s < 14; s++) {
+      passesUntilBlocked(fg, 'r');
+      await clock.advance(1000);
+    }
+    expect(passesUntilBlocked(fg, 'r')).toBe(10);
+    await clock.advance(60_000);
+    expect(passesUntilBlocked(fg, 'r')).toBe(3);
+  });
+
+  it('uses the cold factor given', async () => {
+    // coldFactor 5: warningToken = 100 / 4 = 25, maxToken = 25 + 200 / 6 = 58; cold rate = 10 / 5.
+    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 10, warmUpPeriodMs: 10_000, coldFactor: 5 }]);
+    expect(passesUntilBlocked(fg, 'r')).toBe(2);
+  });
+
+  it('acts as reject when the warm-up period is too short to hold any tokens', () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 1, warmUpPeriodMs: 1000 }]);
+    expect(passesUntilBlocked(fg, 'r')).toBe(1);
+  });
+
+  it('blocks everything at threshold 0', () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 0, warmUpPeriodMs: 1000 }]);
+    expect(passesUntilBlocked(fg, 'r')).toBe(0);
+  });
+});

@@ -1,0 +1,36 @@
+import { FlowBlockError } from '@floodgate/core';
+import { engineWith } from './helpers';
+
+const passes = (result: unknown): boolean => !(result instanceof FlowBlockError);
+
+describe('QPS warmUpThrottle', () => {
+  it('paces at the cold rate first and at the threshold once warm', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    // Cold: 10 / 3 per second, so one pass every 300 ms.
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    await clock.advance(299);
+    expect(passes(fg.tryEntry('r'))).toBe(false);
+    await clock.advance(1);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    // Keep the rule busy at whatever rate it admits until it is warm.
+    for (let t = 0; t < 30_000; t += 10) {
+      fg.tryEntry('r');
+      await clock.advance(10);
+    }
+    await clock.advance(100);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+    await clock.advance(99);
+    expect(passes(fg.tryEntry('r'))).toBe(false);
+    await clock.advance(1);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+  });
+
+  it('queues enter() calls at the warm-up rate', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 1000 }]);
+    const admitted: number[] = [];
+    const calls = [0, 1, 2].map(() => fg.enter('r').then((entry) => void admitted.push(entry.createdAt)));
+    await clock.advance(600);
+    await Promise.all(calls);
+    expect(admitted).toEqual([0, 300, 600]);
+  });
+});
