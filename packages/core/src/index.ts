@@ -29,6 +29,7 @@ export type {
   CircuitBreakerStatus,
   CircuitStateChangeEvent,
 } from './circuit-breaker/circuit-breaker-rule';
+export { CIRCUIT_BREAKER_RULE_DEFAULTS } from './circuit-breaker/circuit-breaker-rule-defaults';
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority-rule';
 export type { ClusterRuleOptions, ClusterRuleConfig, ClusterThresholdType } from './cluster/cluster-rule-options';

@@ -7,14 +7,30 @@ export type CircuitBreakerStrategy = 'slowRequestRatio' | 'errorRatio' | 'errorC
 /** A breaker's state. */
 export type CircuitState = 'closed' | 'open' | 'halfOpen';
 
-/** A circuit breaker rule as written by users (JSON-serialisable). */
+/**
+ * A circuit breaker rule as written by users (JSON-serialisable). Each rule is its own breaker
+ * with its own window; several may guard one resource, and a call is refused while any is open.
+ *
+ * @example
+ * fg.loadCircuitBreakerRules([
+ *   { resource: 'getUser', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000 },
+ *   { resource: 'getUser', strategy: 'slowRequestRatio', threshold: 0.8, maxAllowedRtMs: 200, retryTimeoutMs: 10_000 },
+ * ]);
+ */
 export interface CircuitBreakerRuleOptions {
   /** The guarded resource. */
   readonly resource: string;
+  /** What trips the breaker. */
   readonly strategy: CircuitBreakerStrategy;
-  /** A ratio within [0, 1] for the ratio strategies; a count of errors for `errorCount`. */
+  /**
+   * A ratio within [0, 1] for the ratio strategies; a count of errors (>= 0) for `errorCount`.
+   * The breaker trips when the window's value is greater (a ratio threshold of 1.0 trips at 1.0).
+   */
   readonly threshold: number;
-  /** Required for `slowRequestRatio`: a call is slow when its response time is greater. */
+  /**
+   * Required for `slowRequestRatio` (and refused by the other strategies): a call is slow when
+   * its response time is greater. At least 0.
+   */
   readonly maxAllowedRtMs?: number;
   /** No trip while the window holds fewer calls. @defaultValue 5 */
   readonly minRequestAmount?: number;
@@ -22,7 +38,10 @@ export interface CircuitBreakerRuleOptions {
   readonly statIntervalMs?: number;
   /** Buckets in the window (1 = a tumbling window, as Sentinel). @defaultValue 1 */
   readonly bucketCount?: number;
-  /** How long the breaker stays open before probing. */
+  /**
+   * How long the breaker stays open before probing, in ms (> 0). Also how long a probe may run
+   * before it is released as failed.
+   */
   readonly retryTimeoutMs: number;
   /** Calls let through as probes when half-open; all must succeed to close. @defaultValue 1 */
   readonly halfOpenProbes?: number;
@@ -46,7 +65,10 @@ export interface CircuitBreakerRule {
 export interface CircuitBreakerStatus {
   readonly rule: CircuitBreakerRule;
   readonly state: CircuitState;
-  /** While open: ms until probing starts. */
+  /**
+   * While open: ms until probing starts (0 once due: the next call probes). While half-open
+   * with every probe taken: ms until the oldest running probe times out. Absent otherwise.
+   */
   readonly retryAfterMs?: number;
 }
 
