@@ -1,0 +1,188 @@
+import { BreakerProbe } from './breaker-probe';
+import type { BreakerStrategy } from './breaker-strategy';
+import { BreakerWindow } from './breaker-window';
+import type { CircuitBreakerRule, CircuitBreakerStatus, CircuitState } from './circuit-breaker-rule';
+
+/**
+ * Told of every transition, after the state has changed. `value` is the ratio or count that
+ * tripped a closed breaker, `1` when a half-open breaker reopens (a probe failed, as Sentinel
+ * reports it), `undefined` otherwise.
+ */
+export type TransitionListener = (from: CircuitState, to: CircuitState, value: number | undefined) => void;
+
+/**
+ * What {@link BreakerStateMachine.tryPass} decides: `undefined` to let the call through,
+ * a {@link BreakerProbe} to let it through as a probe (attach it to the entry), or the
+ * `retryAfterMs` (> 0) of a refusal.
+ */
+export type PassDecision = BreakerProbe | number | undefined;
+
+/**
+ * One breaker's closed → open → half-open state machine (Sentinel's `AbstractCircuitBreaker`),
+ * with its window. The {@link BreakerStrategy} only answers "trip?"; this class owns the rest.
+ * Time is the `now` passed in: there are no timers, and every deadline is checked lazily.
+ *
+ * - **closed**: every call passes; each completion is recorded in the window, and once the
+ *   window holds `minRequestAmount` calls the strategy may trip it open.
+ * - **open**: every call is refused until `retryTimeoutMs` after opening.
+ * - **halfOpen**: from then on, the next `halfOpenProbes` calls pass as probes and every other
+ *   call is refused. All probes succeeding closes the breaker and empties its window; the first
+ *   probe failing (an error, or for `slowRequestRatio` a slow call) reopens it for a fresh
+ *   `retryTimeoutMs`. A probe refused by a later check fails at that moment; a probe still
+ *   unfinished `retryTimeoutMs` after it started fails at that deadline (noticed on the next
+ *   `tryPass()` or `status()`), so the breaker is never stuck half-open.
+ *
+ * Each opening starts a new generation; probes carry theirs, so calls let through before the
+ * breaker opened, and probes already released, never decide a half-open period (their
+ * completion is still recorded in the window).
+ *
+ * Internal: the public name `CircuitBreaker` belongs to the method decorator.
+ */
+export class BreakerStateMachine {
+  private current: CircuitState = 'closed';
+  /** Incremented on every opening; probes of older generations are ignored. */
+  private generation = 0;
+  /** While open: when probing may start. */
+  private retryAt = 0;
+  /** Probes let through in the current half-open period. */
+  private admitted = 0;
+  /** Probes of the current half-open period that succeeded. */
+  private succeeded = 0;
+  /** Probes of the current half-open period still running (at most `halfOpenProbes`). */
+  private readonly inFlight: BreakerProbe[] = [];
+  private readonly window: BreakerWindow;
+  /** `maxAllowedRtMs`, or `Infinity` for strategies that do not count slow calls. */
+  private readonly slowAfterMs: number;
+
+  constructor(
+    /** The rule in force, defaults resolved. */
+    readonly rule: CircuitBreakerRule,
+    private readonly strategy: BreakerStrategy,
+    private readonly onTransition: TransitionListener,
+  ) {
+    this.window = new BreakerWindow(rule.bucketCount, rule.statIntervalMs);
+    this.slowAfterMs = rule.maxAllowedRtMs ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** The state as last decided (a probe's timeout is noticed by `tryPass()`/`status()`). */
+  get state(): CircuitState {
+    return this.current;
+  }
+
+  /** Decides whether a call may start at `now`. */
+  tryPass(now: number): PassDecision {
+    if (this.current === 'closed') return undefined;
+    if (this.current === 'halfOpen') this.expireProbes(now);
+    if (this.current === 'open') {
+      if (now < this.retryAt) return this.retryAt - now;
+      this.transition('halfOpen', undefined);
+    }
+    if (this.admitted < this.rule.halfOpenProbes) {
+      const probe = new BreakerProbe(this, this.generation, now);
+      this.admitted++;
+      this.inFlight.push(probe);
+      return probe;
+    }
+    return this.oldestProbeDeadline() - now;
+  }
+
+  /**
+   * Records a completed call (every call that passed, probe or not) and, while closed, asks
+   * the strategy whether to trip.
+   */
+  onComplete(now: number, rtMs: number, error: boolean): void {
+    this.window.record(now, rtMs > this.slowAfterMs, error);
+    if (this.current !== 'closed') return;
+    const counts = this.window.counts(now);
+    if (counts.total < this.rule.minRequestAmount) return;
+    const value = this.strategy.trip(counts);
+    if (value !== undefined) this.open(now, value);
+  }
+
+  /** A probe's call finished (after {@link BreakerStateMachine.onComplete} recorded it). */
+  probeExited(probe: BreakerProbe, now: number, rtMs: number, error: boolean): void {
+    if (!this.settle(probe)) return;
+    if (error || rtMs > this.slowAfterMs) {
+      this.open(now, 1);
+      return;
+    }
+    this.succeeded++;
+    if (this.succeeded < this.rule.halfOpenProbes) return;
+    this.window.reset();
+    this.transition('closed', undefined);
+  }
+
+  /**
+   * A later check refused a probe's call: the probe failed, and the breaker reopens for a fresh
+   * `retryTimeoutMs` from `now`. (Sentinel's #1638 fix reopens without moving the retry
+   * deadline, so the very next call probes again; Floodgate waits, as for any failed probe.)
+   */
+  probeReleased(probe: BreakerProbe, now: number): void {
+    if (this.settle(probe)) this.open(now, 1);
+  }
+
+  /**
+   * The breaker's state at `now`. `retryAfterMs` is set while open (ms until probing, 0 once
+   * due) and while half-open with every probe taken (as for a refused call).
+   */
+  status(now: number): CircuitBreakerStatus {
+    if (this.current === 'halfOpen') this.expireProbes(now);
+    const rule = this.rule;
+    switch (this.current) {
+      case 'closed':
+        return { rule, state: 'closed' };
+      case 'open':
+        return { rule, state: 'open', retryAfterMs: Math.max(0, this.retryAt - now) };
+      case 'halfOpen':
+        return this.admitted < rule.halfOpenProbes
+          ? { rule, state: 'halfOpen' }
+          : { rule, state: 'halfOpen', retryAfterMs: this.oldestProbeDeadline() - now };
+    }
+  }
+
+  /** Removes a current probe from the running ones; `false` for a stale or unknown probe. */
+  private settle(probe: BreakerProbe): boolean {
+    if (probe.generation !== this.generation || this.current !== 'halfOpen') return false;
+    const i = this.inFlight.indexOf(probe);
+    if (i < 0) return false;
+    this.inFlight.splice(i, 1);
+    return true;
+  }
+
+  /**
+   * Fails the half-open period when its oldest running probe has run `retryTimeoutMs`: the
+   * breaker reopened at that deadline, so it may already be due to probe again.
+   */
+  private expireProbes(now: number): void {
+    if (this.inFlight.length === 0) return;
+    const deadline = this.oldestProbeDeadline();
+    if (deadline <= now) this.open(deadline, 1);
+  }
+
+  /** When the oldest running probe times out. Only called while one is running. */
+  private oldestProbeDeadline(): number {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.inFlight.length; i++) oldest = Math.min(oldest, this.inFlight[i]!.startedAt);
+    return oldest + this.rule.retryTimeoutMs;
+  }
+
+  /** Opens (from closed or half-open) at `at`, for `retryTimeoutMs`; releases every probe. */
+  private open(at: number, value: number): void {
+    this.generation++;
+    this.retryAt = at + this.rule.retryTimeoutMs;
+    this.admitted = 0;
+    this.succeeded = 0;
+    this.inFlight.length = 0;
+    this.transition('open', value);
+  }
+
+  private transition(to: CircuitState, value: number | undefined): void {
+    const from = this.current;
+    this.current = to;
+    if (to === 'halfOpen') {
+      this.admitted = 0;
+      this.succeeded = 0;
+    }
+    this.onTransition(from, to, value);
+  }
+}
