@@ -97,4 +97,16 @@ describe('compileCircuitBreakerRules', () => {
     fg.loadCircuitBreakerRules([RULE]);
     expect(stateOf(fg)).toEqual(['closed']);
   });
+
+  it('does not announce transitions of a breaker whose rule was replaced', () => {
+    const { fg } = setup([{ ...RULE, threshold: 0 }]);
+    const events: string[] = [];
+    fg.on('circuitStateChange', (e) => events.push(`${e.rule.threshold}:${e.from}->${e.to}`));
+    const admittedUnderOldRule = fg.entry('r');
+    fg.loadCircuitBreakerRules([{ ...RULE, threshold: 5 }]);
+    admittedUnderOldRule.traceError(new Error('late failure'));
+    admittedUnderOldRule.exit();
+    expect(events).toEqual([]);
+    expect(stateOf(fg)).toEqual(['closed']);
+  });
 });

@@ -2,6 +2,7 @@ import type { Checker, CheckResult, ExitHook } from '../engine/checker';
 import type { Entry } from '../engine/entry';
 import type { EventHub } from '../engine/events';
 import type { BreakerView } from '../engine/resource-rules';
+import type { Retirable } from '../engine/rule-compiler';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import { BreakerStateMachine } from './breaker-state-machine';
 import type { CircuitBreakerRule, CircuitBreakerStatus } from './circuit-breaker-rule';
@@ -12,14 +13,23 @@ import { createBreakerStrategy } from './create-breaker-strategy';
  * breaker's state, records every completion, reports its state, and emits
  * `circuitStateChange` on each transition. Kept across reloads while its rule is unchanged.
  */
-export class CircuitBreakerChecker implements Checker, ExitHook, BreakerView {
+export class CircuitBreakerChecker implements Checker, ExitHook, BreakerView, Retirable {
   private readonly machine: BreakerStateMachine;
+  private retired = false;
 
   constructor(readonly rule: CircuitBreakerRule, events: EventHub) {
     const resource = rule.resource;
     this.machine = new BreakerStateMachine(rule, createBreakerStrategy(rule), (from, to, value) => {
-      events.emit('circuitStateChange', { resource, rule, from, to, value });
+      if (!this.retired) events.emit('circuitStateChange', { resource, rule, from, to, value });
     });
+  }
+
+  /**
+   * Its rule is no longer in force: calls admitted under it still exit through it, but its
+   * transitions are no longer announced.
+   */
+  retire(): void {
+    this.retired = true;
   }
 
   /**

@@ -14,6 +14,14 @@ export interface CompiledRules {
   readonly pinned: ReadonlySet<string>;
 }
 
+/**
+ * State kept for a rule that can be told its rule is no longer in force (entries admitted
+ * under it may still exit through it).
+ */
+export interface Retirable {
+  retire(): void;
+}
+
 type Grouped = { [K in keyof RuleSet]: RuleSet[K][number][] };
 
 /**
@@ -54,6 +62,7 @@ export class RuleCompiler {
       pinned.add(resource);
       for (const rule of group.flow) if (rule.refResource !== undefined) pinned.add(rule.refResource);
     }
+    for (const [key, value] of this.pool) if (!next.has(key)) (value as Partial<Retirable>).retire?.();
     this.pool = next;
     return { byResource, pinned };
   }
