@@ -45,3 +45,5 @@ export { SystemBlockError } from './errors/system-block-error';
 export { AuthorityBlockError } from './errors/authority-block-error';
 export { RuleValidationError, type RuleIssue } from './errors/rule-validation-error';
 export { ErrorCodes, type ErrorCode } from './errors/error-codes';
+
+export * from './http/index';

@@ -1,0 +1,120 @@
+import type { BlockError } from '../errors/block-error';
+import type { FlowRule } from '../flow/flow-rule';
+import { HTTP_DEFAULTS } from './http-defaults';
+import { quotaPolicy, rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+
+/**
+ * An RFC 9457 problem details body, with Floodgate's stable `code` and the guarded `resource`.
+ * `violated-policies` (the IETF RateLimit draft's extension member) names the draft-8 policy
+ * that refused the request, when there is one.
+ */
+export interface ProblemDetails {
+  /** The problem type URI: the IETF `quota-exceeded` or `temporary-reduced-capacity` type, or `about:blank`. */
+  readonly type: string;
+  /** A short, fixed summary of the problem type. */
+  readonly title: string;
+  /** The HTTP status, repeated. */
+  readonly status: number;
+  /** What happened, in words (never the caller's parameter values). */
+  readonly detail: string;
+  /** The block error's stable code, e.g. `ERR_FLOW_BLOCKED`. */
+  readonly code: string;
+  /** The guarded resource, e.g. `GET /users/:id`. */
+  readonly resource: string;
+  /** The draft-8 names of the policies that refused the request (`'flow'`, `'hotspot'`). */
+  readonly 'violated-policies'?: readonly string[];
+}
+
+/** What a blocked request is answered with: status, headers and a problem details body. */
+export interface BlockResponse {
+  /** 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403 for authority. */
+  readonly status: number;
+  /**
+   * `Content-Type: application/problem+json; charset=utf-8`, `Retry-After` (whole seconds,
+   * rounded up) where the wait is known, and the IETF RateLimit headers for QPS rules.
+   */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body, to be sent as JSON. */
+  readonly body: ProblemDetails;
+}
+
+/** Options of {@link blockResponse}. */
+export interface BlockResponseOptions {
+  /** The form of the RateLimit headers, or `false` for none. @defaultValue 'draft-8' */
+  readonly headers?: RateLimitHeadersDraft | false;
+}
+
+const PROBLEM_TYPES = 'https://iana.org/assignments/http-problem-types#';
+
+interface Shape {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string;
+}
+
+const QUOTA_EXCEEDED = { type: `${PROBLEM_TYPES}quota-exceeded`, title: 'Request cannot be satisfied as assigned quota has been exceeded' };
+const REDUCED_CAPACITY = {
+  type: `${PROBLEM_TYPES}temporary-reduced-capacity`,
+  title: 'Request cannot be satisfied due to temporary server capacity constraints',
+};
+
+const SHAPES = {
+  flowQps: { status: 429, ...QUOTA_EXCEEDED, detail: 'The request rate limit of this resource was exceeded.' },
+  flowConcurrency: { status: 429, ...QUOTA_EXCEEDED, detail: 'The limit of concurrent requests to this resource was reached.' },
+  hotParam: { status: 429, ...QUOTA_EXCEEDED, detail: 'The request rate limit for this caller or parameter value was exceeded.' },
+  circuitOpen: { status: 503, ...REDUCED_CAPACITY, detail: 'The resource is temporarily unavailable: its circuit breaker is open.' },
+  system: { status: 503, ...REDUCED_CAPACITY, detail: 'The service is temporarily overloaded.' },
+  authority: { status: 403, type: 'about:blank', title: 'Forbidden', detail: 'The caller is not allowed to access this resource.' },
+} satisfies Record<string, Shape>;
+
+function shapeOf(error: BlockError): Shape {
+  switch (error.code) {
+    case 'ERR_FLOW_BLOCKED':
+      return (error.rule as FlowRule).metric === 'concurrency' ? SHAPES.flowConcurrency : SHAPES.flowQps;
+    case 'ERR_HOT_PARAM_BLOCKED':
+      return SHAPES.hotParam;
+    case 'ERR_CIRCUIT_OPEN':
+      return SHAPES.circuitOpen;
+    case 'ERR_AUTHORITY_BLOCKED':
+      return SHAPES.authority;
+    default:
+      return SHAPES.system;
+  }
+}
+
+/**
+ * The one mapping from a block to an HTTP response, shared by every adapter so all answer
+ * alike: 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403
+ * for authority; `Retry-After` in whole seconds rounded up where `retryAfterMs` is known; the
+ * IETF RateLimit headers for QPS rules (draft-8 by default); an `application/problem+json`
+ * body with `type`, `title`, `status`, `detail`, `code` and `resource`.
+ *
+ * @example
+ * const { status, headers, body } = blockResponse(error);
+ * res.writeHead(status, headers).end(JSON.stringify(body));
+ */
+export function blockResponse(error: BlockError, options?: BlockResponseOptions): BlockResponse {
+  const shape = shapeOf(error);
+  const draft = options?.headers === undefined ? HTTP_DEFAULTS.headers : options.headers;
+  const headers: Record<string, string> = { 'Content-Type': HTTP_DEFAULTS.contentType };
+  if (error.retryAfterMs !== undefined) headers['Retry-After'] = String(Math.max(0, Math.ceil(error.retryAfterMs / 1000)));
+  let violated: readonly string[] | undefined;
+  if (draft !== false) {
+    const limits = rateLimitHeaders(error, draft);
+    if (limits !== undefined) {
+      Object.assign(headers, limits);
+      if (draft === 'draft-8') violated = [quotaPolicy(error)!.name];
+    }
+  }
+  const body: ProblemDetails = {
+    type: shape.type,
+    title: shape.title,
+    status: shape.status,
+    detail: shape.detail,
+    code: error.code,
+    resource: error.resource,
+    ...(violated === undefined ? {} : { 'violated-policies': violated }),
+  };
+  return { status: shape.status, headers, body };
+}

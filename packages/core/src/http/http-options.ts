@@ -1,0 +1,103 @@
+import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
+import type { Floodgate } from '../engine/floodgate';
+import type { BlockError } from '../errors/block-error';
+import type { FlowRuleOptions } from '../flow/flow-rule';
+import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
+import type { RateLimitHeadersDraft } from './rate-limit-headers';
+import type { RouteParams } from './route-pattern';
+
+/**
+ * Options every HTTP adapter factory takes. `Req` is the framework's request (Express `req`,
+ * Koa `ctx`, Fastify `request`); `F` is the framework's fallback function.
+ */
+export interface HttpOptions<Req, F> {
+  /** The engine that guards the requests. @defaultValue the shared `floodgate` engine */
+  readonly floodgate?: Floodgate;
+  /**
+   * Names the caller, for origin-specific flow rules (`limitOrigin`) and authority rules. A
+   * throwing `origin` fails the request through the framework's error handling (500).
+   * @defaultValue every caller is `''`
+   */
+  readonly origin?: (req: Req) => string;
+  /** Observes each block before it is answered. A throwing `onBlock` fails the request (500). */
+  readonly onBlock?: (error: BlockError, req: Req) => void;
+  /**
+   * Answers blocked requests instead of the problem+json response (a route's own `fallback`
+   * comes first). It must answer the request; if it throws, the framework's error handling
+   * answers (500).
+   * @defaultValue none: blocks get {@link blockResponse}'s response
+   */
+  readonly fallback?: F;
+  /**
+   * The form of the IETF RateLimit headers on blocked responses to QPS rules, or `false` for
+   * none (`Retry-After` is always sent where the wait is known). Headers are sent on blocked
+   * responses only: passing requests are not slowed down to describe quotas.
+   * @defaultValue 'draft-8'
+   */
+  readonly headers?: RateLimitHeadersDraft | false;
+  /**
+   * Whether a finished request counts as failed for circuit breakers, from its status and the
+   * error its handler threw (`undefined` when none was seen). Aborted requests are never
+   * failures; they exit at the abort.
+   * @defaultValue `status >= 500`, or an error was thrown that is not an HTTP 4xx error
+   *   (`error.status` or `error.statusCode` within [400, 499])
+   */
+  readonly isFailure?: (status: number, error: unknown) => boolean;
+}
+
+/** A flow rule on a route: a flow rule without `resource` (the route names it). */
+export type RouteRateLimitOptions = Omit<FlowRuleOptions, 'resource'>;
+
+/** A circuit breaker rule on a route: a breaker rule without `resource` (the route names it). */
+export type RouteCircuitBreakerOptions = Omit<CircuitBreakerRuleOptions, 'resource'>;
+
+/**
+ * Reads a hotspot rule's value from a request: the framework's request and the route's path
+ * parameters.
+ */
+export type HttpParamReader<Req> = (req: Req, params: RouteParams) => unknown;
+
+/**
+ * A hotspot rule on a route: a hotspot rule without `resource`, `paramIndex` and `paramKey`;
+ * `param` names the value instead.
+ */
+export interface RouteHotParamOptions<Req> extends Omit<HotParamRuleOptions, 'resource' | 'paramIndex' | 'paramKey'> {
+  /**
+   * The value counted: a path parameter's name (`'id'` for `/users/:id`), or a function of the
+   * request and its path parameters (`(req) => req.headers['x-user-id']`).
+   */
+  readonly param: string | HttpParamReader<Req>;
+}
+
+/** What guards one route: rules of each kind (one or a list) and a fallback for its blocks. */
+export interface RouteOptions<Req, F> {
+  /** Flow rules (QPS or concurrency limits). */
+  readonly rateLimit?: RouteRateLimitOptions | readonly RouteRateLimitOptions[];
+  /** Circuit breaker rules. */
+  readonly circuitBreaker?: RouteCircuitBreakerOptions | readonly RouteCircuitBreakerOptions[];
+  /** Hotspot rules (per user, per IP, per path parameter). */
+  readonly hotParam?: RouteHotParamOptions<Req> | readonly RouteHotParamOptions<Req>[];
+  /** Answers this route's blocked requests, before the middleware's own `fallback`. */
+  readonly fallback?: F;
+}
+
+/**
+ * Options of `resilience()` (Express, Koa) and of the Fastify plugin: the common options and
+ * rules by route pattern (see {@link RoutePattern} for the syntax; `'*'` matches every request
+ * and expresses a global limit). Every pattern that matches a request applies, in the order
+ * given, each as its own resource named by the pattern (`'GET /users/:id'`).
+ */
+export interface ResilienceOptions<Req, F> extends HttpOptions<Req, F> {
+  /** Rules by route pattern. @defaultValue none */
+  readonly routes?: Readonly<Record<string, RouteOptions<Req, F>>>;
+}
+
+/** Per-route factory options: the common options, one rule's fields, and an optional resource name. */
+export type RouteFactoryOptions<Req, F, Rule> = HttpOptions<Req, F> &
+  Rule & {
+    /**
+     * The resource name. @defaultValue the route template, `'GET /users/:id'` (Express:
+     * `req.baseUrl + req.route.path`; Koa: @koa/router's matched path)
+     */
+    readonly resource?: string;
+  };

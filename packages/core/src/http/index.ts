@@ -1,0 +1,18 @@
+export { blockResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
+export { rateLimitHeaders, quotaPolicy, type RateLimitHeadersDraft, type QuotaPolicy } from './rate-limit-headers';
+export { RoutePattern, type RouteParams } from './route-pattern';
+export { HTTP_DEFAULTS } from './http-defaults';
+export type {
+  HttpOptions,
+  HttpParamReader,
+  ResilienceOptions,
+  RouteOptions,
+  RouteFactoryOptions,
+  RouteRateLimitOptions,
+  RouteCircuitBreakerOptions,
+  RouteHotParamOptions,
+} from './http-options';
+export { defaultIsFailure } from './normalize-http-options';
+export { HttpGuard, type GuardVerdict } from './http-guard';
+export type { RoutePolicy } from './route-policy';
+export type { HttpResponseLike } from './guarded-request';

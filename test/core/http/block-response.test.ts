@@ -1,0 +1,142 @@
+import {
+  AuthorityBlockError,
+  blockResponse,
+  CircuitOpenError,
+  FlowBlockError,
+  HotParamBlockError,
+  SystemBlockError,
+  type CircuitBreakerRule,
+  type FlowRule,
+  type HotParamRule,
+} from '@floodgate/core';
+
+const qpsRule: FlowRule = { resource: 'GET /a', metric: 'qps', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' };
+const concurrencyRule: FlowRule = { ...qpsRule, metric: 'concurrency', threshold: 2 };
+const hotRule: HotParamRule = {
+  resource: 'GET /users/:id',
+  paramKey: 'id',
+  metric: 'qps',
+  threshold: 5,
+  behavior: 'reject',
+  durationMs: 2500,
+  burstCount: 0,
+  maxQueueingTimeMs: 0,
+  capacity: 100,
+  specificItems: { vip: 50 },
+};
+const breakerRule: CircuitBreakerRule = {
+  resource: 'GET /feed',
+  strategy: 'errorRatio',
+  threshold: 0.5,
+  minRequestAmount: 5,
+  statIntervalMs: 1000,
+  bucketCount: 1,
+  retryTimeoutMs: 5000,
+  halfOpenProbes: 1,
+};
+
+describe('blockResponse', () => {
+  it('answers a QPS flow block with 429, quota-exceeded and draft-8 RateLimit headers', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }));
+    expect(response).toEqual({
+      status: 429,
+      headers: {
+        'Content-Type': 'application/problem+json; charset=utf-8',
+        'Retry-After': '1',
+        'RateLimit-Policy': '"flow";q=10;w=1',
+        RateLimit: '"flow";r=0;t=1',
+      },
+      body: {
+        type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+        title: 'Request cannot be satisfied as assigned quota has been exceeded',
+        status: 429,
+        detail: 'The request rate limit of this resource was exceeded.',
+        code: 'ERR_FLOW_BLOCKED',
+        resource: 'GET /a',
+        'violated-policies': ['flow'],
+      },
+    });
+  });
+
+  it('rounds Retry-After up to whole seconds', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 1001 }));
+    expect(response.headers['Retry-After']).toBe('2');
+  });
+
+  it('sends no Retry-After when the wait is not known', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: concurrencyRule }));
+    expect(response.headers['Retry-After']).toBeUndefined();
+  });
+
+  it('answers a concurrency block with 429 and no RateLimit headers', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: concurrencyRule }));
+    expect(response.status).toBe(429);
+    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8' });
+    expect(response.body.detail).toBe('The limit of concurrent requests to this resource was reached.');
+    expect(response.body['violated-policies']).toBeUndefined();
+  });
+
+  it('answers a hotspot block with 429 and the window of its duration, for the value’s own threshold', () => {
+    const response = blockResponse(new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, retryAfterMs: 2000, value: 'vip' }));
+    expect(response.status).toBe(429);
+    expect(response.headers['RateLimit-Policy']).toBe('"hotspot";q=50;w=3');
+    expect(response.headers.RateLimit).toBe('"hotspot";r=0;t=2');
+    expect(response.body).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', resource: 'GET /users/:id', 'violated-policies': ['hotspot'] });
+  });
+
+  it('never puts the limited value in the body', () => {
+    const response = blockResponse(new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, value: 'secret-user' }));
+    expect(JSON.stringify(response.body)).not.toContain('secret-user');
+  });
+
+  it('answers an open circuit with 503, temporary-reduced-capacity and Retry-After', () => {
+    const response = blockResponse(new CircuitOpenError({ resource: 'GET /feed', rule: breakerRule, retryAfterMs: 4200 }));
+    expect(response).toEqual({
+      status: 503,
+      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Retry-After': '5' },
+      body: {
+        type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+        title: 'Request cannot be satisfied due to temporary server capacity constraints',
+        status: 503,
+        detail: 'The resource is temporarily unavailable: its circuit breaker is open.',
+        code: 'ERR_CIRCUIT_OPEN',
+        resource: 'GET /feed',
+      },
+    });
+  });
+
+  it('answers system protection with 503', () => {
+    const response = blockResponse(new SystemBlockError({ resource: 'GET /a', rule: {} }));
+    expect(response.status).toBe(503);
+    expect(response.body.code).toBe('ERR_SYSTEM_BLOCKED');
+  });
+
+  it('answers an authority block with 403 and an about:blank problem', () => {
+    const response = blockResponse(new AuthorityBlockError({ resource: 'GET /a', rule: { resource: 'GET /a', strategy: 'deny', origins: ['x'] }, origin: 'x' }));
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ type: 'about:blank', title: 'Forbidden', status: 403, code: 'ERR_AUTHORITY_BLOCKED' });
+  });
+
+  it('writes draft-7 RateLimit headers when asked', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: 'draft-7' });
+    expect(response.headers['RateLimit-Policy']).toBe('10;w=1');
+    expect(response.headers.RateLimit).toBe('limit=10, remaining=0, reset=1');
+    expect(response.body['violated-policies']).toBeUndefined();
+  });
+
+  it('writes draft-6 RateLimit headers when asked', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: 'draft-6' });
+    expect(response.headers).toMatchObject({
+      'RateLimit-Policy': '10;w=1',
+      'RateLimit-Limit': '10',
+      'RateLimit-Remaining': '0',
+      'RateLimit-Reset': '1',
+    });
+    expect(response.headers.RateLimit).toBeUndefined();
+  });
+
+  it('writes no RateLimit headers when they are turned off, but keeps Retry-After', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: false });
+    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Retry-After': '1' });
+  });
+});

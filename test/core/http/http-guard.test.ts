@@ -1,0 +1,344 @@
+import { Floodgate, HttpGuard, ManualClock, RuleValidationError, type BlockError } from '@floodgate/core';
+import { FakeResponse } from './fake-response';
+
+type Req = { readonly user?: string; readonly origin?: string };
+type Fallback = (req: Req, error: BlockError) => string;
+
+function engine(): { fg: Floodgate; clock: ManualClock } {
+  const clock = new ManualClock(1000);
+  return { fg: new Floodgate({ clock }), clock };
+}
+
+function issuesOf(make: () => unknown): { path: string; message: string }[] {
+  try {
+    make();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RuleValidationError);
+    return [...(error as RuleValidationError).issues];
+  }
+  throw new Error('expected a RuleValidationError');
+}
+
+describe('HttpGuard options', () => {
+  it('rejects an unknown option, naming it', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ rout: {} }, 'resilience()'))).toEqual([
+      { path: 'rout', message: expect.stringContaining('unknown field (allowed: floodgate, origin, onBlock, fallback, headers, isFailure, routes)') },
+    ]);
+  });
+
+  it('names the factory in the error message', () => {
+    expect(() => HttpGuard.resilience({ rout: {} }, 'resilience()')).toThrow('Invalid resilience() options: rout: unknown field');
+  });
+
+  it('rejects a route pattern that does not parse, naming it', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET users': {} } }, 'resilience()'))).toEqual([
+      { path: "routes['GET users']", message: expect.stringContaining("is not a valid route pattern: path \"users\" must start with '/'") },
+    ]);
+  });
+
+  it('rejects two patterns for the same route', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ routes: { '/a': {}, '* /a/': {} } }, 'resilience()'))).toEqual([
+      { path: "routes['* /a/']", message: "is the same route as routes['/a'] (* /a)" },
+    ]);
+  });
+
+  it('rejects an invalid rule, naming the field under its route', () => {
+    const { fg } = engine();
+    expect(issuesOf(() => HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: [{ threshold: 1 }, { threshold: -1 }] } } }, 'resilience()'))).toEqual([
+      { path: "routes['GET /a'].rateLimit[1].threshold", message: 'must be a finite number >= 0, got -1' },
+    ]);
+  });
+
+  it('rejects an unknown field of a route', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /a': { ratelimit: {} } } }, 'resilience()'))).toEqual([
+      { path: "routes['GET /a'].ratelimit", message: expect.stringContaining('unknown field') },
+    ]);
+  });
+
+  it('rejects a hotspot param that is not a parameter of the pattern', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /users/:id': { hotParam: { param: 'uid', threshold: 1 } } } }, 'resilience()'))).toContainEqual({
+      path: "routes['GET /users/:id'].hotParam.param",
+      message: `"uid" is not a parameter of the route (it has: 'id')`,
+    });
+  });
+
+  it('rejects paramIndex on an HTTP hotspot rule, pointing to param', () => {
+    expect(issuesOf(() => HttpGuard.route('hotParam', { param: 'id', paramIndex: 0, threshold: 1 }, 'hotParam()'))).toContainEqual({
+      path: 'paramIndex',
+      message: expect.stringContaining('name the value with param'),
+    });
+  });
+
+  it('rejects a headers value outside the drafts', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ headers: 'draft-9' }, 'resilience()'))).toEqual([
+      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8' or false, got "draft-9"` },
+    ]);
+  });
+
+  it('rejects a function option that is not a function', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ origin: 'ip', onBlock: 1 }, 'resilience()'))).toEqual([
+      { path: 'origin', message: 'must be a function, got "ip"' },
+      { path: 'onBlock', message: 'must be a function, got 1' },
+    ]);
+  });
+
+  it('rejects a floodgate option that is not an engine', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ floodgate: {} }, 'resilience()'))).toEqual([{ path: 'floodgate', message: 'must be a Floodgate engine, got {}' }]);
+  });
+
+  it('rejects a per-route factory rule field at the top level', () => {
+    expect(issuesOf(() => HttpGuard.route('rateLimit', { threshold: 'ten' }, 'rateLimit()'))).toEqual([
+      { path: 'threshold', message: 'must be a finite number >= 0, got "ten"' },
+    ]);
+  });
+
+  it('rejects an unknown per-route factory option', () => {
+    expect(issuesOf(() => HttpGuard.route('rateLimit', { threshold: 1, limt: 2 }, 'rateLimit()'))).toEqual([
+      { path: 'limt', message: expect.stringContaining('unknown field') },
+    ]);
+  });
+
+  it('declares nothing when the options are invalid', () => {
+    const { fg } = engine();
+    expect(() => HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /b': { rateLimit: { threshold: -1 } } } }, 'r')).toThrow(RuleValidationError);
+    expect(fg.getRules().flow).toEqual([]);
+  });
+});
+
+describe('HttpGuard routes', () => {
+  it('declares each route’s rules on the engine under the route’s resource', () => {
+    const { fg } = engine();
+    HttpGuard.resilience({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'get /users/:id': { rateLimit: { threshold: 5 } } } }, 'r');
+    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([
+      ['* /*', 100],
+      ['GET /users/:id', 5],
+    ]);
+  });
+
+  it('enters every matching route and exits them when the response closes', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /users/:id': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    expect(guard.guardRoutes(res, {}, 'GET', '/users/1')).toBeUndefined();
+    expect(fg.stats('* /*')!.concurrency).toBe(1);
+    expect(fg.stats('GET /users/:id')!.concurrency).toBe(1);
+    res.finish(200);
+    expect(fg.stats('* /*')!.concurrency).toBe(0);
+    expect(fg.stats('GET /users/:id')!.concurrency).toBe(0);
+  });
+
+  it('returns the block of the first route that refuses', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'GET /a' });
+  });
+
+  it('leaves requests no pattern matches alone', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const res = new FakeResponse();
+    expect(guard.guardRoutes(res, {}, 'GET', '/b')).toBeUndefined();
+    expect(res.listenerCount('close')).toBe(0);
+  });
+
+  it('passes the origin to the engine', () => {
+    const { fg } = engine();
+    fg.loadAuthorityRules([{ resource: 'GET /a', strategy: 'deny', origins: ['bad'] }]);
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: (req: Req) => req.origin ?? '', routes: { 'GET /a': {} } }, 'r');
+    expect(guard.guardRoutes(new FakeResponse(), { origin: 'good' }, 'GET', '/a')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), { origin: 'bad' }, 'GET', '/a')).toMatchObject({ code: 'ERR_AUTHORITY_BLOCKED', origin: 'bad' });
+  });
+
+  it('throws what the origin function throws, having entered nothing', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: () => { throw new Error('no origin'); }, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    expect(() => guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toThrow('no origin');
+    expect(fg.stats('GET /a')?.concurrency ?? 0).toBe(0);
+  });
+
+  it('rejects an origin function that returns no string', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: (() => 42) as unknown as (req: Req) => string, routes: { 'GET /a': {} } }, 'r');
+    expect(() => guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toThrow("origin option must return a string, got number");
+  });
+});
+
+describe('HttpGuard outcomes', () => {
+  it('traces a 5xx response as a failure', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.finish(502);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(1);
+  });
+
+  it('does not trace a 4xx response', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.finish(404);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(0);
+  });
+
+  it('traces a thrown error even when the response is not 5xx', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    guard.traceError(res, new Error('boom'));
+    res.finish(200);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(1);
+  });
+
+  it('does not trace a thrown HTTP client error', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    guard.traceError(res, Object.assign(new Error('not found'), { status: 404 }));
+    res.finish(404);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(0);
+  });
+
+  it('asks isFailure when given', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, isFailure: (status: number) => status === 429, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.finish(429);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(1);
+  });
+
+  it('exits an aborted request without a failure', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.statusCode = 500;
+    res.abort();
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    expect(fg.stats('GET /a')!.lastSecond.error).toBe(0);
+  });
+
+  it('does not count a request answered by a block as failed', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const res = new FakeResponse();
+    const block = guard.guardRoutes(res, {}, 'GET', '/a') as BlockError;
+    guard.answer(res, {}, block);
+    res.finish(503);
+    expect(fg.stats('* /*')!.lastSecond.error).toBe(0);
+    expect(fg.stats('* /*')!.concurrency).toBe(0);
+  });
+
+  it('measures the response time to the response’s close', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    await clock.advance(250);
+    res.finish(200);
+    expect(fg.stats('GET /a')!.lastSecond.totalRtMs).toBe(250);
+  });
+});
+
+describe('HttpGuard answers', () => {
+  it('calls onBlock and gives the route’s fallback before its own', () => {
+    const { fg } = engine();
+    const seen: string[] = [];
+    const routeFallback: Fallback = () => 'route';
+    const guardFallback: Fallback = () => 'guard';
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, onBlock: (e: BlockError) => seen.push(e.code), fallback: guardFallback, routes: { 'GET /a': { rateLimit: { threshold: 0 }, fallback: routeFallback }, 'GET /b': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
+    const resA = new FakeResponse();
+    expect(guard.answer(resA, {}, guard.guardRoutes(resA, {}, 'GET', '/a') as BlockError)).toBe(routeFallback);
+    const resB = new FakeResponse();
+    expect(guard.answer(resB, {}, guard.guardRoutes(resB, {}, 'GET', '/b') as BlockError)).toBe(guardFallback);
+    expect(seen).toEqual(['ERR_FLOW_BLOCKED', 'ERR_FLOW_BLOCKED']);
+  });
+
+  it('shapes the response with its headers option', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: 'draft-7', routes: { 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const block = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a') as BlockError;
+    expect(guard.respond(block).headers).not.toHaveProperty('RateLimit-Policy', expect.stringContaining('"'));
+    expect(guard.respond(block).status).toBe(429);
+  });
+});
+
+describe('HttpGuard per-route factories', () => {
+  it('declares its rules on a route the first time it sees it', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 3 }, 'rateLimit()');
+    expect(fg.getRules().flow).toEqual([]);
+    const policy = guard.routePolicy('GET', '/users/:id');
+    expect(guard.routePolicy('GET', '/users/:id')).toBe(policy);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'GET /users/:id', threshold: 3 })]);
+  });
+
+  it('declares its rules at once under a resource it is given', () => {
+    const { fg } = engine();
+    HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 3, resource: 'users' }, 'rateLimit()');
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'users', threshold: 3 })]);
+  });
+
+  it('enters a route once per request whichever middleware comes first', () => {
+    const { fg } = engine();
+    const outer = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5 }, 'rateLimit()');
+    const res = new FakeResponse();
+    outer.guardRoutes(res, {}, 'GET', '/a');
+    expect(inner.guardRoute(res, {}, inner.routePolicy('GET', '/a'), {})).toBeUndefined();
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    res.finish(200);
+    expect(fg.stats('GET /a')!.lastSecond.pass).toBe(1);
+  });
+
+  it('refuses a second fallback for one route', () => {
+    const { fg } = engine();
+    HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 }, fallback: () => 'a' } } }, 'r');
+    const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5, fallback: () => 'b' }, 'rateLimit()');
+    expect(() => inner.routePolicy('GET', '/a')).toThrow('route "GET /a" already has a fallback');
+  });
+});
+
+describe('HttpGuard queueing', () => {
+  it('queues a throttled request through the clock and admits it when its turn comes', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } }, 'r');
+    expect(await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toBeUndefined();
+    const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    expect(second).toBeInstanceOf(Promise);
+    await clock.advance(1000);
+    await expect(second).resolves.toBeUndefined();
+  });
+
+  it('leaves the queue when the client leaves, giving its slot back', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } }, 'r');
+    await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    const leaving = new FakeResponse();
+    const second = guard.guardRoutes(leaving, {}, 'GET', '/a');
+    expect(clock.pendingSleeps).toBe(1);
+    leaving.abort();
+    await expect(second).resolves.toBe('aborted');
+    expect(clock.pendingSleeps).toBe(0);
+    const third = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    await clock.advance(1000);
+    await expect(third).resolves.toBeUndefined();
+  });
+
+  it('switches to queueing when rules loaded at run time throttle the route', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 100 } } } }, 'r');
+    fg.loadFlowRules([{ resource: 'GET /a', threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 }]);
+    await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    await clock.advance(1000);
+    await expect(second).resolves.toBeUndefined();
+  });
+});
