@@ -1,12 +1,33 @@
 /** @type {import('jest').Config} */
-module.exports = {
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }],
-  },
   moduleNameMapper: {
     '^@floodgate/(core|express|koa|fastify|redis)$': '<rootDir>/packages/$1/src/index.ts',
   },
+};
+
+// Two projects, because decorators compile two ways: everything with standard (TC39)
+// decorators, and test/core/decorators/legacy with experimentalDecorators +
+// emitDecoratorMetadata (as NestJS compiles), through its own tsconfig.
+module.exports = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'standard',
+      roots: ['<rootDir>/test'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/'],
+      transform: {
+        '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }],
+      },
+    },
+    {
+      ...shared,
+      displayName: 'legacy-decorators',
+      roots: ['<rootDir>/test/core/decorators/legacy'],
+      transform: {
+        '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/core/decorators/legacy/tsconfig.json' }],
+      },
+    },
+  ],
 };

@@ -46,4 +46,14 @@ export { AuthorityBlockError } from './errors/authority-block-error';
 export { RuleValidationError, type RuleIssue } from './errors/rule-validation-error';
 export { ErrorCodes, type ErrorCode } from './errors/error-codes';
 
+export { RateLimit, type RateLimitDecoratorOptions } from './decorators/rate-limit';
+export { CircuitBreaker, type CircuitBreakerDecoratorOptions } from './decorators/circuit-breaker';
+export { HotParam, type HotParamDecoratorOptions, type HotParamByIndexOptions, type HotParamByValueOptions } from './decorators/hot-param';
+export type { MethodGuardOptions, GuardHandler } from './decorators/method-guard-options';
+export type { GuardDecorator } from './decorators/guard-decorator';
+export type { GuardedRules } from './decorators/method-guard';
+export { getGuardedMethods, type GuardedMethodInfo } from './decorators/get-guarded-methods';
+export { DECORATOR_METADATA_KEYS } from './decorators/decorator-metadata-keys';
+export { DECORATOR_DEFAULTS } from './decorators/decorator-defaults';
+
 export * from './http/index';

@@ -45,3 +45,26 @@ export function answerFailure<T>(entry: Entry, error: unknown, handlers: Outcome
   if (ignored || handlers.fallback === undefined) throw error;
   return handlers.fallback(error);
 }
+
+/**
+ * A call that returned: exits the entry at once for a plain value; for a promise (or any
+ * thenable), exits when it settles and answers a rejection as {@link answerFailure} does, so
+ * response time, concurrency and traced errors cover the whole asynchronous call.
+ */
+export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>): T {
+  if (!isThenable(result)) {
+    entry.exit();
+    return result;
+  }
+  return result.then(
+    (value) => {
+      entry.exit();
+      return value;
+    },
+    (error: unknown) => answerFailure(entry, error, handlers as OutcomeHandlers<unknown>),
+  ) as T;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
