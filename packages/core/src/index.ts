@@ -13,6 +13,9 @@ export type {
   BlockEvent,
   RulesLoadedEvent,
   WarningEvent,
+  ClusterFallbackEvent,
+  ClusterRecoverEvent,
+  RulesRejectedEvent,
 } from './engine/events';
 
 export type { RuleSet, RuleSetOptions, RuleKind, AnyRule } from './rules/rule-set';
@@ -33,7 +36,21 @@ export { CIRCUIT_BREAKER_RULE_DEFAULTS } from './circuit-breaker/circuit-breaker
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority-rule';
 export type { ClusterRuleOptions, ClusterRuleConfig, ClusterThresholdType } from './cluster/cluster-rule-options';
-export type { ClusterBackend } from './cluster/cluster-backend';
+export type {
+  ClusterBackend,
+  ClusterLimiter,
+  ClusterLimiterSpec,
+  ClusterWindowSpec,
+  ClusterPaceSpec,
+  ClusterTokenBucketSpec,
+  ClusterDecision,
+  ClusterPass,
+  ClusterWait,
+  ClusterBlock,
+  ClusterUnavailable,
+  ClusterUnavailableReason,
+} from './cluster/cluster-backend';
+export { CLUSTER_RULE_DEFAULTS } from './cluster/normalize-cluster-options';
 
 export type { ResourceStats, WindowStats } from './stat/statistic-node';
 

@@ -1,9 +1,128 @@
+import type { ClusterThresholdType } from './cluster-rule-options';
+
+/**
+ * Why a cluster check was decided without the shared store: it did not answer within the
+ * backend's timeout (`'timeout'`), answered with an error (`'error'`), its connection is not
+ * ready (`'notReady'`), or the backend's breaker is open after repeated failures and the store
+ * is not being asked until its cool-down ends (`'breakerOpen'`).
+ */
+export type ClusterUnavailableReason = 'timeout' | 'error' | 'notReady' | 'breakerOpen';
+
+/** What every {@link ClusterDecision} carries. */
+interface ClusterDecisionBase {
+  /**
+   * Set on the first answer from the store after it was declared down (its breaker opened):
+   * how long it was down, in ms. The engine emits `clusterRecover` then.
+   */
+  readonly recoveredAfterMs?: number;
+}
+
+/** The store admitted the call. */
+export interface ClusterPass extends ClusterDecisionBase {
+  readonly status: 'pass';
+}
+
+/** The store reserved a slot `waitMs` from now (a `throttle` rule queues the call). */
+export interface ClusterWait extends ClusterDecisionBase {
+  readonly status: 'wait';
+  readonly waitMs: number;
+}
+
+/** The store refused the call: the shared limit is reached. */
+export interface ClusterBlock extends ClusterDecisionBase {
+  readonly status: 'block';
+  /** ms until a retry could pass, where known. */
+  readonly retryAfterMs: number | undefined;
+}
+
+/** The store could not decide; the rule falls back (to the local rule, or lets the call pass). */
+export interface ClusterUnavailable {
+  readonly status: 'unavailable';
+  readonly reason: ClusterUnavailableReason;
+  /** The error the store answered with, for `'error'`. */
+  readonly error?: unknown;
+}
+
+/** The answer of {@link ClusterLimiter.acquire}. */
+export type ClusterDecision = ClusterPass | ClusterWait | ClusterBlock | ClusterUnavailable;
+
+/** What a cluster rule asks its backend to enforce, shared by every instance. */
+interface ClusterLimiterSpecBase {
+  /**
+   * The rule's identity in the store, the same in every instance that runs the same rule
+   * (derived from the resource and what the rule counts, not from its threshold, so instances
+   * rolling out a new threshold still share one count).
+   */
+  readonly key: string;
+  /** The rule's threshold: per instance for `'perInstance'`, for all of them for `'global'`. */
+  readonly threshold: number;
+  readonly thresholdType: ClusterThresholdType;
+}
+
+/**
+ * A `reject` flow rule: passes while the calls admitted in the sliding window (2 buckets of
+ * 500 ms, as local rules) + acquireCount <= threshold.
+ */
+export interface ClusterWindowSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'window';
+  /** Tokens an instance leases per round trip; 0 asks the store on every call. */
+  readonly leaseTokens: number;
+}
+
+/** A `throttle` flow rule: calls spaced `1000 * acquireCount / threshold` ms apart, shared. */
+export interface ClusterPaceSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'pace';
+  /** Longest wait a call may be queued for; beyond it, the call is blocked. */
+  readonly maxQueueingTimeMs: number;
+  /** The pacing window in ms (1000 for flow rules, the rule's `durationMs` for hotspot rules). */
+  readonly durationMs: number;
+}
+
+/**
+ * A QPS `reject` hotspot rule: a token bucket per parameter value of `threshold + burstCount`
+ * tokens, refilled once a full `durationMs` has passed (Sentinel's ParamFlowChecker).
+ */
+export interface ClusterTokenBucketSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'tokenBucket';
+  readonly burstCount: number;
+  readonly durationMs: number;
+}
+
+/** What a cluster rule asks its backend to enforce. */
+export type ClusterLimiterSpec = ClusterWindowSpec | ClusterPaceSpec | ClusterTokenBucketSpec;
+
+/**
+ * One cluster rule's handle on the backend, made once when rules compile. `scope` separates
+ * counts within a rule: the origin for `limitOrigin: 'other'` rules, the parameter value for
+ * hotspot rules, `''` otherwise.
+ */
+export interface ClusterLimiter {
+  /**
+   * Asks the store for `acquireCount` tokens. Never rejects and never waits longer than the
+   * backend's timeout: failures come back as {@link ClusterUnavailable}.
+   * @param threshold - overrides the spec's threshold for this call (a hotspot rule's
+   * `specificItems`).
+   */
+  acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision>;
+  /**
+   * Decides synchronously from tokens already leased to this instance: `true` (taken), `false`
+   * (the shared limit is known to be reached for now) or `undefined` (nothing leased: the caller
+   * decides by the local rule). Without leasing, always `undefined`.
+   */
+  tryAcquireLeased(acquireCount: number, scope: string): boolean | undefined;
+}
+
 /**
  * A shared store that cluster rules take their decisions from, so limits hold across every
  * process. `@floodgate/redis` provides one (`redisCluster()`); the engine takes it as the
- * `cluster` option.
+ * `cluster` option and asks it for a {@link ClusterLimiter} per cluster rule when rules load.
  */
 export interface ClusterBackend {
   /** A name for logs and events, e.g. `'redis'`. */
   readonly name: string;
+  /**
+   * A handle for one cluster rule. Called when rules compile (never per call); the same spec
+   * must give a limiter sharing state with the previous one, so a reload keeps leases.
+   */
+  limiter(spec: ClusterLimiterSpec): ClusterLimiter;
 }

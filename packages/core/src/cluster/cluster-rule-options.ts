@@ -19,10 +19,21 @@ export interface ClusterRuleOptions {
    * @defaultValue true
    */
   readonly fallbackToLocal?: boolean;
+  /**
+   * Tokens an instance takes from the store per round trip (`reject` flow rules only), for
+   * high-rate rules: calls are then decided in process from the lease, and a sync `entry()` can
+   * use it too. Leased tokens count as admitted in the store when leased and expire at the end
+   * of the 500 ms bucket they were leased in, so the limit is never exceeded, but unused leased
+   * tokens are lost: the cluster may admit up to `leaseTokens - 1` fewer calls per instance per
+   * bucket than the threshold. `0` asks the store on every call.
+   * @defaultValue 0
+   */
+  readonly leaseTokens?: number;
 }
 
 /** {@link ClusterRuleOptions} with every default resolved. */
 export interface ClusterRuleConfig {
   readonly thresholdType: ClusterThresholdType;
   readonly fallbackToLocal: boolean;
+  readonly leaseTokens: number;
 }

@@ -1,5 +1,9 @@
 import type { CircuitStateChangeEvent } from '../circuit-breaker/circuit-breaker-rule';
+import type { ClusterUnavailableReason } from '../cluster/cluster-backend';
 import type { BlockError } from '../errors/block-error';
+import type { RuleIssue, RuleValidationError } from '../errors/rule-validation-error';
+import type { FlowRule } from '../flow/flow-rule';
+import type { HotParamRule } from '../hot-param/hot-param-rule';
 import type { RuleSet } from '../rules/rule-set';
 
 /** The `pass` event: a call passed every check. */
@@ -28,6 +32,38 @@ export interface WarningEvent {
   readonly message: string;
 }
 
+/**
+ * The `clusterFallback` event: a cluster rule decided a call without the shared store (it was
+ * slow, down, or its breaker is open), by the local rule or by letting the call pass.
+ */
+export interface ClusterFallbackEvent {
+  readonly resource: string;
+  /** The cluster rule, as it is in force. */
+  readonly rule: FlowRule | HotParamRule;
+  /** The backend's name (`'redis'`). */
+  readonly backend: string;
+  readonly reason: ClusterUnavailableReason;
+  /** The store's error, for `'error'`. */
+  readonly error?: unknown;
+  /** `'local'`: decided by the local rule (`fallbackToLocal: true`); `'pass'`: let through. */
+  readonly decidedBy: 'local' | 'pass';
+}
+
+/** The `clusterRecover` event: the shared store answers again after it was declared down. */
+export interface ClusterRecoverEvent {
+  /** The backend's name (`'redis'`). */
+  readonly backend: string;
+  /** How long the store was down (its breaker open), in ms. */
+  readonly downForMs: number;
+}
+
+/** The `rulesRejected` event: a rule set failed validation; the rules in force stay. */
+export interface RulesRejectedEvent {
+  /** Every problem, by path (`flow[2].threshold`). */
+  readonly issues: readonly RuleIssue[];
+  readonly error: RuleValidationError;
+}
+
 /** Every event a {@link Floodgate} emits, with its payload. */
 export interface FloodgateEventMap {
   pass: PassEvent;
@@ -35,6 +71,9 @@ export interface FloodgateEventMap {
   circuitStateChange: CircuitStateChangeEvent;
   rulesLoaded: RulesLoadedEvent;
   warning: WarningEvent;
+  clusterFallback: ClusterFallbackEvent;
+  clusterRecover: ClusterRecoverEvent;
+  rulesRejected: RulesRejectedEvent;
 }
 
 /** A listener for event `K`. */
@@ -52,6 +91,9 @@ export class EventHub {
     circuitStateChange: [],
     rulesLoaded: [],
     warning: [],
+    clusterFallback: [],
+    clusterRecover: [],
+    rulesRejected: [],
   };
 
   /** Whether anyone listens to `name`. */

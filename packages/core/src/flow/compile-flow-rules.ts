@@ -1,3 +1,6 @@
+import { ClusterKeys } from '../cluster/cluster-keys';
+import { compileClusterFlowRule } from '../cluster/compile-cluster-flow-rule';
+import type { Checker } from '../engine/checker';
 import type { CompileContext } from '../engine/compile-context';
 import { createTrafficController } from './create-traffic-controller';
 import type { FlowRule } from './flow-rule';
@@ -10,11 +13,19 @@ export function namedOrigins(rules: readonly FlowRule[]): Set<string> {
   return names;
 }
 
-/** Compiles one resource's flow rules into checkers, keeping the state of unchanged rules. */
-export function compileFlowRules(rules: readonly FlowRule[], ctx: CompileContext): FlowRuleChecker[] {
+/**
+ * Compiles one resource's flow rules into checkers, keeping the state of unchanged rules. With
+ * a cluster backend, rules with `cluster` set take their decision from it, the local checker
+ * being their fallback.
+ */
+export function compileFlowRules(rules: readonly FlowRule[], ctx: CompileContext): Checker[] {
   const named = namedOrigins(rules);
+  const backend = ctx.cluster;
+  const keys = backend !== undefined ? new ClusterKeys() : undefined;
   return rules.map((rule) => {
     const controller = ctx.reuse('flow', rule, () => createTrafficController(rule));
-    return new FlowRuleChecker(rule, controller, (resource) => ctx.lookupNode(resource), named);
+    const checker = new FlowRuleChecker(rule, controller, (resource) => ctx.lookupNode(resource), named);
+    if (rule.cluster === undefined || backend === undefined) return checker;
+    return compileClusterFlowRule(rule, checker, backend, keys!, named, ctx);
   });
 }

@@ -1,3 +1,4 @@
+import { flowClusterSupport } from '../cluster/flow-cluster-support';
 import { normalizeClusterOptions } from '../cluster/normalize-cluster-options';
 import type { RuleReader } from '../rules/rule-reader';
 import { FLOW_RULE_DEFAULTS as D } from './flow-rule-defaults';
@@ -39,7 +40,7 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   const coldFactor = reader.number(obj, 'coldFactor', path, { above: 1 }, D.coldFactor);
   const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0 }, D.maxQueueingTimeMs);
   const limitOrigin = reader.string(obj, 'limitOrigin', path, D.limitOrigin);
-  const cluster = normalizeClusterOptions(obj.cluster, path, reader);
+  const cluster = normalizeClusterOptions(obj.cluster, path, reader, flowClusterSupport(metric, behavior, strategy));
   return {
     resource,
     metric,
