@@ -1,0 +1,15 @@
+/** Defaults of the {@link RedisClusterOptions}. */
+export const REDIS_CLUSTER_DEFAULTS = Object.freeze({
+  /** Prepended to every key (`floodgate:w:...`), so Floodgate's keys are easy to find. */
+  prefix: 'floodgate',
+  /** Longest wait for the store per check, as Sentinel's cluster client request timeout. */
+  timeoutMs: 20,
+  /** Failures in a row (timeouts, errors, connection not ready) that declare the store down. */
+  failureThreshold: 3,
+  /** How long checks skip a store declared down before one call probes it again. */
+  coolDownMs: 1000,
+  /** How often this instance says it is live, for `'perInstance'` rules. */
+  heartbeatIntervalMs: 1000,
+  /** How long an instance counts as live after its last heartbeat (three missed beats). */
+  instanceTtlMs: 3000,
+});

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { ClusterBackend, ClusterLimiter, ClusterLimiterSpec, ClusterThresholdType } from '@floodgate/core';
+import { BackendBreaker } from './backend-breaker';
+import { DeadlineQueue } from './deadline-queue';
+import { InstanceRegistry } from './instance-registry';
+import type { LimiterContext } from './limiter-context';
+import { PaceLimiter } from './pace-limiter';
+import { REDIS_CLUSTER_DEFAULTS as D } from './redis-cluster-defaults';
+import { toRedisCommander, type RedisClientLike, type RedisCommander } from './redis-commander';
+import { PACE_SCRIPT } from './scripts/pace-script';
+import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
+import { WINDOW_SCRIPT } from './scripts/window-script';
+import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
+import { StoreGate } from './store-gate';
+import { TokenBucketLimiter } from './token-bucket-limiter';
+import { WindowLimiter } from './window-limiter';
+
+/** Options of {@link redisCluster}. */
+export interface RedisClusterOptions {
+  /**
+   * An ioredis client (`new Redis(url)`), a connected node-redis client (`createClient()`), or
+   * a {@link RedisCommander}. Floodgate sends its commands on it and never closes it.
+   */
+  readonly client: RedisClientLike;
+  /** Prepended to every key. @defaultValue 'floodgate' */
+  readonly prefix?: string;
+  /**
+   * Longest wait for Redis per check, in real ms; past it the check falls back (to the local
+   * rule, or lets the call pass). @defaultValue 20
+   */
+  readonly timeoutMs?: number;
+  /** Failures in a row that declare Redis down: checks then stop asking it. @defaultValue 3 */
+  readonly failureThreshold?: number;
+  /** How long checks skip Redis once declared down, before one call probes it. @defaultValue 1000 */
+  readonly coolDownMs?: number;
+  /** How often this instance heartbeats, for `'perInstance'` rules. @defaultValue 1000 */
+  readonly heartbeatIntervalMs?: number;
+  /** How long an instance counts as live after its last heartbeat. @defaultValue 3000 */
+  readonly instanceTtlMs?: number;
+  /**
+   * The time windows and pacing are computed in, in ms: it must be the same scale in every
+   * instance (so not `performance.now()`). Also drives the breaker's cool-down and lease expiry.
+   * @defaultValue Redis's own clock (`TIME` inside each script), so instances need no
+   * synchronised clocks; the breaker and leases then use `performance.now()`.
+   */
+  readonly now?: () => number;
+  /** This instance's id among the live instances. @defaultValue `<hostname>:<pid>:<random>` */
+  readonly instanceId?: string;
+  /** Background failures (heartbeats). @defaultValue `process.emitWarning` */
+  readonly onError?: (error: unknown) => void;
+}
+
+const OPTION_KEYS = [
+  'client', 'prefix', 'timeoutMs', 'failureThreshold', 'coolDownMs', 'heartbeatIntervalMs',
+  'instanceTtlMs', 'now', 'instanceId', 'onError',
+];
+
+/**
+ * Floodgate's cluster backend on Redis: give it to the engine as `cluster`, and rules with a
+ * `cluster` field take their decisions from Redis, one atomic script call per check (or per
+ * leased batch), so a limit holds across every process.
+ */
+export class RedisClusterBackend implements ClusterBackend {
+  readonly name = 'redis';
+  /** The commands' way to Redis. */
+  readonly commander: RedisCommander;
+  private readonly breaker: BackendBreaker;
+  private readonly deadlines = new DeadlineQueue();
+  private readonly registry: InstanceRegistry;
+  private readonly ctx: LimiterContext;
+
+  /** @internal Use {@link redisCluster}. */
+  constructor(options: RedisClusterOptions) {
+    const o = validate(options);
+    this.commander = toRedisCommander(o.client);
+    const shared = o.now;
+    const sharedNow = shared === undefined ? () => '' : () => String(shared());
+    const localNow = shared ?? (() => performance.now());
+    this.breaker = new BackendBreaker(o.failureThreshold, o.coolDownMs);
+    const onError = o.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis backend: ${String(error)}`, { code: 'FLOODGATE_REDIS' }));
+    this.registry = new InstanceRegistry(
+      this.commander,
+      `${o.prefix}:instances`,
+      o.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      o.instanceTtlMs,
+      o.heartbeatIntervalMs,
+      sharedNow,
+      onError,
+    );
+    const registry = this.registry;
+    this.ctx = {
+      gate: new StoreGate(this.commander, this.breaker, this.deadlines, o.timeoutMs, localNow),
+      prefix: o.prefix,
+      sharedNow,
+      localNow,
+      effectiveThreshold: (threshold: number, type: ClusterThresholdType) => (type === 'perInstance' ? threshold * registry.count : threshold),
+    };
+  }
+
+  /** This instance's id among the live instances. */
+  get instanceId(): string {
+    return this.registry.id;
+  }
+
+  /** The live instances at the last heartbeat (1 before any, or with no `'perInstance'` rule). */
+  get liveInstances(): number {
+    return this.registry.count;
+  }
+
+  /** Whether Redis is declared down (its breaker open): checks fall back without asking it. */
+  get isDown(): boolean {
+    return this.breaker.isDown;
+  }
+
+  limiter(spec: ClusterLimiterSpec): ClusterLimiter {
+    if (spec.thresholdType === 'perInstance') this.registry.start();
+    switch (spec.kind) {
+      case 'window':
+        return new WindowLimiter(spec, this.ctx);
+      case 'pace':
+        return new PaceLimiter(spec, this.ctx);
+      case 'tokenBucket':
+        return new TokenBucketLimiter(spec, this.ctx);
+    }
+  }
+
+  /**
+   * Resolves once the connection is ready and the scripts are loaded into Redis, so the first
+   * checks neither fall back nor send a script in full. Optional: without it, checks made before
+   * the connection is ready fall back to the local rule.
+   */
+  async ready(): Promise<void> {
+    await this.commander.whenReady();
+    await Promise.all([WINDOW_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, HEARTBEAT_SCRIPT].map((script) => script.load(this.commander)));
+  }
+
+  /**
+   * Sends this instance's heartbeat now and resolves with the live instances (`'perInstance'`
+   * thresholds are multiplied by it). Heartbeats also run on their own once a `'perInstance'`
+   * rule is loaded.
+   */
+  heartbeat(): Promise<number> {
+    return this.registry.beat();
+  }
+
+  /**
+   * Stops the heartbeats, removes this instance from the live ones, and makes pending checks
+   * fall back. The client stays open: it is the caller's.
+   */
+  async close(): Promise<void> {
+    this.deadlines.expireAll();
+    await this.registry.stop();
+  }
+}
+
+/**
+ * A cluster backend on Redis, for `new Floodgate({ cluster })`.
+ * @throws RangeError or TypeError on a bad option, naming it and the value.
+ * @example
+ * import Redis from 'ioredis';
+ * const cluster = redisCluster({ client: new Redis(process.env.REDIS_URL), prefix: 'shop' });
+ * const fg = new Floodgate({ cluster });
+ * fg.loadRules({ flow: [{ resource: 'checkout', threshold: 100, cluster: { thresholdType: 'global' } }] });
+ * await fg.run('checkout', () => checkout(cart)); // at most 100/s across every process
+ */
+export function redisCluster(options: RedisClusterOptions): RedisClusterBackend {
+  return new RedisClusterBackend(options);
+}
+
+interface ResolvedOptions extends Required<Omit<RedisClusterOptions, 'now' | 'instanceId' | 'onError'>> {
+  readonly now: (() => number) | undefined;
+  readonly instanceId: string | undefined;
+  readonly onError: ((error: unknown) => void) | undefined;
+}
+
+function validate(options: RedisClusterOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`redisCluster(options): options must be an object, got ${String(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) throw new TypeError(`redisCluster(options): unknown option "${key}" (allowed: ${OPTION_KEYS.join(', ')})`);
+  }
+  if (options.client === undefined || options.client === null) throw new TypeError('redisCluster(options): client is required (an ioredis or node-redis client)');
+  const prefix = options.prefix ?? D.prefix;
+  if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError(`redisCluster(options): prefix must be a non-empty string, got ${JSON.stringify(prefix)}`);
+  for (const fn of ['now', 'onError'] as const) {
+    if (options[fn] !== undefined && typeof options[fn] !== 'function') throw new TypeError(`redisCluster(options): ${fn} must be a function`);
+  }
+  if (options.instanceId !== undefined && (typeof options.instanceId !== 'string' || options.instanceId === '')) {
+    throw new TypeError(`redisCluster(options): instanceId must be a non-empty string, got ${JSON.stringify(options.instanceId)}`);
+  }
+  return {
+    client: options.client,
+    prefix,
+    timeoutMs: positive(options, 'timeoutMs', D.timeoutMs),
+    failureThreshold: positive(options, 'failureThreshold', D.failureThreshold, true),
+    coolDownMs: positive(options, 'coolDownMs', D.coolDownMs),
+    heartbeatIntervalMs: positive(options, 'heartbeatIntervalMs', D.heartbeatIntervalMs),
+    instanceTtlMs: positive(options, 'instanceTtlMs', D.instanceTtlMs),
+    now: options.now,
+    instanceId: options.instanceId,
+    onError: options.onError,
+  };
+}
+
+function positive(options: RedisClusterOptions, key: keyof RedisClusterOptions, fallback: number, integer = false): number {
+  const value = options[key] ?? fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new RangeError(`redisCluster(options): ${key} must be ${integer ? 'an integer' : 'a finite number'} > 0, got ${String(value)}`);
+  }
+  return value;
+}

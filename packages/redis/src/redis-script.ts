@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import type { RedisCommander } from './redis-commander';
+
+/** Whether `error` is Redis's answer to EVALSHA for a script it does not hold. */
+function isNoScript(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+}
+
+/**
+ * A Lua script run atomically with EVALSHA. Redis keeps scripts in a cache that a restart or
+ * `SCRIPT FLUSH` empties: on `NOSCRIPT` the script is sent once in full with EVAL (which caches
+ * it again) and later calls go back to EVALSHA.
+ */
+export class RedisScript {
+  /** The script's SHA1, as Redis names it. */
+  readonly sha: string;
+
+  constructor(
+    /** A name for errors. */
+    readonly name: string,
+    /** The Lua source. */
+    readonly source: string,
+  ) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  /** Runs the script on one key. */
+  async run(commander: RedisCommander, key: string, args: readonly string[]): Promise<unknown> {
+    try {
+      return await commander.send(['EVALSHA', this.sha, '1', key, ...args]);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return commander.send(['EVAL', this.source, '1', key, ...args]);
+    }
+  }
+
+  /** Loads the script into Redis's cache (`SCRIPT LOAD`), so the first EVALSHA finds it. */
+  async load(commander: RedisCommander): Promise<void> {
+    await commander.send(['SCRIPT', 'LOAD', this.source]);
+  }
+}

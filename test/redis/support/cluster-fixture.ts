@@ -1,0 +1,60 @@
+import { Floodgate, ManualClock } from '@floodgate/core';
+import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
+import Redis from 'ioredis';
+
+/** A time on the 500 ms bucket grid, so a test starts at the beginning of a bucket. */
+export const T0 = 1_700_000_000_000;
+
+/**
+ * Engines sharing one Redis and one ManualClock (the backends take their shared time from it),
+ * as separate processes would share Redis and a synchronised clock. Each fixture uses its own
+ * key prefix, so tests and test files never see each other's keys.
+ */
+export class ClusterFixture {
+  readonly clock = new ManualClock(T0);
+  readonly clients: Redis[] = [];
+  readonly backends: RedisClusterBackend[] = [];
+
+  constructor(
+    readonly url: string,
+    readonly prefix: string,
+  ) {}
+
+  /** An ioredis client, closed with the fixture. */
+  client(): Redis {
+    const client = new Redis(this.url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    this.clients.push(client);
+    return client;
+  }
+
+  /** A backend on its own client, on the fixture's prefix and clock, ready. */
+  async backend(options: Partial<RedisClusterOptions> = {}): Promise<RedisClusterBackend> {
+    const backend = redisCluster({ client: this.client(), prefix: this.prefix, now: () => this.clock.now(), ...options });
+    this.backends.push(backend);
+    await backend.ready();
+    return backend;
+  }
+
+  /** An engine on a new backend. */
+  async engine(options: Partial<RedisClusterOptions> = {}): Promise<Floodgate> {
+    return new Floodgate({ clock: this.clock, cluster: await this.backend(options) });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.backends.map((backend) => backend.close().catch(() => undefined)));
+    for (const client of this.clients) client.disconnect();
+  }
+}
+
+/** Resolves to the number of calls that passed among `calls`. */
+export async function countPasses(calls: readonly Promise<unknown>[]): Promise<number> {
+  const results = await Promise.allSettled(calls);
+  for (const r of results) if (r.status === 'rejected' && (r.reason as { code?: string }).code !== 'ERR_FLOW_BLOCKED' && (r.reason as { code?: string }).code !== 'ERR_HOT_PARAM_BLOCKED') throw r.reason;
+  return results.filter((r) => r.status === 'fulfilled').length;
+}
+
+/** Enters `resource` on `fg` and exits at once; rejects with the block error. */
+export async function hit(fg: Floodgate, resource: string, options: { args?: unknown[]; acquireCount?: number; origin?: string } = {}): Promise<void> {
+  const entry = await fg.enter(resource, options);
+  entry.exit();
+}
