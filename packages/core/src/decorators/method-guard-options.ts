@@ -18,6 +18,15 @@ export type GuardHandler = string | ((...args: any[]) => unknown);
 export interface MethodGuardOptions {
   /**
    * The resource the method's calls are counted and limited as.
+   *
+   * When the rules are declared: legacy decorators (`experimentalDecorators`) see the class,
+   * so they declare the rules and check handler names when the class is defined. Standard
+   * decorators do not see the class of the method they decorate, so for the default resource
+   * the decorators validate every option when the class is defined but declare the rules (and
+   * check handler names) once the class is known: at class definition for a static method (an
+   * initializer), at the first construction for an instance method (an initializer), or at
+   * the first call or `getGuardedMethods()` if earlier. Give `resource` to declare at class
+   * definition in both modes.
    * @defaultValue `ClassName.methodName`, the class being the one that defines the method
    */
   readonly resource?: string;
