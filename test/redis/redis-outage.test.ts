@@ -1,0 +1,188 @@
+import { Floodgate, isBlockError, type ClusterFallbackEvent, type ClusterRecoverEvent, type FlowRuleOptions } from '@floodgate/core';
+import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
+import Redis from 'ioredis';
+import { ClusterFixture, hit } from './support/cluster-fixture';
+import { until } from './support/counting-commander';
+import { startRedisServer, type RedisServer } from './support/redis-server';
+
+// This file pauses and stops Redis, so it always runs its own redis-server, never the shared one.
+
+let server: RedisServer;
+let admin: Redis;
+let fixture: ClusterFixture;
+let n = 0;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new Redis(server.url, { retryStrategy: () => 5 });
+});
+afterAll(async () => {
+  admin.disconnect();
+  await server.stop();
+});
+beforeEach(() => {
+  fixture = new ClusterFixture(server.url, `fg-test:outage:${n++}`);
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({ resource: 'api', threshold: 2, cluster: { thresholdType: 'global' }, ...extra });
+
+interface Watched {
+  readonly fg: Floodgate;
+  readonly backend: RedisClusterBackend;
+  readonly client: Redis;
+  readonly fallbacks: ClusterFallbackEvent[];
+  readonly recoveries: ClusterRecoverEvent[];
+}
+
+async function watchedEngine(rules: FlowRuleOptions[]): Promise<Watched> {
+  const client = new Redis(server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
+  fixture.clients.push(client);
+  const backend = redisCluster({ client, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: 20, failureThreshold: 2, coolDownMs: 1000 });
+  fixture.backends.push(backend);
+  await backend.ready();
+  const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+  fg.loadFlowRules(rules);
+  const fallbacks: ClusterFallbackEvent[] = [];
+  const recoveries: ClusterRecoverEvent[] = [];
+  fg.on('clusterFallback', (event) => fallbacks.push(event));
+  fg.on('clusterRecover', (event) => recoveries.push(event));
+  return { fg, backend, client, fallbacks, recoveries };
+}
+
+/** Runs `body` while Redis holds every write command (scripts included) unanswered. */
+async function whilePaused(body: () => Promise<void>): Promise<void> {
+  await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+  try {
+    await body();
+  } finally {
+    await admin.call('CLIENT', 'UNPAUSE');
+  }
+}
+
+/** 'pass', or the code of the block error; anything else is thrown (a request that failed). */
+async function outcome(fg: Floodgate): Promise<string> {
+  try {
+    await hit(fg, 'api');
+    return 'pass';
+  } catch (error) {
+    if (isBlockError(error)) return error.code;
+    throw error;
+  }
+}
+
+describe('redisCluster when Redis is paused', () => {
+  it('decides by the local rule without waiting for Redis to answer', async () => {
+    const w = await watchedEngine([rule()]);
+    await whilePaused(async () => {
+      expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'ERR_FLOW_BLOCKED']);
+    });
+  });
+
+  it('emits clusterFallback for each call it decides without Redis, naming why', async () => {
+    const w = await watchedEngine([rule()]);
+    await whilePaused(async () => {
+      for (let i = 0; i < 3; i++) await outcome(w.fg);
+    });
+    expect(w.fallbacks.map((e) => [e.reason, e.decidedBy, e.backend, e.resource])).toEqual([
+      ['timeout', 'local', 'redis', 'api'],
+      ['timeout', 'local', 'redis', 'api'],
+      ['breakerOpen', 'local', 'redis', 'api'],
+    ]);
+    expect(w.fallbacks[0]!.rule).toBe(w.fg.getRules().flow[0]);
+  });
+
+  it('stops asking Redis after failureThreshold timeouts in a row', async () => {
+    const w = await watchedEngine([rule({ threshold: 100 })]);
+    await whilePaused(async () => {
+      await outcome(w.fg);
+      expect(w.backend.isDown).toBe(false);
+      await outcome(w.fg);
+      expect(w.backend.isDown).toBe(true);
+      const results = await Promise.all(Array.from({ length: 20 }, () => outcome(w.fg)));
+      expect(results.every((r) => r === 'pass')).toBe(true);
+    });
+    expect(w.fallbacks.slice(2).every((e) => e.reason === 'breakerOpen')).toBe(true);
+  });
+
+  it('lets calls pass when the rule does not fall back to local', async () => {
+    const w = await watchedEngine([rule({ threshold: 1, cluster: { thresholdType: 'global', fallbackToLocal: false } })]);
+    await whilePaused(async () => {
+      expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass']);
+    });
+    expect(w.fallbacks.map((e) => e.decidedBy)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('keeps skipping Redis until the cool-down is over, even once it answers again', async () => {
+    const w = await watchedEngine([rule()]);
+    await whilePaused(async () => {
+      await outcome(w.fg);
+      await outcome(w.fg);
+    });
+    await fixture.clock.advance(999);
+    await outcome(w.fg);
+    expect(w.fallbacks.at(-1)!.reason).toBe('breakerOpen');
+    expect(w.backend.isDown).toBe(true);
+  });
+
+  it('recovers with the first call after the cool-down and emits clusterRecover', async () => {
+    const w = await watchedEngine([rule()]);
+    await whilePaused(async () => {
+      await outcome(w.fg);
+      await outcome(w.fg);
+    });
+    await fixture.clock.advance(1000);
+    const fallbacksBefore = w.fallbacks.length;
+    expect(await outcome(w.fg)).toBe('pass');
+    expect(w.backend.isDown).toBe(false);
+    expect(w.fallbacks.length).toBe(fallbacksBefore);
+    expect(w.recoveries).toEqual([{ backend: 'redis', downForMs: 1000 }]);
+  });
+
+  it('reopens for another cool-down when the probe times out too', async () => {
+    const w = await watchedEngine([rule()]);
+    await whilePaused(async () => {
+      await outcome(w.fg);
+      await outcome(w.fg);
+      await fixture.clock.advance(1000);
+      await outcome(w.fg);
+      await outcome(w.fg);
+    });
+    expect(w.fallbacks.map((e) => e.reason)).toEqual(['timeout', 'timeout', 'timeout', 'breakerOpen']);
+    expect(w.backend.isDown).toBe(true);
+    expect(w.recoveries).toEqual([]);
+  });
+});
+
+describe('redisCluster when Redis answers with an error', () => {
+  it('falls back with the error Redis gave', async () => {
+    const w = await watchedEngine([rule()]);
+    await admin.set(`${fixture.prefix}:w:flow|api|reject|default#0`, 'not a hash');
+    expect(await outcome(w.fg)).toBe('pass');
+    expect(w.fallbacks).toEqual([expect.objectContaining({ reason: 'error', error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }) })]);
+  });
+});
+
+describe('redisCluster when Redis is stopped', () => {
+  it('falls back at once, recovers when Redis is back, and never fails a request', async () => {
+    const w = await watchedEngine([rule({ threshold: 3 })]);
+    expect(await outcome(w.fg)).toBe('pass');
+    await server.stop();
+    try {
+      await until(() => w.client.status !== 'ready', 'the client to notice');
+      const down = [await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)];
+      expect(down).toEqual(['pass', 'pass', 'ERR_FLOW_BLOCKED']);
+      expect(w.fallbacks.map((e) => e.reason)).toEqual(['notReady', 'notReady', 'breakerOpen']);
+    } finally {
+      await server.restart();
+    }
+    await until(() => w.client.status === 'ready', 'the client to reconnect');
+    await fixture.clock.advance(1000);
+    // The restarted Redis holds no scripts: the probe meets NOSCRIPT and sends the script again.
+    expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass', 'ERR_FLOW_BLOCKED']);
+    expect(w.recoveries).toEqual([{ backend: 'redis', downForMs: 1000 }]);
+    expect(w.fallbacks).toHaveLength(3);
+  });
+});
