@@ -128,6 +128,17 @@ describe('Floodgate.run', () => {
     ).toThrow('sync boom');
     expect(fg.stats('s')!.lastSecond.error).toBe(1);
   });
+
+  it('exits a runSync entry when the promise its function returns settles', async () => {
+    const { fg, clock } = engine();
+    let reject!: (e: Error) => void;
+    const pending = fg.runSync('r', () => new Promise<string>((_, r) => (reject = r)), { fallback: () => 'fallback' });
+    expect(fg.stats('r')!.concurrency).toBe(1);
+    await clock.advance(7);
+    reject(new Error('late'));
+    await expect(pending).resolves.toBe('fallback');
+    expect(fg.stats('r')).toMatchObject({ concurrency: 0, lastSecond: { error: 1, totalRtMs: 7 } });
+  });
 });
 
 describe('Floodgate events', () => {

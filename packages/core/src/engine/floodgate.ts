@@ -2,6 +2,7 @@ import type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-ru
 import { monotonicClock, type Clock } from '../clock/clock';
 import type { ClusterBackend } from '../cluster/cluster-backend';
 import { isBlockError, type BlockError } from '../errors/block-error';
+import { RuleValidationError } from '../errors/rule-validation-error';
 import type { AuthorityRuleOptions } from '../authority/authority-rule';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRuleOptions } from '../flow/flow-rule';
@@ -18,7 +19,7 @@ import { FLOODGATE_DEFAULTS } from './floodgate-defaults';
 import { ResourceRules } from './resource-rules';
 import { ResourceState } from './resource-state';
 import { RuleCompiler, type CompiledRules } from './rule-compiler';
-import { answerBlock, answerFailure, type OutcomeHandlers } from './run-outcome';
+import { answerBlock, answerFailure, settle, type OutcomeHandlers } from './run-outcome';
 
 /** Options of a {@link Floodgate} engine. */
 export interface FloodgateOptions {
@@ -188,7 +189,10 @@ export class Floodgate implements EntryOwner {
     return result;
   }
 
-  /** As {@link Floodgate.run} for a synchronous `fn`: never waits, returns what `fn` returns. */
+  /**
+   * As {@link Floodgate.run} without waiting: returns what `fn` returns. When `fn` returns a
+   * promise, the entry exits (and a rejection is traced) when it settles.
+   */
   runSync<T>(resource: string, fn: (entry: Entry) => T, options: RunSyncOptions<T> = {}): T {
     const entry = this.tryEntry(resource, options);
     if (!(entry instanceof Entry)) return answerBlock(entry, options);
@@ -198,8 +202,7 @@ export class Floodgate implements EntryOwner {
     } catch (error) {
       return answerFailure(entry, error, options);
     }
-    entry.exit();
-    return result;
+    return settle(entry, result, options);
   }
 
   /** @internal Called by {@link Entry.exit}. */
@@ -283,11 +286,11 @@ export class Floodgate implements EntryOwner {
 
   /**
    * Replaces the loaded rules of each kind given (`{ flow }` leaves breakers alone). Validates
-   * everything first: on any problem nothing changes.
+   * everything first: on any problem nothing changes, and `rulesRejected` is emitted.
    * @throws RuleValidationError listing every problem by path.
    */
   loadRules(rules: RuleSetOptions): void {
-    this.registry.load(normalizeRuleSet(rules));
+    this.registry.load(this.validated(() => normalizeRuleSet(rules)));
     this.recompile();
   }
 
@@ -335,8 +338,18 @@ export class Floodgate implements EntryOwner {
   }
 
   private loadKind(kind: RuleKind, rules: unknown): void {
-    this.registry.load({ [kind]: normalizeRuleList(kind, rules) });
+    this.registry.load(this.validated(() => ({ [kind]: normalizeRuleList(kind, rules) })));
     this.recompile();
+  }
+
+  /** Validates rules to load; a rejected set emits `rulesRejected` (rule sources report with it). */
+  private validated<T>(normalize: () => T): T {
+    try {
+      return normalize();
+    } catch (error) {
+      if (error instanceof RuleValidationError) this.events.emit('rulesRejected', { issues: error.issues, error });
+      throw error;
+    }
   }
 
   private recompile(): void {
