@@ -280,6 +280,19 @@ describe('HttpGuard per-route factories', () => {
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'GET /users/:id', threshold: 3 })]);
   });
 
+  it('refuses a request whose route it cannot tell, when it has no resource', () => {
+    const guard = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: engine().fg, threshold: 3 }, 'rateLimit()');
+    expect(() => guard.routePolicy('GET', undefined)).toThrow("rateLimit() cannot tell which route this request is on: use it in a route's handlers, or give it a resource");
+  });
+
+  it('tells whether it has declared its rules on a route yet', () => {
+    const guard = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: engine().fg, threshold: 3 }, 'rateLimit()');
+    expect(guard.isNewRoute('GET', '/a')).toBe(true);
+    guard.routePolicy('GET', '/a');
+    expect(guard.isNewRoute('GET', '/a')).toBe(false);
+    expect(guard.isNewRoute('POST', '/a')).toBe(true);
+  });
+
   it('declares its rules at once under a resource it is given', () => {
     const { fg } = engine();
     HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 3, resource: 'users' }, 'rateLimit()');

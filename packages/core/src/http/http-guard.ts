@@ -136,12 +136,21 @@ export class HttpGuard<Req, F> {
     return this.registry.declare(resource, rules as RouteRules<unknown, unknown>, path, `Invalid Floodgate route config on ${resource}`);
   }
 
+  /** Whether a per-route guard still has to declare its rules on the route `method template`. */
+  isNewRoute(method: string, template: string): boolean {
+    return this.fixed === undefined && this.byMethod.get(method)?.has(template) !== true;
+  }
+
   /**
    * The policy of the route `method template` for a per-route factory, declaring the factory's
    * rules on it the first time (or its fixed `resource`).
+   * @throws TypeError when the route is not known (`template` undefined) and no `resource` was given.
    */
-  routePolicy(method: string, template: string): RoutePolicy {
+  routePolicy(method: string, template: string | undefined): RoutePolicy {
     if (this.fixed !== undefined) return this.fixed;
+    if (template === undefined) {
+      throw new TypeError(`${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`);
+    }
     let byTemplate = this.byMethod.get(method);
     if (byTemplate === undefined) {
       byTemplate = new Map();

@@ -1,0 +1,4 @@
+import { runScenarios } from '../http/scenarios';
+import { expressHarness } from './express-harness';
+
+runScenarios(expressHarness);
