@@ -132,7 +132,7 @@ describe('Floodgate.run', () => {
   it('exits a runSync entry when the promise its function returns settles', async () => {
     const { fg, clock } = engine();
     let reject!: (e: Error) => void;
-    const pending = fg.runSync('r', () => new Promise<string>((_, r) => (reject = r)), { fallback: () => 'fallback' });
+    const pending = fg.runSync('r', () => new Promise<string>((_, r) => (reject = r)), { fallback: async () => 'fallback' });
     expect(fg.stats('r')!.concurrency).toBe(1);
     await clock.advance(7);
     reject(new Error('late'));
