@@ -7,3 +7,5 @@ export {
   type RedisSubscription,
   type SubscriptionHandlers,
 } from './redis-commander';
+export { redisRuleSource, RedisRuleSource, type RedisRuleSourceOptions } from './redis-rule-source';
+export { publishRules, type PublishRulesTarget } from './publish-rules';

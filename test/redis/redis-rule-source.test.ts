@@ -1,0 +1,166 @@
+import { Floodgate, type FloodgateEventMap, type RuleSetOptions } from '@floodgate/core';
+import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
+import Redis from 'ioredis';
+import { until } from './support/counting-commander';
+import { testRedis } from './support/redis-server';
+
+let redis: { url: string; close: () => Promise<void> };
+let clients: Redis[];
+let sources: RedisRuleSource[];
+let key: string;
+let n = 0;
+
+beforeAll(async () => {
+  redis = await testRedis();
+});
+afterAll(async () => {
+  await redis.close();
+});
+beforeEach(() => {
+  clients = [];
+  sources = [];
+  key = `fg-test:rule-source:${process.pid}:${n++}`;
+});
+afterEach(async () => {
+  await Promise.all(sources.map((source) => source.close()));
+  for (const client of clients) client.disconnect();
+});
+
+function client(connectionName?: string): Redis {
+  const c = new Redis(redis.url, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
+  clients.push(c);
+  return c;
+}
+
+async function follow(fg: Floodgate, onError: (error: unknown) => void = () => undefined, connectionName?: string): Promise<RedisRuleSource> {
+  const source = await redisRuleSource({ client: client(connectionName), key, channel: key, floodgate: fg, onError });
+  sources.push(source);
+  return source;
+}
+
+/** Resolves with the next `name` event of `fg`. */
+function next<K extends keyof FloodgateEventMap>(fg: Floodgate, name: K): Promise<FloodgateEventMap[K]> {
+  return new Promise((resolve) => {
+    const off = fg.on(name, (event) => {
+      off();
+      resolve(event);
+    });
+  });
+}
+
+const rules = (threshold: number): RuleSetOptions => ({ flow: [{ resource: 'api', threshold }] });
+
+describe('redisRuleSource', () => {
+  it('loads the rules in the key at start', async () => {
+    await client().set(key, JSON.stringify(rules(7)));
+    const fg = new Floodgate();
+    await follow(fg);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'api', threshold: 7 })]);
+  });
+
+  it('starts with no rules when the key is absent', async () => {
+    const fg = new Floodgate();
+    await follow(fg);
+    expect(fg.getRules().flow).toEqual([]);
+  });
+
+  it('applies rules published on the channel in both engines', async () => {
+    const [a, b] = [new Floodgate(), new Floodgate()];
+    await follow(a);
+    await follow(b);
+    const loaded = Promise.all([next(a, 'rulesLoaded'), next(b, 'rulesLoaded')]);
+    await publishRules(client(), { key, channel: key }, rules(3));
+    await loaded;
+    for (const fg of [a, b]) expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
+  });
+
+  it('stores published rules in the key, for instances that start later', async () => {
+    await publishRules(client(), { key, channel: key }, rules(4));
+    const late = new Floodgate();
+    await follow(late);
+    expect(late.getRules().flow).toEqual([expect.objectContaining({ threshold: 4 })]);
+  });
+
+  it('rejects a pushed rule set that fails validation, naming the problems, and keeps the rules in force', async () => {
+    const errors: unknown[] = [];
+    const fg = new Floodgate();
+    await client().set(key, JSON.stringify(rules(5)));
+    await follow(fg, (error) => errors.push(error));
+    const rejected = next(fg, 'rulesRejected');
+    await client().publish(key, JSON.stringify({ flow: [{ resource: 'api', threshold: -1 }, { resource: 'api', threshold: 2, behavior: 'fast' }] }));
+    const event = await rejected;
+    expect(event.issues).toEqual([
+      { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
+      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"fast\"" },
+    ]);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
+    expect(errors).toEqual([event.error]);
+  });
+
+  it('reports a pushed value that is not JSON and keeps the rules in force', async () => {
+    const errors: unknown[] = [];
+    const fg = new Floodgate();
+    await client().set(key, JSON.stringify(rules(5)));
+    await follow(fg, (error) => errors.push(error));
+    await client().publish(key, '{ flow: oops');
+    await until(() => errors.length === 1, 'the error');
+    expect(errors[0]).toMatchObject({ code: 'ERR_INVALID_RULE', issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }] });
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
+  });
+
+  it('replaces only the rule kinds an update contains', async () => {
+    const fg = new Floodgate();
+    await follow(fg);
+    fg.loadCircuitBreakerRules([{ resource: 'api', strategy: 'errorCount', threshold: 3, retryTimeoutMs: 1000 }]);
+    const loaded = next(fg, 'rulesLoaded');
+    await publishRules(client(), { key, channel: key }, rules(9));
+    await loaded;
+    expect(fg.getRules().circuitBreakers).toHaveLength(1);
+    expect(fg.getRules().flow).toHaveLength(1);
+  });
+
+  it('reads the key again after its subscriber reconnects, catching updates it missed', async () => {
+    const fg = new Floodgate();
+    const name = `fg-rule-source-${process.pid}-${n}`;
+    await follow(fg, undefined, name);
+    const admin = client();
+    const loaded = next(fg, 'rulesLoaded');
+    // Drop only this test's subscriber connection (its duplicate keeps the client's name).
+    const list = (await admin.client('LIST')) as string;
+    const ids = list.split('\n').filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line)).map((line) => /id=(\d+)/.exec(line)![1]!);
+    expect(ids).toHaveLength(1);
+    await admin.client('KILL', 'ID', ids[0]!);
+    await admin.set(key, JSON.stringify(rules(6)));
+    await loaded;
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 6 })]);
+  });
+
+  it('stops applying updates once closed, keeping the rules it loaded', async () => {
+    const fg = new Floodgate();
+    const source = await follow(fg);
+    const loaded = next(fg, 'rulesLoaded');
+    await publishRules(client(), { key, channel: key }, rules(2));
+    await loaded;
+    await source.close();
+    await publishRules(client(), { key, channel: key }, rules(8));
+    const probe = new Floodgate();
+    await follow(probe);
+    expect(probe.getRules().flow).toEqual([expect.objectContaining({ threshold: 8 })]);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 2 })]);
+  });
+
+  it('throws on a missing key or channel', async () => {
+    await expect(redisRuleSource({ client: client(), key: '', channel: key })).rejects.toThrow('key must be a non-empty string');
+  });
+});
+
+describe('publishRules', () => {
+  it('refuses to publish an invalid rule set, writing nothing', async () => {
+    const c = client();
+    await expect(publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: -5 }] })).rejects.toMatchObject({
+      code: 'ERR_INVALID_RULE',
+      issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -5' }],
+    });
+    expect(await c.get(key)).toBeNull();
+  });
+});
