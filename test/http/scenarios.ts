@@ -139,6 +139,25 @@ export function runScenarios(harness: Harness): void {
       await request(server).get('/free').expect(200);
     });
 
+    it('gives the per-route rules of one route a single entry, from the first request', async () => {
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/stacked',
+            guard: {
+              rateLimit: { threshold: 10 },
+              circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 },
+            },
+            handler: () => ({ status: 500, body: { error: 'down' } }),
+          },
+        ],
+      });
+      await request(server).get('/stacked').expect(500);
+      expect(fg.stats('GET /stacked')!.lastSecond.pass).toBe(1);
+      await request(server).get('/stacked').expect(503);
+    });
+
     it('checks a global limit and a route pattern both, in order', async () => {
       const server = await start({
         options: { routes: { '*': { rateLimit: { threshold: 3 } }, 'GET /users/:id': { rateLimit: { threshold: 1 } } } },

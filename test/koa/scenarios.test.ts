@@ -1,0 +1,4 @@
+import { runScenarios } from '../http/scenarios';
+import { koaHarness } from './koa-harness';
+
+runScenarios(koaHarness);
