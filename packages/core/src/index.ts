@@ -34,6 +34,7 @@ export type {
 } from './circuit-breaker/circuit-breaker-rule';
 export { CIRCUIT_BREAKER_RULE_DEFAULTS } from './circuit-breaker/circuit-breaker-rule-defaults';
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
+export { HOT_PARAM_RULE_DEFAULTS } from './hot-param/hot-param-rule-defaults';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority-rule';
 export type { ClusterRuleOptions, ClusterRuleConfig, ClusterThresholdType } from './cluster/cluster-rule-options';
 export type {
