@@ -1,0 +1,230 @@
+import { Floodgate, isBlockError, type Entry, type RuleSetOptions } from '@floodgate/core';
+import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
+import CircuitBreaker from 'opossum';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { probeRuleKinds, type RuleKindSupport } from './probe-rule-kinds';
+
+/** Who a case measures. */
+export type CaseOwner = 'baseline' | 'floodgate' | 'opossum' | 'cockatiel' | 'rate-limiter-flexible';
+
+/** One in-process micro-benchmark. */
+export interface CoreCase {
+  /** Stable id, used in results and targets (`fg.sync.qps`). */
+  readonly id: string;
+  readonly owner: CaseOwner;
+  /** What is measured, in words. */
+  readonly label: string;
+  /** Whether `fn` returns a promise (mitata awaits it). */
+  readonly async: boolean;
+  /** Why the case cannot run yet (a rule kind not implemented); `undefined` when it can. */
+  readonly pending?: string;
+  /** Builds the state and returns the function measured; throws if it does not do what the label says. */
+  readonly setup: () => Promise<() => unknown>;
+}
+
+/** Distinct hotspot values cycled through by the "100,000 values" cases. */
+export const CYCLE_VALUES = 100_000;
+const NEVER = 1e9; // a threshold no benchmark reaches
+const HOUR_MS = 3_600_000;
+
+/**
+ * Every core case, in report order: baselines, Floodgate (sync, blocked, async, hotspot), then
+ * the peers' equivalents. One Floodgate engine holds every rule, one resource per case, as an
+ * application holds many resources on one engine.
+ */
+export function coreCases(): CoreCase[] {
+  const support = probeRuleKinds();
+  const fg = new Floodgate();
+  const rules = engineRules(support);
+  fg.loadRules(rules);
+  const users = Array.from({ length: CYCLE_VALUES }, (_, i) => `user-${i}`);
+  const pendingHot = support.hotParams ? undefined : `hotspot rules not implemented yet (#4): ${support.hotParamsWhy}`;
+  const pendingBreaker = support.circuitBreakers ? undefined : `circuit breakers not implemented yet (#3): ${support.circuitBreakersWhy}`;
+  const pendingThree = pendingHot ?? pendingBreaker;
+  const passes = (resource: string, args?: unknown[]): void => {
+    const entry = fg.tryEntry(resource, args ? { args } : undefined);
+    if (isBlockError(entry)) throw new Error(`${resource} should pass, got ${entry.code}`);
+    (entry as Entry).exit();
+  };
+  const blocks = (resource: string, code: string, args?: unknown[]): void => {
+    const result = fg.tryEntry(resource, args ? { args } : undefined);
+    if (!isBlockError(result) || result.code !== code) throw new Error(`${resource} should block with ${code}`);
+  };
+  let cursor = 0;
+  const nextUser = (): string => users[(cursor = cursor + 1 === CYCLE_VALUES ? 0 : cursor + 1)]!;
+
+  const cases: CoreCase[] = [
+    sync('baseline.call', 'baseline', 'plain function call', async () => {
+      const add = (a: number, b: number): number => a + b;
+      let i = 0;
+      return () => add(i++, 1);
+    }),
+    asyncCase('baseline.await', 'baseline', 'await a resolved promise', async () => {
+      const resolved = Promise.resolve(1);
+      return async () => await resolved;
+    }),
+
+    sync('fg.sync.none', 'floodgate', 'entry() + exit(), no rule', async () => {
+      passes('r.none');
+      return () => fg.entry('r.none').exit();
+    }),
+    sync('fg.sync.qps', 'floodgate', 'entry() + exit(), one QPS rule', async () => {
+      passes('r.qps');
+      return () => fg.entry('r.qps').exit();
+    }),
+    sync('fg.sync.three', 'floodgate', 'entry() + exit(), QPS + breaker + hotspot', async () => {
+      passes('r.three', ['user-1']);
+      return () => fg.entry('r.three', { args: ['user-1'] }).exit();
+    }, pendingThree),
+
+    sync('fg.block.tryEntry', 'floodgate', 'blocked tryEntry(), QPS rule (returned)', async () => {
+      blocks('r.blocked', 'ERR_FLOW_BLOCKED');
+      return () => fg.tryEntry('r.blocked');
+    }),
+    sync('fg.block.thrown', 'floodgate', 'blocked entry(), QPS rule (thrown, caught)', async () => {
+      blocks('r.blocked', 'ERR_FLOW_BLOCKED');
+      return () => {
+        try {
+          return fg.entry('r.blocked');
+        } catch (error) {
+          return error;
+        }
+      };
+    }),
+    sync('fg.block.circuit', 'floodgate', 'tryEntry() on an open circuit', async () => {
+      const entry = fg.entry('r.open');
+      entry.traceError(new Error('trip'));
+      entry.exit();
+      blocks('r.open', 'ERR_CIRCUIT_OPEN');
+      return () => fg.tryEntry('r.open');
+    }, pendingBreaker),
+    sync('fg.block.hot', 'floodgate', 'blocked tryEntry(), hotspot rule', async () => {
+      blocks('r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', ['user-1']);
+      return () => fg.tryEntry('r.hot.blocked', { args: ['user-1'] });
+    }, pendingHot),
+
+    asyncCase('fg.async.none', 'floodgate', 'await run(), no rule', async () => {
+      const fn = (): number => 1;
+      return () => fg.run('r.none', fn);
+    }),
+    asyncCase('fg.async.qps', 'floodgate', 'await run(), one QPS rule', async () => {
+      const fn = (): number => 1;
+      return () => fg.run('r.qps', fn);
+    }),
+    asyncCase('fg.async.three', 'floodgate', 'await run(), QPS + breaker + hotspot', async () => {
+      const fn = (): number => 1;
+      return () => fg.run('r.three', fn, { args: ['user-1'] });
+    }, pendingThree),
+
+    sync('fg.hot.one', 'floodgate', 'hotspot only, one hot value', async () => {
+      passes('r.hot', ['user-1']);
+      return () => fg.entry('r.hot', { args: ['user-1'] }).exit();
+    }, pendingHot),
+    sync('fg.hot.cycle', 'floodgate', `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, default capacity (4,000: every call evicts)`, async () => {
+      passes('r.hot', [nextUser()]);
+      return () => fg.entry('r.hot', { args: [nextUser()] }).exit();
+    }, pendingHot),
+    sync('fg.hot.cycleFit', 'floodgate', `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, capacity 200,000 (all tracked)`, async () => {
+      passes('r.hot.big', [nextUser()]);
+      return () => fg.entry('r.hot.big', { args: [nextUser()] }).exit();
+    }, pendingHot),
+
+    asyncCase('opossum.pass', 'opossum', 'opossum fire(), defaults (10 s timeout timer per call)', async () => {
+      const breaker = new CircuitBreaker(syncOne, { resetTimeout: HOUR_MS });
+      if ((await breaker.fire()) !== 1) throw new Error('opossum should pass');
+      return () => breaker.fire();
+    }),
+    asyncCase('opossum.passNoTimeout', 'opossum', 'opossum fire(), timeout: false', async () => {
+      const breaker = new CircuitBreaker(syncOne, { resetTimeout: HOUR_MS, timeout: false });
+      if ((await breaker.fire()) !== 1) throw new Error('opossum should pass');
+      return () => breaker.fire();
+    }),
+    asyncCase('opossum.open', 'opossum', 'opossum fire() on an open circuit (rejects)', async () => {
+      const breaker = new CircuitBreaker(syncOne, { resetTimeout: HOUR_MS, timeout: false });
+      breaker.open();
+      const outcome = await breaker.fire().then(() => 'passed', (error: { code?: string }) => error.code);
+      if (outcome !== 'EOPENBREAKER') throw new Error(`opossum should reject open, got ${String(outcome)}`);
+      return () => breaker.fire().catch(swallow);
+    }),
+
+    asyncCase('cockatiel.pass', 'cockatiel', 'cockatiel circuitBreaker execute()', async () => {
+      const policy = circuitBreaker(handleAll, { halfOpenAfter: HOUR_MS, breaker: new ConsecutiveBreaker(5) });
+      const fn = (): number => 1;
+      if ((await policy.execute(fn)) !== 1) throw new Error('cockatiel should pass');
+      return () => policy.execute(fn);
+    }),
+    asyncCase('cockatiel.open', 'cockatiel', 'cockatiel execute() on an open circuit (rejects)', async () => {
+      const policy = circuitBreaker(handleAll, { halfOpenAfter: HOUR_MS, breaker: new ConsecutiveBreaker(1) });
+      await policy.execute(() => {
+        throw new Error('trip');
+      }).catch(swallow);
+      const outcome = await policy.execute(() => 1).then(() => 'passed', (error: Error) => error.constructor.name);
+      if (outcome !== 'BrokenCircuitError') throw new Error(`cockatiel should reject open, got ${outcome}`);
+      const fn = (): number => 1;
+      return () => policy.execute(fn).catch(swallow);
+    }),
+
+    asyncCase('rlf.pass', 'rate-limiter-flexible', 'RateLimiterMemory consume(), pass', async () => {
+      const limiter = new RateLimiterMemory({ points: NEVER, duration: 1 });
+      await limiter.consume('user-1');
+      return () => limiter.consume('user-1');
+    }),
+    asyncCase('rlf.reject', 'rate-limiter-flexible', 'RateLimiterMemory consume(), reject', async () => {
+      const limiter = new RateLimiterMemory({ points: 1, duration: HOUR_MS / 1000 });
+      await limiter.consume('user-1');
+      const outcome = await limiter.consume('user-1').then(() => 'passed', (res: unknown) => (res instanceof RateLimiterRes ? 'rejected' : String(res)));
+      if (outcome !== 'rejected') throw new Error(`rate-limiter-flexible should reject, got ${outcome}`);
+      return () => limiter.consume('user-1').catch(swallow);
+    }),
+    asyncCase('rlf.cycle', 'rate-limiter-flexible', `RateLimiterMemory consume(), ${CYCLE_VALUES.toLocaleString('en-US')} keys cycling`, async () => {
+      // a long duration keeps every key: its expiry timers never fire inside other measurements
+      const limiter = new RateLimiterMemory({ points: NEVER, duration: HOUR_MS / 1000 });
+      return () => limiter.consume(nextUser());
+    }),
+  ];
+  return cases;
+}
+
+/**
+ * The rules of the shared engine: one resource per case. Rule kinds that are not implemented
+ * yet are left out (their cases are reported as pending, never measured without their rule).
+ */
+function engineRules(support: RuleKindSupport): RuleSetOptions {
+  const flow = [
+    { resource: 'r.qps', threshold: NEVER },
+    { resource: 'r.three', threshold: NEVER },
+    { resource: 'r.blocked', threshold: 0 },
+  ];
+  const circuitBreakers = support.circuitBreakers
+    ? [
+        // closed and staying closed: calls never fail
+        { resource: 'r.three', strategy: 'errorRatio' as const, threshold: 0.5, retryTimeoutMs: 10_000 },
+        // opened once by one traced error, open for an hour
+        { resource: 'r.open', strategy: 'errorCount' as const, threshold: 0, minRequestAmount: 1, retryTimeoutMs: HOUR_MS },
+      ]
+    : [];
+  const hotParams = support.hotParams
+    ? [
+        { resource: 'r.three', paramIndex: 0, threshold: NEVER },
+        { resource: 'r.hot', paramIndex: 0, threshold: NEVER },
+        { resource: 'r.hot.big', paramIndex: 0, threshold: NEVER, capacity: 200_000 },
+        { resource: 'r.hot.blocked', paramIndex: 0, threshold: 0 },
+      ]
+    : [];
+  return { flow, circuitBreakers, hotParams };
+}
+
+function sync(id: string, owner: CaseOwner, label: string, setup: () => Promise<() => unknown>, pending?: string): CoreCase {
+  return { id, owner, label, async: false, setup, ...(pending === undefined ? {} : { pending }) };
+}
+
+function asyncCase(id: string, owner: CaseOwner, label: string, setup: () => Promise<() => unknown>, pending?: string): CoreCase {
+  return { id, owner, label, async: true, setup, ...(pending === undefined ? {} : { pending }) };
+}
+
+/** A synchronous action typed as opossum's types want (opossum wraps a plain value in a promise). */
+const syncOne = ((): number => 1) as unknown as () => Promise<number>;
+
+function swallow(): void {
+  // a rejection is the measured outcome
+}

@@ -1,0 +1,132 @@
+import { join } from 'node:path';
+import { median } from '../lib/median';
+import { runJsonWorker } from '../lib/run-json-worker';
+import { FRAMEWORKS, HTTP_VARIANTS, isBlockedVariant, type Framework, type HttpVariant } from './http-variant';
+import type { LoadResult } from './load-worker';
+import { processCpuMs } from './process-cpu';
+import { startServerProcess, type ServerProcess } from './server-process';
+
+/** How the HTTP suite runs. */
+export interface HttpSuiteSettings {
+  /** Interleaved rounds (every variant once per round). */
+  readonly rounds: number;
+  /** Length of one measured load run, in s. */
+  readonly seconds: number;
+  /** Unrecorded load before the first round, per server, in s (JIT, and spends the peers' allowance in the blocked variants). */
+  readonly warmSeconds: number;
+  readonly connections: number;
+  readonly pipelining: number;
+  /** Core for the servers; the load generator gets the other one. */
+  readonly serverCore: number;
+  readonly loadCore: number;
+  readonly log: (line: string) => void;
+}
+
+/** One measured load run against one server. */
+export interface HttpRound extends LoadResult {
+  /** Server CPU time per response, in µs (robust to a busy machine: it counts only the server's own work). */
+  readonly cpuUsPerResponse: number;
+  /** Server CPU time / wall time of the run (1.0 = the server's core was saturated). */
+  readonly serverBusy: number;
+  /** Share of responses with the expected status (2xx, or 429 for blocked variants). */
+  readonly expectedShare: number;
+}
+
+/** One variant on one framework across the rounds. */
+export interface HttpVariantResult {
+  readonly variant: HttpVariant;
+  readonly pending?: string;
+  readonly rounds: HttpRound[];
+  /** Per round, this variant's figure / bare's figure of the same round. */
+  readonly rpsRatios: number[];
+  readonly cpuRatios: number[];
+}
+
+/** Everything measured on one framework. */
+export interface HttpFrameworkResult {
+  readonly framework: Framework;
+  readonly variants: HttpVariantResult[];
+}
+
+/**
+ * For each framework, starts one server per variant (pinned to one core), warms them, then
+ * runs autocannon (from a process pinned to the other core) against them in interleaved
+ * rounds: bare, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
+ * rounds, so slow drifts of a busy machine hit every variant alike. Ratios are taken within a
+ * round, then the median over rounds is reported.
+ */
+export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings): Promise<HttpFrameworkResult[]> {
+  const serverScript = join(distDir, 'http', 'server-worker.js');
+  const loadScript = join(distDir, 'http', 'load-worker.js');
+  const results: HttpFrameworkResult[] = [];
+  for (const framework of FRAMEWORKS) {
+    const servers = new Map<HttpVariant, ServerProcess>();
+    try {
+      for (const variant of HTTP_VARIANTS) servers.set(variant, await startServerProcess(serverScript, framework, variant, settings.serverCore));
+      const load = (port: number, seconds: number): Promise<LoadResult> =>
+        runJsonWorker<LoadResult>(loadScript, [String(port), String(seconds), String(settings.connections), String(settings.pipelining)], {
+          core: settings.loadCore,
+          timeoutMs: (seconds + 60) * 1000,
+        });
+      for (const [variant, server] of servers) {
+        if (server.kind !== 'running') {
+          settings.log(`  ${framework}/${variant}: pending (${server.why})`);
+          continue;
+        }
+        await load(server.port, settings.warmSeconds);
+      }
+      const rounds = new Map<HttpVariant, HttpRound[]>(HTTP_VARIANTS.map((v) => [v, []]));
+      for (let round = 0; round < settings.rounds; round++) {
+        const order = round % 2 === 0 ? HTTP_VARIANTS : [...HTTP_VARIANTS].reverse();
+        for (const variant of order) {
+          const server = servers.get(variant)!;
+          if (server.kind !== 'running') continue;
+          const cpu0 = processCpuMs(server.pid);
+          const result = await load(server.port, settings.seconds);
+          const cpuMs = processCpuMs(server.pid) - cpu0;
+          const measured = toRound(variant, result, cpuMs);
+          rounds.get(variant)!.push(measured);
+          settings.log(
+            `  ${framework}/${variant} round ${round + 1}: ${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, ` +
+              `${measured.cpuUsPerResponse.toFixed(1)} µs CPU/response, server busy ${(measured.serverBusy * 100).toFixed(0)} %`,
+          );
+        }
+      }
+      const bare = rounds.get('bare')!;
+      results.push({
+        framework,
+        variants: HTTP_VARIANTS.map((variant) => {
+          const server = servers.get(variant)!;
+          const own = rounds.get(variant)!;
+          return {
+            variant,
+            ...(server.kind === 'pending' ? { pending: server.why } : {}),
+            rounds: own,
+            rpsRatios: own.map((r, i) => r.rps / (bare[i]?.rps ?? Number.NaN)),
+            cpuRatios: own.map((r, i) => r.cpuUsPerResponse / (bare[i]?.cpuUsPerResponse ?? Number.NaN)),
+          };
+        }),
+      });
+    } finally {
+      for (const server of servers.values()) if (server.kind === 'running') await server.stop();
+    }
+  }
+  return results;
+}
+
+function toRound(variant: HttpVariant, result: LoadResult, cpuMs: number): HttpRound {
+  const expected = Object.entries(result.statuses)
+    .filter(([code]) => (isBlockedVariant(variant) ? code === '429' : code.startsWith('2')))
+    .reduce((sum, [, count]) => sum + count, 0);
+  return {
+    ...result,
+    cpuUsPerResponse: (cpuMs * 1000) / result.responses,
+    serverBusy: cpuMs / (result.seconds * 1000),
+    expectedShare: result.responses === 0 ? 0 : expected / result.responses,
+  };
+}
+
+/** The median over rounds of one figure of a variant. */
+export function medianOf(result: HttpVariantResult, pick: (round: HttpRound) => number): number {
+  return median(result.rounds.map(pick));
+}

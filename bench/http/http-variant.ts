@@ -1,0 +1,33 @@
+/** The servers compared on each framework. */
+export type HttpVariant = 'bare' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
+
+/** Frameworks benchmarked. */
+export type Framework = 'express' | 'koa' | 'fastify';
+
+/** In report order; the suite interleaves them in this order (reversed on odd rounds). */
+export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
+
+export const FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
+
+/** The route every server answers: a hello-world JSON body. */
+export const HELLO_PATH = '/hello';
+/** The Floodgate resource of that route (a route template, as the adapters name resources). */
+export const HELLO_RESOURCE = 'GET /hello';
+/** The JSON body. */
+export const HELLO_BODY = Object.freeze({ hello: 'world' });
+/** The header carrying the user id the per-user limits key on. */
+export const USER_HEADER = 'x-user-id';
+/** Users the load generator cycles through (one request template each). */
+export const USER_COUNT = 1000;
+/** A limit no run reaches. */
+export const NEVER = 1e9;
+
+/** Thrown by a server factory whose adapter has not landed yet. */
+export class PendingVariantError extends Error {
+  override readonly name = 'PendingVariantError';
+}
+
+/** Whether a variant should answer every measured request with a 429. */
+export function isBlockedVariant(variant: HttpVariant): boolean {
+  return variant.endsWith('-blocked');
+}

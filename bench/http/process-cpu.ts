@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on every Linux we target). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, read from /proc; NaN where /proc
+ * is not available. Resolution 10 ms.
+ */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name, which is in parentheses and may contain spaces
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}

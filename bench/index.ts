@@ -1,0 +1,97 @@
+/**
+ * `npm run bench [-- --quick] [-- --only core,memory,http,extras] [-- --runs N]`
+ *
+ * Runs every benchmark of issue #7 side by side with the bare frameworks and the peer
+ * libraries, prints the tables and writes bench/results/latest.md (quick mode writes
+ * bench/results/quick.md, so a smoke run never overwrites the committed figures).
+ * Expects the packages and the harness to be built (`npm run bench` does it: `tsc -b` then
+ * `tsc -p bench`).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
+import { runExtras, type ExtraResult } from './extras/extras-suite';
+import { runHttpSuite, type HttpFrameworkResult, type HttpSuiteSettings } from './http/http-suite';
+import { parseBenchOptions } from './lib/bench-options';
+import { machineInfo } from './lib/machine-info';
+import { canPin } from './lib/pinned-command';
+import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
+import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
+
+/** Cores: servers on one, everything that measures from the outside (load, workers) on the other. */
+const SERVER_CORE = 0;
+const MEASURE_CORE = 1;
+
+async function main(): Promise<void> {
+  const options = parseBenchOptions(process.argv.slice(2));
+  const distDir = __dirname; // bench/dist
+  const root = resolve(distDir, '..', '..');
+  const started = Date.now();
+  const log = (line: string): void => {
+    process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+  };
+  const machine = machineInfo(root);
+  const quick = options.quick;
+  const runs = options.runs;
+  const coreSettings = { processes: runs, passes: quick ? 1 : 2, minCpuMs: quick ? 60 : 300 };
+  const memorySettings = { values: quick ? 200_000 : 1_000_000, processes: runs };
+  const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
+    rounds: runs,
+    seconds: quick ? 1 : 8,
+    warmSeconds: quick ? 0.5 : 2,
+    connections: 100,
+    pipelining: 10,
+    serverCore: SERVER_CORE,
+    loadCore: MEASURE_CORE,
+  };
+  log(`bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`);
+
+  let core: CoreCaseResult[] | undefined;
+  let memory: MemorySubjectResult[] | undefined;
+  let http: HttpFrameworkResult[] | undefined;
+  let extras: ExtraResult[] | undefined;
+  if (options.suites.includes('core')) {
+    log('core, in-process');
+    core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
+  }
+  if (options.suites.includes('memory')) {
+    log('memory');
+    memory = await runMemorySuite(root, { ...memorySettings, core: MEASURE_CORE, log });
+  }
+  if (options.suites.includes('http')) {
+    log('http');
+    http = await runHttpSuite(distDir, { ...httpSettings, log });
+  }
+  if (options.suites.includes('extras')) {
+    log('standalone scripts');
+    extras = await runExtras(root, { quick, core: MEASURE_CORE, timeoutMs: quick ? 60_000 : 240_000, log });
+  }
+  machine.loadEnd = loadavg()[0]!;
+
+  const run: BenchRun = {
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    quick,
+    startedAt: new Date(started),
+    seconds: (Date.now() - started) / 1000,
+    machine,
+    pinned: canPin(),
+    ...(core ? { core, coreSettings } : {}),
+    ...(memory ? { memory, memorySettings } : {}),
+    ...(http ? { http, httpSettings } : {}),
+    ...(extras ? { extras } : {}),
+  };
+  for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
+  if (options.write) {
+    const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, renderMarkdown(run));
+    log(`wrote ${relative(root, out)}`);
+  }
+  log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+/** Which suites a bench run covers. */
+export type SuiteName = 'core' | 'memory' | 'http' | 'extras';
+
+/** What `npm run bench -- [flags]` asked for. */
+export interface BenchOptions {
+  /** `--quick`: every suite, shorter (a smoke run, under a minute; figures are indicative). */
+  readonly quick: boolean;
+  /** `--only core,http`: the suites to run. @defaultValue all of them */
+  readonly suites: readonly SuiteName[];
+  /** `--runs N`: fresh processes (core, memory) or interleaved rounds (HTTP) per figure. */
+  readonly runs: number;
+  /** `--out path`: the markdown report. @defaultValue bench/results/latest.md (bench-quick.md in quick mode) */
+  readonly out: string | undefined;
+  /** `--no-write`: print only. */
+  readonly write: boolean;
+}
+
+const ALL_SUITES: readonly SuiteName[] = ['core', 'memory', 'http', 'extras'];
+
+/** Reads the command line; unknown flags fail loudly. */
+export function parseBenchOptions(argv: readonly string[]): BenchOptions {
+  let quick = false;
+  let suites: SuiteName[] = [...ALL_SUITES];
+  let runs: number | undefined;
+  let out: string | undefined;
+  let write = true;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--quick') quick = true;
+    else if (arg === '--no-write') write = false;
+    else if (arg === '--only') {
+      suites = value().split(',').map((name) => {
+        if (!(ALL_SUITES as readonly string[]).includes(name)) throw new Error(`--only: unknown suite ${name}; known: ${ALL_SUITES.join(', ')}`);
+        return name as SuiteName;
+      });
+    } else if (arg === '--runs') {
+      runs = Number(value());
+      if (!Number.isInteger(runs) || runs < 2) throw new Error('--runs must be an integer >= 2 (every figure is run at least twice)');
+    } else if (arg === '--out') out = value();
+    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write`);
+  }
+  return { quick, suites, runs: runs ?? 2, out, write };
+}

@@ -1,0 +1,27 @@
+/** Nanoseconds as a short human figure (`84 ns`, `1.23 µs`, `12.3 µs`). */
+export function formatNs(ns: number): string {
+  if (!Number.isFinite(ns)) return 'n/a';
+  if (ns < 1000) return `${ns.toFixed(ns < 10 ? 1 : 0)} ns`;
+  const us = ns / 1000;
+  return `${us.toFixed(us < 10 ? 2 : 1)} µs`;
+}
+
+/** A ratio to two decimals (`0.97`), or `n/a`. */
+export function formatRatio(ratio: number): string {
+  return Number.isFinite(ratio) ? ratio.toFixed(2) : 'n/a';
+}
+
+/** A count with thousands separators (`41,230`). */
+export function formatCount(n: number): string {
+  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a';
+}
+
+/** Bytes as MB with one decimal. */
+export function formatMb(bytes: number): string {
+  return Number.isFinite(bytes) ? `${(bytes / 1048576).toFixed(1)} MB` : 'n/a';
+}
+
+/** Milliseconds with two decimals. */
+export function formatMs(ms: number): string {
+  return Number.isFinite(ms) ? `${ms.toFixed(ms < 10 ? 2 : 1)} ms` : 'n/a';
+}

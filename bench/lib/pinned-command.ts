@@ -1,0 +1,26 @@
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+let tasksetKnown: boolean | undefined;
+
+/** Whether `taskset` can pin processes here (Linux with util-linux, at least 2 cores). */
+export function canPin(): boolean {
+  if (tasksetKnown === undefined) {
+    try {
+      execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+      tasksetKnown = availableParallelism() >= 2;
+    } catch {
+      tasksetKnown = false;
+    }
+  }
+  return tasksetKnown;
+}
+
+/**
+ * The command line that runs `node args...` pinned to one core when `taskset` exists (taskset
+ * execs, so the child's pid is node's). Without taskset the command runs unpinned.
+ */
+export function pinnedCommand(core: number, nodeArgs: readonly string[]): { file: string; args: string[] } {
+  if (canPin()) return { file: 'taskset', args: ['-c', String(core), process.execPath, ...nodeArgs] };
+  return { file: process.execPath, args: [...nodeArgs] };
+}

@@ -1,0 +1,87 @@
+import type { CoreCaseResult } from '../core/core-suite';
+import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
+import { median } from '../lib/median';
+import { formatNs, formatRatio } from '../lib/format';
+import type { MemorySubjectResult } from '../memory/memory-suite';
+
+/** One of issue #7's targets, checked against this run. */
+export interface TargetCheck {
+  readonly target: string;
+  /** The figure, in words (`0.97 (0.96, 0.98)`). */
+  readonly figure: string;
+  /** `met`, `missed`, or `pending` (the feature or adapter has not landed, or the suite did not run). */
+  readonly verdict: 'met' | 'missed' | 'pending';
+}
+
+/** Everything a report is made of. */
+export interface SuiteResults {
+  readonly core?: CoreCaseResult[];
+  readonly memory?: MemorySubjectResult[];
+  readonly http?: HttpFrameworkResult[];
+}
+
+/** Checks every target of issue #7 that this run measured. */
+export function evaluateTargets(results: SuiteResults): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const core = new Map((results.core ?? []).map((c) => [c.id, c]));
+  const ns = (id: string, limitNs: number, target: string): void => {
+    const c = core.get(id);
+    if (c === undefined || c.pending !== undefined || c.failed !== undefined || !Number.isFinite(c.medianNs)) {
+      checks.push({ target, figure: c?.pending ?? c?.failed ?? 'not run', verdict: 'pending' });
+      return;
+    }
+    checks.push({ target, figure: `${formatNs(c.medianNs)} (samples ${c.samples.map((s) => formatNs(s)).join(', ')})`, verdict: c.medianNs <= limitNs ? 'met' : 'missed' });
+  };
+  ns('fg.sync.qps', 200, 'sync entry()+exit() with one QPS rule <= 0.2 µs');
+  ns('fg.sync.three', 500, 'sync entry()+exit() with QPS + breaker + hotspot <= 0.5 µs');
+  ns('fg.block.tryEntry', 300, 'blocked tryEntry() <= 0.3 µs');
+
+  const fgPass = core.get('fg.sync.qps');
+  for (const peer of ['rlf.pass', 'cockatiel.pass', 'opossum.pass'] as const) {
+    const p = core.get(peer);
+    const target = `sync one-QPS-rule pass several times (>= 3×) under ${peer}`;
+    if (fgPass === undefined || p === undefined || !Number.isFinite(fgPass.medianNs) || !Number.isFinite(p.medianNs)) {
+      checks.push({ target, figure: 'not run', verdict: 'pending' });
+      continue;
+    }
+    const times = p.medianNs / fgPass.medianNs;
+    checks.push({ target, figure: `${times.toFixed(1)}× (${formatNs(p.medianNs)} vs ${formatNs(fgPass.medianNs)})`, verdict: times >= 3 ? 'met' : 'missed' });
+  }
+
+  const hot = results.memory?.find((m) => m.subject === 'floodgate');
+  const heapTarget = 'heap flat (within 10 %) from hotspot capacity reached to the last value';
+  if (hot === undefined || hot.pending !== undefined || hot.capacity === undefined) {
+    checks.push({ target: heapTarget, figure: hot?.pending ?? 'not run', verdict: 'pending' });
+  } else {
+    const growth = heapGrowth(hot);
+    checks.push({
+      target: heapTarget,
+      figure: `${(growth * 100).toFixed(1)} % from ${hot.capacity.toLocaleString('en-US')} to ${hot.points[hot.points.length - 1]!.values.toLocaleString('en-US')} values`,
+      verdict: Math.abs(growth) <= 0.1 ? 'met' : 'missed',
+    });
+  }
+
+  for (const fw of results.http ?? []) {
+    const variant = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
+    ratioCheck(checks, variant('floodgate'), 0.95, `${fw.framework}: >= 0.95 of bare throughput with QPS + breaker + hotspot`);
+    ratioCheck(checks, variant('floodgate-blocked'), 1.0, `${fw.framework}: blocked (429) at least as fast as bare answers its route`);
+  }
+  return checks;
+}
+
+function ratioCheck(checks: TargetCheck[], v: HttpVariantResult | undefined, min: number, target: string): void {
+  if (v === undefined || v.pending !== undefined || v.rounds.length === 0) {
+    checks.push({ target, figure: v?.pending ?? 'not run', verdict: 'pending' });
+    return;
+  }
+  const m = median(v.rpsRatios);
+  checks.push({ target, figure: `${formatRatio(m)} of bare req/s (rounds ${v.rpsRatios.map(formatRatio).join(', ')})`, verdict: m >= min ? 'met' : 'missed' });
+}
+
+/** Heap (heapUsed + arrayBuffers) growth from the capacity checkpoint to the last one, as a fraction. */
+export function heapGrowth(m: MemorySubjectResult): number {
+  const total = (i: number): number => m.points[i]!.heapUsed + m.points[i]!.arrayBuffers;
+  const at = m.points.findIndex((p) => p.values === m.capacity);
+  if (at < 0) return Number.NaN;
+  return total(m.points.length - 1) / total(at) - 1;
+}

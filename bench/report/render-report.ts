@@ -1,0 +1,208 @@
+import type { CoreCaseResult } from '../core/core-suite';
+import type { ExtraResult } from '../extras/extras-suite';
+import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings, type HttpVariantResult } from '../http/http-suite';
+import { formatCount, formatMb, formatMs, formatNs, formatRatio } from '../lib/format';
+import type { MachineInfo } from '../lib/machine-info';
+import { markdownTable } from '../lib/markdown-table';
+import { median } from '../lib/median';
+import type { MemorySubjectResult } from '../memory/memory-suite';
+import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
+
+/** Everything one bench run produced, and how it ran. */
+export interface BenchRun extends SuiteResults {
+  readonly command: string;
+  readonly quick: boolean;
+  readonly startedAt: Date;
+  readonly seconds: number;
+  readonly machine: MachineInfo;
+  readonly coreSettings?: { processes: number; passes: number; minCpuMs: number };
+  readonly memorySettings?: { values: number; processes: number };
+  readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
+  readonly extras?: ExtraResult[];
+  readonly pinned: boolean;
+}
+
+const PEER_OF: Record<string, string> = { express: 'express-rate-limit', koa: 'koa-ratelimit', fastify: '@fastify/rate-limit' };
+
+/** The sections of the report, each a markdown string (printed to stdout and written to the results file). */
+export function renderReport(run: BenchRun): { title: string; body: string }[] {
+  const sections: { title: string; body: string }[] = [];
+  sections.push({ title: 'How this was measured', body: renderMethod(run) });
+  sections.push({ title: 'Targets (issue #7)', body: renderTargets(run) });
+  sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
+  if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
+  if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
+  if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http, run) });
+  if (run.extras) sections.push({ title: 'Standalone bench scripts', body: renderExtras(run.extras) });
+  return sections;
+}
+
+/** The whole report as one markdown document. */
+export function renderMarkdown(run: BenchRun): string {
+  const head = [
+    '# Floodgate benchmarks',
+    '',
+    `Written by \`${run.command}\` on ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC in ${Math.round(run.seconds)} s` +
+      `${run.quick ? ' (**quick mode: a smoke run, figures indicative only**)' : ''}. Re-run with the same command; the file is overwritten.`,
+  ].join('\n');
+  return `${head}\n\n${renderReport(run)
+    .map((s) => `## ${s.title}\n\n${s.body}`)
+    .join('\n\n')}\n`;
+}
+
+function renderMethod(run: BenchRun): string {
+  const m = run.machine;
+  const lines = [
+    `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}). Load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
+      `${Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5 ? ' — **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
+    '- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user\'s build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.',
+    `- **Pinning**: ${run.pinned ? 'with `taskset`: HTTP servers on core 0, the load generator and every in-process worker on core 1' : 'taskset not available: processes are not pinned'}.`,
+  ];
+  if (run.coreSettings) {
+    const c = run.coreSettings;
+    lines.push(
+      `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${c.processes} fresh processes × ${c.passes} passes, at least ${c.minCpuMs} ms of calls per measurement. ` +
+        'Each process sets up every case on one engine (one resource per case), warms every case first (so call sites are as polymorphic as in an app using every feature), ' +
+        'then measures each case once per pass, in reverse order on every other pass, with a full GC before each. A sample is mitata\'s median time per call; the figure is the median of all samples.',
+    );
+  }
+  if (run.memorySettings) {
+    lines.push(
+      `- **Memory**: ${run.memorySettings.values.toLocaleString('en-US')} distinct keys (\`user-0\`, \`user-1\`, ...) fed to each limiter in a fresh \`node --expose-gc\` process, ` +
+        `${run.memorySettings.processes} processes each; heap = \`heapUsed + arrayBuffers\` after two full GCs; medians over processes.`,
+    );
+  }
+  if (run.httpSettings) {
+    const h = run.httpSettings;
+    lines.push(
+      `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run after ${h.warmSeconds} s of unrecorded warm-up per server; ` +
+        `${h.rounds} interleaved rounds (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through 1,000 users (\`x-user-id\`), and every limiter keys on that header. ` +
+        'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
+    );
+  }
+  const versions = Object.entries(m.versions).map(([name, version]) => `${name} ${version}`).join(', ');
+  lines.push(`- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`);
+  return lines.join('\n');
+}
+
+function renderTargets(run: BenchRun): string {
+  const checks = evaluateTargets(run);
+  const mark = { met: 'met', missed: '**missed**', pending: 'pending' } as const;
+  return markdownTable(['Target', 'This run (median)', 'Verdict'], checks.map((c) => [c.target, c.figure, mark[c.verdict]]), ['l', 'l', 'l']);
+}
+
+function renderSummary(run: BenchRun): string {
+  const rows: string[][] = [];
+  for (const fw of run.http ?? []) {
+    const get = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
+    const ratio = (v: HttpVariantResult | undefined): string => (v === undefined || v.pending !== undefined || v.rounds.length === 0 ? 'pending' : formatRatio(median(v.rpsRatios)));
+    rows.push([`${title(fw.framework)}: req/s vs bare, passing`, ratio(get('floodgate')), `${ratio(get('peer'))} (${PEER_OF[fw.framework]})`]);
+    rows.push([`${title(fw.framework)}: req/s vs bare, all blocked (429)`, ratio(get('floodgate-blocked')), `${ratio(get('peer-blocked'))} (${PEER_OF[fw.framework]})`]);
+  }
+  const core = new Map((run.core ?? []).map((c) => [c.id, c]));
+  const t = (id: string): string => {
+    const c = core.get(id);
+    return c === undefined || !Number.isFinite(c.medianNs) ? 'pending' : formatNs(c.medianNs);
+  };
+  if (run.core) {
+    rows.push(['Pass, one rule, per call', `${t('fg.sync.qps')} sync, ${t('fg.async.qps')} async`, `rlf ${t('rlf.pass')}, cockatiel ${t('cockatiel.pass')}, opossum ${t('opossum.pass')}`]);
+    rows.push(['Pass, QPS + breaker + hotspot, per call', t('fg.sync.three'), '(no peer does all three)']);
+    rows.push(['Block, per call', `${t('fg.block.tryEntry')} (tryEntry), ${t('fg.block.thrown')} (thrown)`, `rlf ${t('rlf.reject')}, cockatiel ${t('cockatiel.open')}, opossum ${t('opossum.open')} (open circuit)`]);
+  }
+  const hot = run.memory?.find((m) => m.subject === 'floodgate');
+  const rlf = run.memory?.find((m) => m.subject === 'rlf');
+  if (hot && rlf) {
+    const last = (m: MemorySubjectResult): number => (m.points.length === 0 ? Number.NaN : m.points[m.points.length - 1]!.heapUsed + m.points[m.points.length - 1]!.arrayBuffers);
+    const first = (m: MemorySubjectResult): number => (m.points.length === 0 ? Number.NaN : m.points[0]!.heapUsed + m.points[0]!.arrayBuffers);
+    const n = rlf.points[rlf.points.length - 1]?.values ?? 0;
+    rows.push([
+      `Heap after ${n.toLocaleString('en-US')} distinct keys`,
+      hot.pending !== undefined ? 'pending' : `+${formatMb(last(hot) - first(hot))} (${(heapGrowth(hot) * 100).toFixed(1)} % after capacity)`,
+      `rlf +${formatMb(last(rlf) - first(rlf))} (${Math.round((last(rlf) - first(rlf)) / n)} B/key, unbounded)`,
+    ]);
+  }
+  return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
+}
+
+function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
+  const qps = cases.find((c) => c.id === 'fg.sync.qps');
+  const rows = cases.map((c) => {
+    const spread = c.samples.length === 0 ? '' : `${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))}`;
+    const figure = c.pending !== undefined ? 'pending' : c.failed !== undefined ? 'failed' : formatNs(c.medianNs);
+    const vs = qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline' ? `${(c.medianNs / qps.medianNs).toFixed(2)}×` : '';
+    return [c.owner, `${c.label}${c.async ? ' (async)' : ''}`, figure, spread, vs, c.pending ?? c.failed ?? ''];
+  });
+  const note = run.coreSettings ? `\n\nSamples per case: ${run.coreSettings.processes} processes × ${run.coreSettings.passes} passes. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.` : '';
+  return `${markdownTable(['Library', 'Case', 'Per call', 'Samples min – max', '× sync QPS', 'Note'], rows, ['l', 'l', 'r', 'r', 'r', 'l'])}${note}`;
+}
+
+function renderMemory(subjects: MemorySubjectResult[]): string {
+  const out: string[] = [];
+  for (const m of subjects) {
+    const name = m.subject === 'floodgate' ? `Floodgate hotspot rule (threshold 10/s, default capacity${m.capacity === undefined ? '' : ` ${m.capacity.toLocaleString('en-US')}`})` : 'rate-limiter-flexible RateLimiterMemory (10 points per 60 s)';
+    if (m.pending !== undefined) {
+      out.push(`**${name}**: pending — ${m.pending}`);
+      continue;
+    }
+    const base = m.points[0] ? m.points[0].heapUsed + m.points[0].arrayBuffers : Number.NaN;
+    const rows = m.points.map((p) => {
+      const total = p.heapUsed + p.arrayBuffers;
+      return [formatCount(p.values), formatMb(p.heapUsed), formatMb(p.arrayBuffers), formatMb(total), `+${formatMb(total - base)}`, p.values === 0 ? '' : `${Math.round((total - base) / p.values)} B`];
+    });
+    out.push(`**${name}**, ${formatNs(m.nsPerValue)} per new value\n\n${markdownTable(['Distinct values', 'heapUsed', 'arrayBuffers', 'Total', 'Growth', 'Per value'], rows)}`);
+    if (m.subject === 'floodgate') out.push(`Growth from capacity reached to the end: ${(heapGrowth(m) * 100).toFixed(1)} % (target: within 10 %).`);
+  }
+  return out.join('\n\n');
+}
+
+function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
+  const out: string[] = [];
+  for (const fw of frameworks) {
+    const rows = fw.variants.map((v) => {
+      if (v.pending !== undefined) return [label(v.variant, fw.framework), 'pending', '', '', '', '', '', '', v.pending];
+      const statuses = v.rounds.map((r) => Object.entries(r.statuses).map(([code, n]) => `${code}×${formatCount(n)}`).join(' ')).join('; ');
+      const expected = Math.min(...v.rounds.map((r) => r.expectedShare));
+      const busy = median(v.rounds.map((r) => r.serverBusy));
+      const notes = [expected < 0.99 ? `**only ${(expected * 100).toFixed(1)} % expected statuses**` : '', busy < 0.9 ? `server busy ${(busy * 100).toFixed(0)} %` : '', v.rounds.some((r) => r.errors > 0) ? `${v.rounds.reduce((s, r) => s + r.errors, 0)} errors` : '']
+        .filter(Boolean)
+        .join('; ');
+      return [
+        label(v.variant, fw.framework),
+        formatCount(medianOf(v, (r) => r.rps)),
+        v.variant === 'bare' ? '1.00' : `${formatRatio(median(v.rpsRatios))} (${v.rpsRatios.map(formatRatio).join(', ')})`,
+        formatMs(medianOf(v, (r) => r.p50)),
+        formatMs(medianOf(v, (r) => r.p99)),
+        `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
+        v.variant === 'bare' ? '1.00' : formatRatio(median(v.cpuRatios)),
+        statuses,
+        notes,
+      ];
+    });
+    out.push(
+      `### ${title(fw.framework)}\n\n${markdownTable(['Variant', 'req/s', 'vs bare (per round)', 'p50', 'p99', 'Server CPU / response', 'CPU vs bare', 'Statuses per round', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}`,
+    );
+  }
+  out.push(
+    'Variants: **bare** the route alone; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
+      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; express-rate-limit and @fastify/rate-limit: limit 0; koa-ratelimit: 1 per user per hour, spent in the warm-up).' +
+      (run.httpSettings ? '' : ''),
+  );
+  return out.join('\n\n');
+}
+
+function renderExtras(extras: ExtraResult[]): string {
+  return extras
+    .map((e) => {
+      if (e.status === 'missing') return `**${e.title}**: not in the tree yet. HOOK: once the file exists, \`npm run bench\` runs it as it is (\`node --import tsx bench/${e.file}\`, \`BENCH_QUICK=1\` in quick mode) and prints its output here.`;
+      return `**${e.title}** (${e.status}, ${e.seconds.toFixed(0)} s):\n\n\`\`\`\n${e.output}\n\`\`\``;
+    })
+    .join('\n\n');
+}
+
+function label(variant: string, framework: string): string {
+  return variant.replace('peer', PEER_OF[framework] ?? 'peer');
+}
+
+function title(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
