@@ -1,1 +1,5 @@
-export {};
+import { fastifyFloodgate } from './fastify-floodgate';
+
+export { fastifyFloodgate };
+export type { FastifyFallback, FloodgatePluginOptions, FloodgateRouteConfig } from './fastify-options';
+export default fastifyFloodgate;

@@ -1,0 +1,4 @@
+import { runScenarios } from '../http/scenarios';
+import { fastifyHarness } from './fastify-harness';
+
+runScenarios(fastifyHarness);
