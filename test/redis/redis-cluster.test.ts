@@ -1,7 +1,7 @@
 import { Floodgate, type FlowRuleOptions } from '@floodgate/core';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
-import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
+import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander, until } from './support/counting-commander';
 import { testRedis } from './support/redis-server';
 
@@ -87,7 +87,7 @@ describe('redisCluster: global reject rules', () => {
   it('does not ask Redis again once it knows the window is full until a bucket leaves it', async () => {
     const client = fixture.client();
     const commander = countingCommander(client);
-    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now() });
+    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
     fixture.backends.push(backend);
     await backend.ready();
     const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
@@ -248,7 +248,7 @@ describe('redisCluster: leased tokens', () => {
 
   async function countedEngine(): Promise<{ fg: Floodgate; commander: ReturnType<typeof countingCommander> }> {
     const commander = countingCommander(fixture.client());
-    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now() });
+    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
     fixture.backends.push(backend);
     await backend.ready();
     return { fg: new Floodgate({ clock: fixture.clock, cluster: backend }), commander };

@@ -2,7 +2,7 @@ import { Floodgate, ManualClock } from '@floodgate/core';
 import { publishRules, redisCluster, redisRuleSource, toRedisCommander, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
-import { countPasses, hit, T0 } from './support/cluster-fixture';
+import { countPasses, HEALTHY_TIMEOUT_MS, hit, T0 } from './support/cluster-fixture';
 import { testRedis } from './support/redis-server';
 
 let redis: { url: string; close: () => Promise<void> };
@@ -40,7 +40,7 @@ describe('toRedisCommander with node-redis v5', () => {
     const clock = new ManualClock(T0);
     const engines: Floodgate[] = [];
     for (let i = 0; i < 2; i++) {
-      const backend = redisCluster({ client: await nodeRedis(), prefix, now: () => clock.now() });
+      const backend = redisCluster({ client: await nodeRedis(), prefix, now: () => clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
       backends.push(backend);
       await backend.ready();
       const fg = new Floodgate({ clock, cluster: backend });
@@ -53,7 +53,7 @@ describe('toRedisCommander with node-redis v5', () => {
   it('sends a script again after SCRIPT FLUSH', async () => {
     const clock = new ManualClock(T0);
     const client = await nodeRedis();
-    const backend = redisCluster({ client, prefix, now: () => clock.now() });
+    const backend = redisCluster({ client, prefix, now: () => clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
     backends.push(backend);
     const fg = new Floodgate({ clock, cluster: backend });
     fg.loadFlowRules([{ resource: 'api', threshold: 1, cluster: {} }]);
@@ -66,7 +66,7 @@ describe('toRedisCommander with node-redis v5', () => {
   it('falls back at once when the client is closed', async () => {
     const clock = new ManualClock(T0);
     const client = await nodeRedis();
-    const backend = redisCluster({ client, prefix, now: () => clock.now() });
+    const backend = redisCluster({ client, prefix, now: () => clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
     backends.push(backend);
     const fg = new Floodgate({ clock, cluster: backend });
     fg.loadFlowRules([{ resource: 'api', threshold: 1, cluster: {} }]);

@@ -2,6 +2,9 @@ import { Floodgate, ManualClock } from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import Redis from 'ioredis';
 
+/** The timeout of backends in tests that are not about timeouts. */
+export const HEALTHY_TIMEOUT_MS = 2000;
+
 /** A time on the 500 ms bucket grid, so a test starts at the beginning of a bucket. */
 export const T0 = 1_700_000_000_000;
 
@@ -27,9 +30,13 @@ export class ClusterFixture {
     return client;
   }
 
-  /** A backend on its own client, on the fixture's prefix and clock, ready. */
+  /**
+   * A backend on its own client, on the fixture's prefix and clock, ready. Its timeout is
+   * generous (these tests are not about timeouts): on a loaded machine a 20 ms real-time timeout
+   * could expire before a healthy Redis answers, and the check would fall back.
+   */
   async backend(options: Partial<RedisClusterOptions> = {}): Promise<RedisClusterBackend> {
-    const backend = redisCluster({ client: this.client(), prefix: this.prefix, now: () => this.clock.now(), ...options });
+    const backend = redisCluster({ client: this.client(), prefix: this.prefix, now: () => this.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS, ...options });
     this.backends.push(backend);
     await backend.ready();
     return backend;

@@ -11,7 +11,7 @@ import Redis from 'ioredis';
 async function main(): Promise<void> {
   const env = process.env;
   const client = new Redis(env.FG_REDIS_URL!);
-  const backend = redisCluster({ client, prefix: env.FG_PREFIX!, now: () => Number(env.FG_NOW) });
+  const backend = redisCluster({ client, prefix: env.FG_PREFIX!, now: () => Number(env.FG_NOW), timeoutMs: 2000 });
   await backend.ready();
   const fg = new Floodgate({ cluster: backend });
   fg.loadFlowRules([{ resource: 'api', threshold: Number(env.FG_THRESHOLD), cluster: { thresholdType: 'global' } }]);
