@@ -1,0 +1,68 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import request from 'supertest';
+import { blockErrorHandler, rateLimit, resilience } from '@floodgate/express';
+import { Floodgate, ManualClock } from '@floodgate/core';
+
+describe('@floodgate/express', () => {
+  let fg: Floodgate;
+
+  beforeEach(() => {
+    fg = new Floodgate({ clock: new ManualClock(10_000) });
+  });
+
+  it('names a per-route resource by the router’s mount path and the route’s path', async () => {
+    const app = express();
+    const api = express.Router();
+    api.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), (_req, res) => void res.json({ ok: true }));
+    app.use('/api', api);
+    await request(app).get('/api/users/1').expect(200);
+    const blocked = await request(app).get('/api/users/2').expect(429);
+    expect(JSON.parse(blocked.text).resource).toBe('GET /api/users/:id');
+  });
+
+  it('matches route patterns on the full path, whatever the mount point', async () => {
+    const app = express();
+    app.use('/api', resilience({ floodgate: fg, routes: { 'GET /api/ping': { rateLimit: { threshold: 0 } } } }));
+    app.get('/api/ping', (_req, res) => void res.json({ ok: true }));
+    await request(app).get('/api/ping').expect(429);
+  });
+
+  it('sends a per-route middleware used outside a route to next(err), saying why', async () => {
+    const app = express();
+    const errors: unknown[] = [];
+    app.use(rateLimit({ floodgate: fg, threshold: 1 }));
+    app.get('/a', (_req, res) => void res.json({ ok: true }));
+    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+      errors.push(err);
+      res.status(500).end();
+    });
+    await request(app).get('/a').expect(500);
+    expect(String(errors[0])).toContain('rateLimit() cannot tell which route this request is on');
+  });
+
+  it('guards a per-route middleware used outside a route when it is given a resource', async () => {
+    const app = express();
+    app.use(rateLimit({ floodgate: fg, threshold: 1, resource: 'everything' }));
+    app.get('/a', (_req, res) => void res.json({ ok: true }));
+    await request(app).get('/a').expect(200);
+    expect(JSON.parse((await request(app).get('/a').expect(429)).text).resource).toBe('everything');
+  });
+
+  it('refuses invalid per-route options when the middleware is created', () => {
+    expect(() => rateLimit({ floodgate: fg, threshold: -1 })).toThrow('Invalid rateLimit() options: threshold: must be a finite number >= 0, got -1');
+  });
+
+  it('passes errors that are not blocks on to the next error handler', async () => {
+    const app = express();
+    app.get('/a', () => {
+      throw new Error('boom');
+    });
+    app.use(blockErrorHandler());
+    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => void res.status(500).json({ seen: err.message }));
+    await request(app).get('/a').expect(500, { seen: 'boom' });
+  });
+
+  it('refuses an unknown blockErrorHandler option', () => {
+    expect(() => blockErrorHandler({ origin: () => '' } as never)).toThrow('Invalid blockErrorHandler() options: origin: unknown field (allowed: floodgate, onBlock, fallback, headers)');
+  });
+});
