@@ -90,3 +90,34 @@ describe('QPS throttle (ThrottlingController)', () => {
     expect(passes(fg.tryEntry('r'))).toBe(true);
   });
 });
+
+describe('QPS throttle refunds', () => {
+  it('leaves an aborted middle slot as a gap, so no slot is given twice', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    await fg.enter('r');
+    const middle = new AbortController();
+    const b = fg.enter('r', { signal: middle.signal });
+    const c = fg.enter('r').then((entry) => entry.createdAt);
+    middle.abort(new Error('left'));
+    await expect(b).rejects.toThrow('left');
+    const d = fg.enter('r').then((entry) => entry.createdAt);
+    await clock.advance(300);
+    expect([await c, await d]).toEqual([200, 300]);
+  });
+
+  it('gives back the last slot once, then leaves gaps', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    await fg.enter('r');
+    const second = new AbortController();
+    const third = new AbortController();
+    const b = fg.enter('r', { signal: second.signal });
+    const c = fg.enter('r', { signal: third.signal });
+    third.abort(new Error('left'));
+    second.abort(new Error('left'));
+    await expect(c).rejects.toThrow();
+    await expect(b).rejects.toThrow();
+    const d = fg.enter('r').then((entry) => entry.createdAt);
+    await clock.advance(200);
+    expect(await d).toBe(200);
+  });
+});

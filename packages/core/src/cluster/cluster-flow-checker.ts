@@ -58,10 +58,10 @@ export class ClusterFlowChecker implements Checker {
     }
   }
 
-  refund(entry: Entry): void {
+  refund(entry: Entry, slotAt: number): void {
     // A wait reserved in the store is not given back (one more round trip for an aborted call):
     // the cluster's pacing loses that one slot.
-    if (this.localWaits.delete(entry)) this.local.refund?.(entry);
+    if (this.localWaits.delete(entry)) this.local.refund?.(entry, slotAt);
   }
 
   private fallBack(entry: Entry, now: number, decision: Extract<ClusterDecision, { status: 'unavailable' }>): CheckResult {

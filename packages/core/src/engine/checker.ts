@@ -19,8 +19,11 @@ export interface Checker {
    * Checkers without it are decided by {@link Checker.check} in every mode.
    */
   checkAsync?(entry: Entry, now: number): Promise<CheckResult>;
-  /** Gives back the slot reserved by a wait the caller abandoned (its signal aborted). */
-  refund?(entry: Entry): void;
+  /**
+   * Gives back the slot reserved by a wait the caller abandoned (its signal aborted).
+   * @param slotAt - when the abandoned slot was due (the check's `now` + its wait)
+   */
+  refund?(entry: Entry, slotAt: number): void;
 }
 
 /** Runs when a passed entry exits (circuit breakers record the call here). */

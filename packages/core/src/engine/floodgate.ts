@@ -154,7 +154,7 @@ export class Floodgate implements EntryOwner {
       try {
         await this.clock.sleep(result, signal);
       } catch (reason) {
-        checker.refund?.(entry);
+        checker.refund?.(entry, now + result);
         release(entry, this.clock.now());
         throw reason;
       }

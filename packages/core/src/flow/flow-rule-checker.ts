@@ -46,8 +46,8 @@ export class FlowRuleChecker implements Checker {
     });
   }
 
-  refund(entry: Entry): void {
-    this.controller.refund?.(entry.acquireCount);
+  refund(_entry: Entry, slotAt: number): void {
+    this.controller.refund?.(slotAt);
   }
 
   private selectNode(entry: Entry): StatisticNode | undefined {

@@ -27,8 +27,8 @@ export class ThrottlingController implements TrafficController {
     return canWait ? Math.max(0, wait - this.maxQueueingTimeMs) : wait;
   }
 
-  refund(acquireCount: number): void {
-    this.pacer.refund(this.costMs(acquireCount));
+  refund(slotAt: number): void {
+    this.pacer.refund(slotAt);
   }
 
   private costMs(acquireCount: number): number {

@@ -17,6 +17,6 @@ export interface TrafficController {
   tryPass(node: StatisticNode, acquireCount: number, now: number, canWait: boolean): number;
   /** After {@link BLOCKED}: ms until a retry could pass, or `undefined` when not known. */
   retryAfterMs(node: StatisticNode, acquireCount: number, now: number, canWait: boolean): number | undefined;
-  /** Gives back the slot of a wait that was abandoned (an aborted `enter()`). */
-  refund?(acquireCount: number): void;
+  /** Gives back the slot due at `slotAt` of a wait that was abandoned (an aborted `enter()`). */
+  refund?(slotAt: number): void;
 }

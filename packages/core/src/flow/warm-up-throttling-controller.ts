@@ -36,7 +36,7 @@ export class WarmUpThrottlingController implements TrafficController {
     return canWait ? Math.max(0, wait - this.maxQueueingTimeMs) : wait;
   }
 
-  refund(): void {
-    this.pacer.refund(this.lastCostMs);
+  refund(slotAt: number): void {
+    this.pacer.refund(slotAt);
   }
 }

@@ -16,11 +16,10 @@ import { ValueChange } from './value-change';
  * This is the algorithm of `flow/pacer.ts`, which it does not reuse, for two reasons. Sentinel
  * rounds the cost to whole ms and queues only while the wait is strictly below
  * `maxQueueingTimeMs`; like `Pacer`, this keeps the cost fractional and queues up to
- * `maxQueueingTimeMs` inclusive. But `Pacer.refund` always moves the queue's end back by one
- * cost, which hands an aborted middle slot to the next caller while a later waiter still holds
- * the slot after it (two calls in one slot), and its state is private, so an array value's
- * refused call could not restore it. Here a slot is given back only while it is the queue's
- * end (see `ValueChange`), and the per-value state is the shared {@link ParamValueState}.
+ * `maxQueueingTimeMs` inclusive. But a `Pacer` keeps its state private, so an array value's
+ * refused call could not restore it; here the per-value state is the shared
+ * {@link ParamValueState}, undone through `ValueChange`. As with `Pacer`, a slot is given back
+ * only while it is the queue's end, so no slot is ever given to two calls.
  */
 export class HotParamThrottleChecker extends HotParamChecker {
   /** The changes of each queued call, until it is aborted or collected. */
