@@ -1,0 +1,95 @@
+/**
+ * Cluster mode: two processes share one limit through Redis. Each gets a burst of requests at
+ * the same moment; together they serve exactly QUOTES_PER_SECOND, however the burst splits.
+ * Run (with a Redis at REDIS_URL, default redis://127.0.0.1:6379):
+ * `npx tsx --conditions=@floodgate/source examples/cluster/main.ts`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { QUOTES_PER_SECOND } from './instance';
+
+/** What one process answered. */
+export interface ProcessReport {
+  readonly pid: number;
+  readonly served: number;
+  readonly limited: number;
+  /** Checks decided without Redis. */
+  readonly fallbacks: number;
+}
+
+/** Options of {@link runCluster}. */
+export interface RunClusterOptions {
+  readonly redisUrl: string;
+  /** Requests per process. @defaultValue 15 */
+  readonly requestsEach?: number;
+  /** Key prefix. @defaultValue a fresh one per run */
+  readonly prefix?: string;
+  /** Pins the shared time (tests); by default Redis's own clock. */
+  readonly now?: number;
+}
+
+const ROOT = join(__dirname, '..', '..');
+
+function startProcess(env: Record<string, string>): { child: ChildProcess; next: () => Promise<string> } {
+  const child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, 'worker.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let i: number;
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, i);
+      buffer = buffer.slice(i + 1);
+      const waiter = waiting.shift();
+      if (waiter) waiter(line);
+      else lines.push(line);
+    }
+  });
+  const exited = new Promise<string>((_, reject) => child.once('exit', (code) => reject(new Error(`worker exited with code ${code}`))));
+  exited.catch(() => undefined);
+  const next = (): Promise<string> => {
+    const line = lines.shift();
+    if (line !== undefined) return Promise.resolve(line);
+    return Promise.race([new Promise<string>((resolve) => waiting.push(resolve)), exited]);
+  };
+  return { child, next };
+}
+
+/** Starts two processes on one Redis, gives each a burst at the same moment, returns their reports. */
+export async function runCluster(options: RunClusterOptions): Promise<ProcessReport[]> {
+  const env: Record<string, string> = {
+    FG_REDIS_URL: options.redisUrl,
+    FG_PREFIX: options.prefix ?? `floodgate-example:${process.pid}:${Date.now()}`,
+    FG_REQUESTS: String(options.requestsEach ?? 15),
+    ...(options.now !== undefined ? { FG_NOW: String(options.now) } : {}),
+  };
+  const processes = [startProcess(env), startProcess(env)];
+  try {
+    for (const p of processes) {
+      const line = await p.next();
+      if (line !== 'ready') throw new Error(`unexpected worker output: ${line}`);
+    }
+    for (const p of processes) p.child.stdin!.write('go\n');
+    return await Promise.all(processes.map(async (p) => JSON.parse(await p.next()) as ProcessReport));
+  } finally {
+    for (const p of processes) if (p.child.exitCode === null) p.child.kill();
+  }
+}
+
+if (require.main === module) {
+  runCluster({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' })
+    .then((reports) => {
+      for (const r of reports) console.log(`process ${r.pid}: served ${r.served}, answered 429 to ${r.limited}`);
+      const served = reports.reduce((sum, r) => sum + r.served, 0);
+      console.log(`together: served ${served}, the fleet-wide limit being ${QUOTES_PER_SECOND} per second`);
+    })
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+}

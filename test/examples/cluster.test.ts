@@ -1,0 +1,26 @@
+import { runCluster } from '../../examples/cluster/main';
+import { QUOTES_PER_SECOND } from '../../examples/cluster/instance';
+import { T0 } from '../redis/support/cluster-fixture';
+import { testRedis } from '../redis/support/redis-server';
+
+let redis: { url: string; close: () => Promise<void> };
+
+beforeAll(async () => {
+  redis = await testRedis();
+});
+afterAll(async () => {
+  await redis.close();
+});
+
+describe('examples/cluster', () => {
+  it('serves exactly the fleet-wide limit across two processes, all decided by Redis', async () => {
+    const reports = await runCluster({ redisUrl: redis.url, requestsEach: 15, prefix: `fg-test:example-cluster:${process.pid}`, now: T0 });
+    expect(reports).toHaveLength(2);
+    expect(new Set(reports.map((r) => r.pid)).size).toBe(2);
+    expect(reports.reduce((sum, r) => sum + r.served, 0)).toBe(QUOTES_PER_SECOND);
+    for (const r of reports) {
+      expect(r.served + r.limited).toBe(15);
+      expect(r.fallbacks).toBe(0);
+    }
+  }, 30_000);
+});
