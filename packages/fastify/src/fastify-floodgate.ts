@@ -21,7 +21,13 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
   fastify.decorate('floodgate', guard.engine);
   if (guard.hasRoutes) {
     fastify.addHook('onRequest', function floodgateRoutes(request, reply, hookDone) {
-      guardThen(() => guard.guardRoutes(reply.raw, request, request.method, request.url), guard, request, reply, hookDone);
+      let verdict: GuardVerdict | Promise<GuardVerdict>;
+      try {
+        verdict = guard.guardRoutes(reply.raw, request, request.method, request.url);
+      } catch (err) {
+        return hookDone(err as Error);
+      }
+      settle(guard, verdict, request, reply, hookDone);
     });
   }
   fastify.addHook('onRoute', (route) => {
@@ -30,23 +36,20 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
     if (config === undefined || config === false) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const policies = new Map(methods.map((method) => [method, guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate')]));
+    const only = policies.size === 1 ? policies.values().next().value : undefined;
     const hook = function floodgateRoute(request: FastifyRequest, reply: FastifyReply, hookDone: HookHandlerDoneFunction): void {
-      guardThen(() => guard.guardRoute(reply.raw, request, policies.get(request.method)!, request.params as RouteParams), guard, request, reply, hookDone);
+      let verdict: GuardVerdict | Promise<GuardVerdict>;
+      try {
+        verdict = guard.guardRoute(reply.raw, request, only ?? policies.get(request.method)!, request.params as RouteParams);
+      } catch (err) {
+        return hookDone(err as Error);
+      }
+      settle(guard, verdict, request, reply, hookDone);
     };
     route.onRequest = [hook, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
   });
   done();
 };
-
-function guardThen(check: () => GuardVerdict | Promise<GuardVerdict>, guard: Guard, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  let verdict: GuardVerdict | Promise<GuardVerdict>;
-  try {
-    verdict = check();
-  } catch (err) {
-    return done(err as Error);
-  }
-  settle(guard, verdict, request, reply, done);
-}
 
 /**
  * The route's error handler, answering a `BlockError` from the handler (a decorated service

@@ -133,6 +133,22 @@ describe('HttpGuard routes', () => {
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'GET /a' });
   });
 
+  it('gives a hotspot rule the wildcard’s capture', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '/files/*': { hotParam: { param: '*', threshold: 1 } } } }, 'r');
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/b')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/c')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/b')).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a/b' });
+  });
+
+  it('gives path parameters to hotspot rules loaded at run time on the route', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /users/:id': { rateLimit: { threshold: 100 } } } }, 'r');
+    fg.loadHotParamRules([{ resource: 'GET /users/:id', paramKey: 'id', threshold: 1 }]);
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/users/1')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/users/1')).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: '1' });
+  });
+
   it('leaves requests no pattern matches alone', () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');

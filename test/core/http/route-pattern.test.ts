@@ -56,6 +56,11 @@ describe('RoutePattern', () => {
     expect(route.match('GET', '/a')).toBeUndefined();
   });
 
+  it('matches without capturing when asked not to', () => {
+    expect(new RoutePattern('GET /users/:id/*').match('GET', '/users/1/a/b', false)).toEqual({});
+    expect(new RoutePattern('GET /users/:id').match('GET', '/users', false)).toBeUndefined();
+  });
+
   it('lists its parameter names', () => {
     expect(new RoutePattern('GET /a/:x/:y/*').paramNames).toEqual(['x', 'y', '*']);
   });

@@ -175,7 +175,7 @@ export class HttpGuard<Req, F> {
     let origin = '';
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i]!;
-      const params = route.pattern.match(method, url);
+      const params = route.pattern.match(method, url, route.policy.readsParams);
       if (params === undefined) continue;
       if (state === undefined) {
         origin = this.originOf(req);
@@ -244,7 +244,7 @@ export class HttpGuard<Req, F> {
     for (let i = from; i < routes.length; i++) {
       const route = routes[i]!;
       if (i !== from) {
-        params = route.pattern.match(method, url);
+        params = route.pattern.match(method, url, route.policy.readsParams);
         if (params === undefined || state.entered(route.policy.resource)) continue;
       }
       const verdict = route.policy.queues ? await this.enterQueued(state, req, origin, route.policy, params!) : this.enterNow(state, req, origin, route.policy, params!);

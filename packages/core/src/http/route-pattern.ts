@@ -73,9 +73,10 @@ export class RoutePattern {
 
   /**
    * The path parameters when `method` and `url` (a request target: path and optional query)
-   * match, else `undefined`. Allocates only when the pattern has parameters.
+   * match, else `undefined`. Allocates only when the pattern has parameters and `capture` is
+   * true; with `capture` false, a match gives an empty object.
    */
-  match(method: string, url: string): RouteParams | undefined {
+  match(method: string, url: string, capture = true): RouteParams | undefined {
     if (this.method !== '*' && method !== this.method) return undefined;
     let end = url.indexOf('?');
     if (end < 0) end = url.length;
@@ -87,6 +88,7 @@ export class RoutePattern {
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
       if (segment.kind === SegmentKind.Wildcard) {
+        if (!capture) return NO_PARAMS;
         (params ??= {})['*'] = pos >= end ? '' : decode(url.slice(pos + 1, end));
         return params;
       }
@@ -98,7 +100,7 @@ export class RoutePattern {
         if (next - start !== segment.value.length || !url.startsWith(segment.value, start)) return undefined;
       } else {
         if (next === start) return undefined;
-        (params ??= {})[segment.value] = decode(url.slice(start, next));
+        if (capture) (params ??= {})[segment.value] = decode(url.slice(start, next));
       }
       pos = next;
     }

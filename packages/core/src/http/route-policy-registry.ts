@@ -44,7 +44,9 @@ export class RoutePolicyRegistry {
     if (policy === undefined) {
       policy = new RoutePolicy(resource);
       this.policies.set(resource, policy);
-      policy.queues = queueingResources(this.engine.getRules(), this.engine).has(resource);
+      const found = inspect(this.engine.getRules(), this.engine);
+      policy.queues = found.queueing.has(resource);
+      policy.readsParams = found.keyed.has(resource);
     }
     if (rules.fallback !== undefined && policy.fallback !== undefined && policy.fallback !== rules.fallback) {
       throw new RuleValidationError(
@@ -76,20 +78,28 @@ export class RoutePolicyRegistry {
 
   private refresh(rules: RuleSet): void {
     if (this.policies.size === 0) return;
-    const queueing = queueingResources(rules, this.engine);
-    for (const policy of this.policies.values()) policy.queues = queueing.has(policy.resource);
+    const found = inspect(rules, this.engine);
+    for (const policy of this.policies.values()) {
+      policy.queues = found.queueing.has(policy.resource);
+      policy.readsParams = policy.readerCount > 0 || found.keyed.has(policy.resource);
+    }
   }
 }
 
-/** The resources whose rules may make a call wait: throttling flow and hotspot rules, and cluster rules. */
-function queueingResources(rules: RuleSet, engine: Floodgate): Set<string> {
+/**
+ * The resources whose rules may make a call wait (throttling flow and hotspot rules, cluster
+ * rules), and those with hotspot rules reading a named parameter (`paramKey`).
+ */
+function inspect(rules: RuleSet, engine: Floodgate): { readonly queueing: Set<string>; readonly keyed: Set<string> } {
   const cluster = engine.cluster !== undefined;
-  const found = new Set<string>();
+  const queueing = new Set<string>();
+  const keyed = new Set<string>();
   for (const rule of rules.flow) {
-    if (rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle' || (cluster && rule.cluster !== undefined)) found.add(rule.resource);
+    if (rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle' || (cluster && rule.cluster !== undefined)) queueing.add(rule.resource);
   }
   for (const rule of rules.hotParams) {
-    if ((rule.behavior === 'throttle' && rule.maxQueueingTimeMs > 0) || (cluster && rule.cluster !== undefined)) found.add(rule.resource);
+    if ((rule.behavior === 'throttle' && rule.maxQueueingTimeMs > 0) || (cluster && rule.cluster !== undefined)) queueing.add(rule.resource);
+    if (rule.paramKey !== undefined) keyed.add(rule.resource);
   }
-  return found;
+  return { queueing, keyed };
 }

@@ -17,6 +17,8 @@ export class RoutePolicy {
   fallback: unknown = undefined;
   /** Whether the rules in force on the resource may queue a request (throttling, cluster rules). */
   queues = false;
+  /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
+  readsParams = false;
   private readonly readers: HttpParamReader<unknown>[] = [];
 
   constructor(resource: string) {
@@ -31,6 +33,7 @@ export class RoutePolicy {
   /** Adds a function-valued param; hotspot rules read it at `paramIndex` {@link RoutePolicy.readerCount} − 1. */
   addReader(reader: HttpParamReader<unknown>): void {
     this.readers.push(reader);
+    this.readsParams = true;
   }
 
   /** The entry's `args`: the value of each function-valued param. Allocates only when there is one. */
