@@ -7,8 +7,9 @@ const BLOCK: ClusterDecision = Object.freeze({ status: 'block', retryAfterMs: un
 
 /**
  * A `throttle` rule in the store: every instance paces its calls on one shared latest-passed
- * time, so the cluster as a whole admits one call per `durationMs * acquireCount / threshold`
- * ms, queueing calls up to `maxQueueingTimeMs`. Pacing cannot be leased.
+ * time (per value, for a hotspot rule), so the cluster as a whole admits one call per
+ * `durationMs * acquireCount / threshold` ms, queueing calls up to `maxQueueingTimeMs`.
+ * Pacing cannot be leased.
  */
 export class PaceLimiter implements ClusterLimiter {
   private readonly baseKey: string;
@@ -22,21 +23,28 @@ export class PaceLimiter implements ClusterLimiter {
     this.maxQueueArg = String(spec.maxQueueingTimeMs);
   }
 
-  acquire(acquireCount: number, scope: string, thresholdOverride?: number): Promise<ClusterDecision> {
+  acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision> {
+    return this.acquireEach(acquireCount, [scope], [threshold ?? this.spec.threshold]);
+  }
+
+  acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
     if (acquireCount <= 0) return Promise.resolve(PASS);
-    const threshold = this.ctx.effectiveThreshold(thresholdOverride ?? this.spec.threshold, this.spec.thresholdType);
-    if (threshold <= 0) return Promise.resolve(BLOCK);
-    const costMs = (this.spec.durationMs * acquireCount) / threshold;
-    const ttlMs = Math.ceil(costMs + this.spec.maxQueueingTimeMs) + 1000;
-    const key = scope === '' ? this.baseKey : `${this.baseKey}:${scope}`;
-    const args = [this.ctx.sharedNow(), String(costMs), this.maxQueueArg, String(ttlMs)];
-    return this.ctx.gate.run(PACE_SCRIPT, key, args, (reply, recoveredAfterMs) => {
+    const keys: string[] = [];
+    const args = [this.ctx.sharedNow(), this.maxQueueArg];
+    for (let i = 0; i < scopes.length; i++) {
+      const threshold = this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType);
+      if (threshold <= 0) return Promise.resolve(i === 0 ? BLOCK : { status: 'block', retryAfterMs: undefined, index: i });
+      const costMs = (this.spec.durationMs * acquireCount) / threshold;
+      keys.push(scopes[i] === '' ? this.baseKey : `${this.baseKey}:${scopes[i]}`);
+      args.push(String(costMs), String(Math.ceil(costMs + this.spec.maxQueueingTimeMs) + 1000));
+    }
+    return this.ctx.gate.run(PACE_SCRIPT, keys, args, (reply, recoveredAfterMs) => {
       const status = replyNumber(reply, 0);
       const ms = replyNumber(reply, 1);
       const extra = recoveredAfterMs === undefined ? undefined : { recoveredAfterMs };
       if (status === 1) return extra === undefined ? PASS : { status: 'pass', ...extra };
       if (status === 2) return { status: 'wait', waitMs: ms, ...extra };
-      return { status: 'block', retryAfterMs: ms, ...extra };
+      return { status: 'block', retryAfterMs: ms, index: replyNumber(reply, 2), ...extra };
     });
   }
 

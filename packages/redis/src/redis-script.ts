@@ -25,13 +25,14 @@ export class RedisScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Runs the script on one key. */
-  async run(commander: RedisCommander, key: string, args: readonly string[]): Promise<unknown> {
+  /** Runs the script on `keys`. */
+  async run(commander: RedisCommander, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const count = String(keys.length);
     try {
-      return await commander.send(['EVALSHA', this.sha, '1', key, ...args]);
+      return await commander.send(['EVALSHA', this.sha, count, ...keys, ...args]);
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      return commander.send(['EVAL', this.source, '1', key, ...args]);
+      return commander.send(['EVAL', this.source, count, ...keys, ...args]);
     }
   }
 

@@ -71,8 +71,8 @@ export class StoreGate {
     private readonly localNow: () => number,
   ) {}
 
-  /** Runs `script` on `key` within the timeout; `parse` reads its reply. */
-  run(script: RedisScript, key: string, args: readonly string[], parse: ReplyParser): Promise<ClusterDecision> {
+  /** Runs `script` on `keys` within the timeout; `parse` reads its reply. */
+  run(script: RedisScript, keys: readonly string[], args: readonly string[], parse: ReplyParser): Promise<ClusterDecision> {
     if (this.breaker.admit(this.localNow()) === Admission.Skip) return BREAKER_OPEN;
     if (!this.commander.isReady()) {
       this.failed();
@@ -81,7 +81,7 @@ export class StoreGate {
     return new Promise<ClusterDecision>((resolve) => {
       const call = new PendingCall(this, parse, resolve, this.timeoutMs);
       this.deadlines.add(call);
-      script.run(this.commander, key, args).then(
+      script.run(this.commander, keys, args).then(
         (reply) => call.replied(reply),
         (error: unknown) => call.failed(error),
       );

@@ -23,18 +23,27 @@ export class TokenBucketLimiter implements ClusterLimiter {
     this.durationArg = String(spec.durationMs);
   }
 
-  acquire(acquireCount: number, scope: string, thresholdOverride?: number): Promise<ClusterDecision> {
-    const tokens = this.ctx.effectiveThreshold(thresholdOverride ?? this.spec.threshold, this.spec.thresholdType);
-    const max = tokens + this.spec.burstCount;
-    // Idle for this long, a value's bucket is full again: its key can go.
-    const ttlMs = tokens > 0 ? Math.ceil((this.spec.durationMs * max) / tokens) + this.spec.durationMs : this.spec.durationMs;
-    const args = [this.ctx.sharedNow(), String(tokens), this.burstArg, this.durationArg, String(acquireCount), String(ttlMs)];
-    return this.ctx.gate.run(TOKEN_BUCKET_SCRIPT, `${this.baseKey}:${scope}`, args, (reply, recoveredAfterMs) => {
+  acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision> {
+    return this.acquireEach(acquireCount, [scope], [threshold ?? this.spec.threshold]);
+  }
+
+  acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
+    const { durationMs, burstCount } = this.spec;
+    const keys: string[] = [];
+    const args = [this.ctx.sharedNow(), this.burstArg, this.durationArg, String(acquireCount)];
+    for (let i = 0; i < scopes.length; i++) {
+      const tokens = this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType);
+      // Idle for this long, a value's bucket is full again: its key can go.
+      const ttlMs = tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs;
+      keys.push(`${this.baseKey}:${scopes[i]}`);
+      args.push(String(tokens), String(ttlMs));
+    }
+    return this.ctx.gate.run(TOKEN_BUCKET_SCRIPT, keys, args, (reply, recoveredAfterMs) => {
       const passed = replyNumber(reply, 0) === 1;
       const extra = recoveredAfterMs === undefined ? undefined : { recoveredAfterMs };
       if (passed) return extra === undefined ? PASS : { status: 'pass', ...extra };
       const retry = replyNumber(reply, 1);
-      return { status: 'block', retryAfterMs: retry < 0 ? undefined : retry, ...extra };
+      return { status: 'block', retryAfterMs: retry < 0 ? undefined : retry, index: replyNumber(reply, 2), ...extra };
     });
   }
 

@@ -79,7 +79,7 @@ export class WindowLimiter implements ClusterLimiter {
     const threshold = this.ctx.effectiveThreshold(this.spec.threshold, this.spec.thresholdType);
     const key = scope === '' ? this.baseKey : `${this.baseKey}:${scope}`;
     const args = [this.ctx.sharedNow(), String(threshold), String(acquireCount), String(leaseSize), BUCKET_MS_ARG, BUCKETS_ARG];
-    return this.ctx.gate.run(WINDOW_SCRIPT, key, args, (reply, recoveredAfterMs) => {
+    return this.ctx.gate.run(WINDOW_SCRIPT, [key], args, (reply, recoveredAfterMs) => {
       const passed = replyNumber(reply, 0) === 1;
       const msLeft = replyNumber(reply, 2);
       const room = replyNumber(reply, 3);

@@ -33,6 +33,8 @@ export interface ClusterBlock extends ClusterDecisionBase {
   readonly status: 'block';
   /** ms until a retry could pass, where known. */
   readonly retryAfterMs: number | undefined;
+  /** For {@link ClusterLimiter.acquireEach}: the position of the scope that was refused. */
+  readonly index?: number;
 }
 
 /** The store could not decide; the rule falls back (to the local rule, or lets the call pass). */
@@ -104,6 +106,14 @@ export interface ClusterLimiter {
    * `specificItems`).
    */
   acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision>;
+  /**
+   * As {@link ClusterLimiter.acquire} for several scopes at once (a hotspot rule's array
+   * argument: each element is a value), all or nothing: when one scope is refused, none is
+   * charged, and the block names the refused scope's position. Implemented by the limiters of
+   * hotspot rules (`'tokenBucket'`, and `'pace'`).
+   * @param thresholds - each scope's threshold, in order.
+   */
+  acquireEach?(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision>;
   /**
    * Decides synchronously from tokens already leased to this instance: `true` (taken), `false`
    * (the shared limit is known to be reached for now) or `undefined` (nothing leased: the caller

@@ -3,8 +3,9 @@ import type { Entry } from '../engine/entry';
 import type { EventHub } from '../engine/events';
 import { FlowBlockError } from '../errors/flow-block-error';
 import type { FlowRule } from '../flow/flow-rule';
-import type { ClusterDecision, ClusterLimiter } from './cluster-backend';
+import type { ClusterLimiter, ClusterUnavailable } from './cluster-backend';
 import type { ClusterRuleConfig } from './cluster-rule-options';
+import { ClusterReporter } from './cluster-reporter';
 
 /**
  * Checks one cluster flow rule: `enter()`/`run()` ask the shared store (through the rule's
@@ -14,6 +15,7 @@ import type { ClusterRuleConfig } from './cluster-rule-options';
  */
 export class ClusterFlowChecker implements Checker {
   private readonly cluster: ClusterRuleConfig;
+  private readonly reporter: ClusterReporter;
   /** Entries whose wait was reserved by the local rule (so an abort refunds it there). */
   private readonly localWaits = new WeakSet<Entry>();
 
@@ -22,12 +24,13 @@ export class ClusterFlowChecker implements Checker {
     /** The same rule decided in process: the fallback, and the sync path without a lease. */
     private readonly local: Checker,
     private readonly limiter: ClusterLimiter,
-    private readonly backendName: string,
-    private readonly events: EventHub,
+    backendName: string,
+    events: EventHub,
     /** The origins named by the resource's flow rules (for `'other'`). */
     private readonly namedOrigins: ReadonlySet<string>,
   ) {
     this.cluster = rule.cluster!;
+    this.reporter = new ClusterReporter(events, backendName, rule);
   }
 
   check(entry: Entry, now: number, canWait: boolean): CheckResult {
@@ -43,19 +46,11 @@ export class ClusterFlowChecker implements Checker {
     const scope = this.scopeOf(entry);
     if (scope === undefined) return undefined;
     const decision = await this.limiter.acquire(entry.acquireCount, scope);
-    switch (decision.status) {
-      case 'pass':
-        this.noteRecovery(decision);
-        return undefined;
-      case 'wait':
-        this.noteRecovery(decision);
-        return decision.waitMs;
-      case 'block':
-        this.noteRecovery(decision);
-        return this.blocked(entry, decision.retryAfterMs);
-      case 'unavailable':
-        return this.fallBack(entry, now, decision);
-    }
+    if (decision.status === 'unavailable') return this.fallBack(entry, now, decision);
+    this.reporter.answered(decision);
+    if (decision.status === 'pass') return undefined;
+    if (decision.status === 'wait') return decision.waitMs;
+    return this.blocked(entry, decision.retryAfterMs);
   }
 
   refund(entry: Entry, slotAt: number): void {
@@ -64,27 +59,13 @@ export class ClusterFlowChecker implements Checker {
     if (this.localWaits.delete(entry)) this.local.refund?.(entry, slotAt);
   }
 
-  private fallBack(entry: Entry, now: number, decision: Extract<ClusterDecision, { status: 'unavailable' }>): CheckResult {
+  private fallBack(entry: Entry, now: number, decision: ClusterUnavailable): CheckResult {
     const local = this.cluster.fallbackToLocal;
-    if (this.events.has('clusterFallback')) {
-      this.events.emit('clusterFallback', {
-        resource: entry.resource,
-        rule: this.rule,
-        backend: this.backendName,
-        reason: decision.reason,
-        ...(decision.error !== undefined ? { error: decision.error } : {}),
-        decidedBy: local ? 'local' : 'pass',
-      });
-    }
+    this.reporter.fellBack(entry.resource, decision, local ? 'local' : 'pass');
     if (!local) return undefined;
     const result = this.local.check(entry, now, true);
     if (typeof result === 'number') this.localWaits.add(entry);
     return result;
-  }
-
-  private noteRecovery(decision: { readonly recoveredAfterMs?: number }): void {
-    if (decision.recoveredAfterMs === undefined) return;
-    this.events.emit('clusterRecover', { backend: this.backendName, downForMs: decision.recoveredAfterMs });
   }
 
   private blocked(entry: Entry, retryAfterMs: number | undefined): FlowBlockError {

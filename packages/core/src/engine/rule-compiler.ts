@@ -2,6 +2,7 @@ import { compileAuthorityRules } from '../authority/compile-authority-rules';
 import { compileCircuitBreakerRules } from '../circuit-breaker/compile-circuit-breaker-rules';
 import { compileFlowRules, namedOrigins } from '../flow/compile-flow-rules';
 import { compileHotParamRules } from '../hot-param/compile-hot-param-rules';
+import { withClusterHotParams } from '../cluster/compile-cluster-hot-param-rule';
 import type { RuleSet } from '../rules/rule-set';
 import type { CompileContext } from './compile-context';
 import { ResourceRules } from './resource-rules';
@@ -53,7 +54,7 @@ export class RuleCompiler {
       const breakers = compileCircuitBreakerRules(group.circuitBreakers, ctx);
       const checkers = [
         ...compileAuthorityRules(group.authority, ctx),
-        ...compileHotParamRules(group.hotParams, ctx),
+        ...withClusterHotParams(compileHotParamRules(group.hotParams, ctx), ctx),
         ...compileFlowRules(group.flow, ctx),
         ...breakers,
       ];

@@ -70,14 +70,16 @@ export abstract class HotParamChecker implements Checker {
     // Only pacing queues calls.
   }
 
-  private read(entry: Entry): unknown {
+  /** @internal The rule's parameter value in `entry` (the cluster checker reads it here too). */
+  read(entry: Entry): unknown {
     if (this.paramKey !== undefined) return entry.params?.[this.paramKey];
     const args = entry.args;
     const index = this.paramIndex < 0 ? args.length + this.paramIndex : this.paramIndex;
     return index >= 0 ? args[index] : undefined;
   }
 
-  private thresholdOf(key: string): number {
+  /** @internal The threshold of the value counted under `key`: its specific item's, or the rule's. */
+  thresholdOf(key: string): number {
     if (this.items === undefined) return this.threshold;
     const item = this.items.get(key);
     return item === undefined ? this.threshold : item;

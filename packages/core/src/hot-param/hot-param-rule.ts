@@ -68,8 +68,9 @@ export interface HotParamRuleOptions {
    */
   readonly specificItems?: Readonly<Record<string, number>>;
   /**
-   * Take the decision from the cluster backend (`qps` only). Not decided by the cluster yet: a
-   * cluster rule currently limits each process as its local rule.
+   * Take the decision from the cluster backend (`qps` only): each value's tokens (or pacing)
+   * are shared by every process in `enter()`/`run()`; a sync `entry()` decides by the local
+   * rule.
    */
   readonly cluster?: ClusterRuleOptions;
 }

@@ -2,46 +2,63 @@ import { RedisScript } from '../redis-script';
 import { LUA_PRELUDE } from './lua-prelude';
 
 /**
- * A QPS hotspot rule's token bucket for one parameter value (Sentinel's ParamFlowChecker): a
- * value holds `tokens + burst` tokens; they are refilled (`elapsed * tokens / durationMs`,
- * floored) only once a full `durationMs` has passed since the last refill.
+ * The token buckets of a QPS `reject` hotspot rule, one per parameter value (Sentinel's
+ * ParamFlowChecker, as the local checker): a value holds `tokens + burst` tokens; they are
+ * refilled (`⌊elapsed × tokens / durationMs⌋`, up to the bucket's size) only once more than a
+ * full `durationMs` has passed since the last refill, and the refill time moves to now. An
+ * array argument gives several keys: all take or none does, and a key given twice takes twice.
  *
- * KEYS[1] the value's hash (`t` = last refill time, `r` = tokens left). ARGV: now, tokens
- * (the value's threshold), burst, durationMs, acquireCount, ttlMs.
+ * KEYS the values' hashes (`t` = last refill time, `r` = tokens left). ARGV: now, burst,
+ * durationMs, acquireCount, then per key: tokens (the value's threshold), ttlMs.
  *
- * Replies `{ '1', '0' }` (pass) or `{ '0', retryAfterMs }` (blocked; -1 when it never passes).
+ * Replies `{ '1', '0', '-1' }` (pass) or `{ '0', retryAfterMs (-1: never), index }` (blocked by
+ * the key at 0-based `index`).
  */
 export const TOKEN_BUCKET_SCRIPT = new RedisScript(
   'tokenBucket',
   `${LUA_PRELUDE}
-local tokens = tonumber(ARGV[2])
-local max = tokens + tonumber(ARGV[3])
-local duration = tonumber(ARGV[4])
-local acquire = tonumber(ARGV[5])
-local ttl = ARGV[6]
-if tokens <= 0 or acquire > max then return { '0', '-1' } end
-local v = redis.call('HMGET', KEYS[1], 't', 'r')
-local last = tonumber(v[1])
-local rest = tonumber(v[2])
-if last == nil or rest == nil then
-  redis.call('HSET', KEYS[1], 't', fmt(now), 'r', fmt(max - acquire))
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  return { '1', '0' }
+local burst = tonumber(ARGV[2])
+local duration = tonumber(ARGV[3])
+local acquire = tonumber(ARGV[4])
+local time = {}
+local left = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local tokens = tonumber(ARGV[3 + 2 * i])
+  local max = tokens + burst
+  if tokens <= 0 or acquire > max then return { '0', '-1', tostring(i - 1) } end
+  local last = time[key]
+  local rest = left[key]
+  if last == nil then
+    local v = redis.call('HMGET', key, 't', 'r')
+    last = tonumber(v[1])
+    rest = tonumber(v[2])
+  end
+  if last == nil or rest == nil then
+    time[key] = now
+    left[key] = max - acquire
+  else
+    local elapsed = now - last
+    local available = rest
+    if elapsed > duration then
+      available = math.min(rest + math.floor(elapsed * tokens / duration), max)
+      last = now
+    end
+    if available < acquire then
+      local enough = duration * (acquire - rest) / tokens
+      local retry
+      if enough > duration then retry = enough - elapsed else retry = duration + 1 - elapsed end
+      return { '0', fmt(retry), tostring(i - 1) }
+    end
+    time[key] = last
+    left[key] = available - acquire
+  end
 end
-local elapsed = now - last
-if elapsed > duration then
-  local add = math.floor(elapsed * tokens / duration)
-  local left
-  if add + rest > max then left = max - acquire else left = rest + add - acquire end
-  if left < 0 then return { '0', fmt(duration) } end
-  redis.call('HSET', KEYS[1], 't', fmt(now), 'r', fmt(left))
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  return { '1', '0' }
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  redis.call('HSET', key, 't', fmt(time[key]), 'r', fmt(left[key]))
+  redis.call('PEXPIRE', key, ARGV[4 + 2 * i])
 end
-if rest - acquire >= 0 then
-  redis.call('HSET', KEYS[1], 'r', fmt(rest - acquire))
-  return { '1', '0' }
-end
-return { '0', fmt(duration - elapsed) }
+return { '1', '0', '-1' }
 `,
 );
