@@ -47,6 +47,19 @@ interface Scratch {
  * response closes, tracing failures for circuit breakers. Blocks are answered through
  * {@link HttpGuard.answer} and {@link HttpGuard.respond}. `Req` is the framework's request, `F`
  * its fallback function.
+ *
+ * @example
+ * // An adapter's middleware, in outline (Express):
+ * const guard = HttpGuard.resilience<Request, ExpressFallback>(options, 'resilience()');
+ * function floodgateResilience(req, res, next) {
+ *   const verdict = guard.guardRoutes(res, req, req.method, req.originalUrl); // may be a promise
+ *   if (verdict === undefined) return next();
+ *   if (verdict === 'aborted') return;
+ *   const fallback = guard.answer(res, req, verdict);
+ *   if (fallback !== undefined) return fallback(req, res, verdict);
+ *   const { status, headers, body } = guard.respond(verdict);
+ *   res.status(status).set(headers).send(JSON.stringify(body));
+ * }
  */
 export class HttpGuard<Req, F> {
   /** The engine guarding the requests. */

@@ -38,7 +38,8 @@ export interface HttpOptions<Req, F> {
   /**
    * Whether a finished request counts as failed for circuit breakers, from its status and the
    * error its handler threw (`undefined` when none was seen). Aborted requests are never
-   * failures; they exit at the abort.
+   * failures; they exit at the abort. Requests answered by a block are never failures. When
+   * several Floodgate middlewares guard one request, the first one's `isFailure` decides.
    * @defaultValue `status >= 500`, or an error was thrown that is not an HTTP 4xx error
    *   (`error.status` or `error.statusCode` within [400, 499])
    */
