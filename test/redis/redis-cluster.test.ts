@@ -334,6 +334,20 @@ describe('redisCluster: scripts', () => {
   });
 });
 
+describe('redisCluster: close()', () => {
+  it('makes later checks fall back at once and leaves the client open', async () => {
+    const fg = await fixture.engine();
+    fg.loadFlowRules([rule({ threshold: 1 })]);
+    const reasons: string[] = [];
+    fg.on('clusterFallback', (event) => reasons.push(event.reason));
+    await fixture.backends[0]!.close();
+    await hit(fg, 'api');
+    await expect(hit(fg, 'api')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+    expect(reasons).toEqual(['notReady', 'notReady']);
+    expect(await fixture.clients[0]!.ping()).toBe('PONG');
+  });
+});
+
 describe('redisCluster: options', () => {
   it('rejects a bad option, naming it and the value', () => {
     const client = new Redis({ lazyConnect: true });

@@ -67,7 +67,7 @@ export class RedisClusterBackend implements ClusterBackend {
   /** The commands' way to Redis. */
   readonly commander: RedisCommander;
   private readonly breaker: BackendBreaker;
-  private readonly deadlines = new DeadlineQueue();
+  private readonly gate: StoreGate;
   private readonly registry: InstanceRegistry;
   private readonly ctx: LimiterContext;
 
@@ -90,8 +90,9 @@ export class RedisClusterBackend implements ClusterBackend {
       onError,
     );
     const registry = this.registry;
+    this.gate = new StoreGate(this.commander, this.breaker, new DeadlineQueue(), o.timeoutMs, localNow);
     this.ctx = {
-      gate: new StoreGate(this.commander, this.breaker, this.deadlines, o.timeoutMs, localNow),
+      gate: this.gate,
       prefix: o.prefix,
       sharedNow,
       localNow,
@@ -146,11 +147,11 @@ export class RedisClusterBackend implements ClusterBackend {
   }
 
   /**
-   * Stops the heartbeats, removes this instance from the live ones, and makes pending checks
-   * fall back. The client stays open: it is the caller's.
+   * Stops the heartbeats, removes this instance from the live ones, and makes pending and later
+   * checks fall back (reason `'notReady'`). The client stays open: it is the caller's.
    */
   async close(): Promise<void> {
-    this.deadlines.expireAll();
+    this.gate.close();
     await this.registry.stop();
   }
 }

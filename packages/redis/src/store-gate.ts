@@ -71,8 +71,11 @@ export class StoreGate {
     private readonly localNow: () => number,
   ) {}
 
+  private closed = false;
+
   /** Runs `script` on `keys` within the timeout; `parse` reads its reply. */
   run(script: RedisScript, keys: readonly string[], args: readonly string[], parse: ReplyParser): Promise<ClusterDecision> {
+    if (this.closed) return NOT_READY;
     if (this.breaker.admit(this.localNow()) === Admission.Skip) return BREAKER_OPEN;
     if (!this.commander.isReady()) {
       this.failed();
@@ -86,6 +89,12 @@ export class StoreGate {
         (error: unknown) => call.failed(error),
       );
     });
+  }
+
+  /** Stops asking the store: later calls fall back at once (`'notReady'`); pending ones time out now. */
+  close(): void {
+    this.closed = true;
+    this.deadlines.expireAll();
   }
 
   /** @internal A call got its reply; how long the store was down, if this ends an outage. */

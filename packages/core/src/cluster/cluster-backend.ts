@@ -131,8 +131,8 @@ export interface ClusterBackend {
   /** A name for logs and events, e.g. `'redis'`. */
   readonly name: string;
   /**
-   * A handle for one cluster rule. Called when rules compile (never per call); the same spec
-   * must give a limiter sharing state with the previous one, so a reload keeps leases.
+   * A handle for one cluster rule. Called when rules compile, never per call; the engine keeps
+   * the limiter of a rule that did not change across reloads (and with it, its leases).
    */
   limiter(spec: ClusterLimiterSpec): ClusterLimiter;
 }
