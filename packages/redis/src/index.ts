@@ -1,11 +1,6 @@
 export { redisCluster, RedisClusterBackend, type RedisClusterOptions } from './redis-cluster';
 export { REDIS_CLUSTER_DEFAULTS } from './redis-cluster-defaults';
-export {
-  toRedisCommander,
-  type RedisCommander,
-  type RedisClientLike,
-  type RedisSubscription,
-  type SubscriptionHandlers,
-} from './redis-commander';
+export type { RedisCommander, RedisSubscription, SubscriptionHandlers } from './redis-commander';
+export { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 export { redisRuleSource, RedisRuleSource, type RedisRuleSourceOptions } from './redis-rule-source';
 export { publishRules, type PublishRulesTarget } from './publish-rules';

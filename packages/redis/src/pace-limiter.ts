@@ -1,5 +1,6 @@
 import type { ClusterDecision, ClusterLimiter, ClusterPaceSpec } from '@floodgate/core';
-import { replyNumber, type LimiterContext } from './limiter-context';
+import type { LimiterContext } from './limiter-context';
+import { replyNumber } from './reply-number';
 import { PACE_SCRIPT } from './scripts/pace-script';
 
 const PASS: ClusterDecision = Object.freeze({ status: 'pass' });

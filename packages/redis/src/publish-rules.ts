@@ -1,5 +1,5 @@
 import { normalizeRuleSet, type RuleSetOptions } from '@floodgate/core';
-import { toRedisCommander, type RedisClientLike } from './redis-commander';
+import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 
 /** Where {@link publishRules} writes: the key and channel a {@link redisRuleSource} follows. */
 export interface PublishRulesTarget {

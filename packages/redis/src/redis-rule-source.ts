@@ -1,5 +1,6 @@
 import { floodgate as defaultFloodgate, RuleValidationError, type Floodgate, type RuleSetOptions } from '@floodgate/core';
-import { toRedisCommander, type RedisClientLike, type RedisCommander, type RedisSubscription } from './redis-commander';
+import type { RedisCommander, RedisSubscription } from './redis-commander';
+import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 
 /** Options of {@link redisRuleSource}. */
 export interface RedisRuleSourceOptions {

@@ -1,5 +1,6 @@
 import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core';
-import { replyNumber, type LimiterContext } from './limiter-context';
+import type { LimiterContext } from './limiter-context';
+import { replyNumber } from './reply-number';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 
 const PASS: ClusterDecision = Object.freeze({ status: 'pass' });

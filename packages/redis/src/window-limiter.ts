@@ -1,5 +1,6 @@
 import type { ClusterDecision, ClusterLimiter, ClusterWindowSpec } from '@floodgate/core';
-import { replyNumber, type LimiterContext } from './limiter-context';
+import type { LimiterContext } from './limiter-context';
+import { replyNumber } from './reply-number';
 import { WINDOW_SCRIPT } from './scripts/window-script';
 import { TokenLease } from './token-lease';
 

@@ -2,7 +2,7 @@ import { compileAuthorityRules } from '../authority/compile-authority-rules';
 import { compileCircuitBreakerRules } from '../circuit-breaker/compile-circuit-breaker-rules';
 import { compileFlowRules, namedOrigins } from '../flow/compile-flow-rules';
 import { compileHotParamRules } from '../hot-param/compile-hot-param-rules';
-import { withClusterHotParams } from '../cluster/compile-cluster-hot-param-rule';
+import { withClusterHotParams } from '../cluster/with-cluster-hot-params';
 import type { RuleSet } from '../rules/rule-set';
 import type { CompileContext } from './compile-context';
 import { ResourceRules } from './resource-rules';
