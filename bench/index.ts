@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only core,memory,http,extras] [-- --runs N]`
+ * `npm run bench [-- --quick] [--only core,memory,http,cluster] [--runs N] [--out file] [--no-write]`
  *
  * Runs every benchmark of issue #7 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md (quick mode writes
@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
-import { runExtras, type ExtraResult } from './extras/extras-suite';
+import { runClusterSuite, type ClusterSuiteResult } from './cluster/cluster-suite';
 import { runHttpSuite, type HttpFrameworkResult, type HttpSuiteSettings } from './http/http-suite';
 import { parseBenchOptions } from './lib/bench-options';
 import { machineInfo } from './lib/machine-info';
@@ -35,11 +35,12 @@ async function main(): Promise<void> {
   const quick = options.quick;
   const runs = options.runs;
   const coreSettings = { processes: runs, passes: quick ? 1 : 2, minCpuMs: quick ? 60 : 300 };
-  const memorySettings = { values: quick ? 200_000 : 1_000_000, processes: runs };
+  const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
+  const clusterSettings = { processes: runs, seconds: quick ? 0.2 : 2 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
-    seconds: quick ? 1 : 8,
-    warmSeconds: quick ? 0.5 : 2,
+    seconds: quick ? 0.5 : 8,
+    warmSeconds: quick ? 1 : 3,
     connections: 100,
     pipelining: 10,
     serverCore: SERVER_CORE,
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   let core: CoreCaseResult[] | undefined;
   let memory: MemorySubjectResult[] | undefined;
   let http: HttpFrameworkResult[] | undefined;
-  let extras: ExtraResult[] | undefined;
+  let cluster: ClusterSuiteResult | undefined;
   if (options.suites.includes('core')) {
     log('core, in-process');
     core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
@@ -63,9 +64,9 @@ async function main(): Promise<void> {
     log('http');
     http = await runHttpSuite(distDir, { ...httpSettings, log });
   }
-  if (options.suites.includes('extras')) {
-    log('standalone scripts');
-    extras = await runExtras(root, { quick, core: MEASURE_CORE, timeoutMs: quick ? 60_000 : 240_000, log });
+  if (options.suites.includes('cluster')) {
+    log('cluster mode over Redis');
+    cluster = await runClusterSuite(distDir, { ...clusterSettings, serverCore: SERVER_CORE, clientCore: MEASURE_CORE, log });
   }
   machine.loadEnd = loadavg()[0]!;
 
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
     ...(core ? { core, coreSettings } : {}),
     ...(memory ? { memory, memorySettings } : {}),
     ...(http ? { http, httpSettings } : {}),
-    ...(extras ? { extras } : {}),
+    ...(cluster ? { cluster, clusterSettings } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
   if (options.write) {

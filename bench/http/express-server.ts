@@ -1,20 +1,24 @@
 import type { Server } from 'node:http';
-import express, { type RequestHandler } from 'express';
+import express from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { floodgateExpressGuard } from './floodgate-guards';
+import { Floodgate } from '@floodgate/core';
+import { assertThreeRules, floodgateExpressGuard } from './floodgate-guards';
 import { HELLO_BODY, HELLO_PATH, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
- * Express 5 with one JSON route, bare or guarded. The peer is express-rate-limit with its
- * defaults (memory store, draft-6 and legacy headers) keyed per user, as an app limiting per
- * user would configure it.
+ * Express 5 with one JSON route, bare or guarded by app-level middleware: Floodgate's
+ * `resilience()`, or express-rate-limit with its defaults (memory store, draft-6 and legacy
+ * headers) keyed per user, as an app limiting per user would configure it.
  */
 export async function startExpressServer(variant: HttpVariant): Promise<Server> {
   const app = express();
-  const guards: RequestHandler[] = [];
-  if (variant === 'floodgate' || variant === 'floodgate-blocked') guards.push(await floodgateExpressGuard(variant === 'floodgate-blocked'));
+  const floodgate = variant === 'floodgate' || variant === 'floodgate-blocked' ? new Floodgate() : undefined;
+  if (floodgate) {
+    app.use(floodgateExpressGuard(floodgate, variant === 'floodgate-blocked'));
+    assertThreeRules(floodgate);
+  }
   if (variant === 'peer' || variant === 'peer-blocked') {
-    guards.push(
+    app.use(
       rateLimit({
         windowMs: 60_000,
         limit: variant === 'peer' ? NEVER : 0,
@@ -23,14 +27,10 @@ export async function startExpressServer(variant: HttpVariant): Promise<Server> 
       }),
     );
   }
-  app.get(HELLO_PATH, ...guards, (_req, res) => {
+  app.get(HELLO_PATH, (_req, res) => {
     res.json(HELLO_BODY);
   });
-  return listen((resolve) => app.listen(0, '127.0.0.1', resolve));
-}
-
-function listen(start: (resolve: () => void) => Server): Promise<Server> {
   return new Promise((resolve) => {
-    const server = start(() => resolve(server));
+    const server = app.listen(0, '127.0.0.1', () => resolve(server));
   });
 }

@@ -1,36 +1,61 @@
+import type { Floodgate } from '@floodgate/core';
+import { resilience as expressResilience } from '@floodgate/express';
+import { fastifyFloodgate } from '@floodgate/fastify';
+import { resilience as koaResilience } from '@floodgate/koa';
 import type { RequestHandler } from 'express';
+import type { FloodgateRouteConfig } from '@floodgate/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Middleware } from 'koa';
-import { PendingVariantError } from './http-variant';
+import { HELLO_RESOURCE, NEVER, USER_HEADER } from './http-variant';
 
 /*
- * HOOK (issue #6): the Floodgate adapters are being written. Until @floodgate/express, /koa and
- * /fastify export their factories, the floodgate variants report "pending" and are not
- * measured. When they land, these three functions build, through the adapters only: a QPS rule
- * high enough never to block (threshold 0 for the blocked variant), an errorRatio breaker and a
- * per-user hotspot rule on `GET /hello`.
+ * The Floodgate variants, through the adapters only: on `GET /hello`, a QPS rule high enough
+ * never to block (threshold 0 in the blocked variant, so every request is refused with 429),
+ * an errorRatio breaker that stays closed (the route never fails), and a per-user hotspot rule
+ * on the `x-user-id` header. Each server has its own engine, checked with
+ * {@link assertThreeRules} once the server listens.
  */
 
-/** Express middleware guarding the hello route with the three rules. */
-export async function floodgateExpressGuard(blocked: boolean): Promise<RequestHandler> {
-  void blocked;
-  throw await pending('@floodgate/express');
+/** The three rules, without the per-framework `param` reader. */
+function rules(blocked: boolean) {
+  return {
+    rateLimit: { threshold: blocked ? 0 : NEVER },
+    circuitBreaker: { strategy: 'errorRatio' as const, threshold: 0.5, retryTimeoutMs: 5000 },
+  };
 }
 
-/** Koa middleware guarding the hello route with the three rules. */
-export async function floodgateKoaGuard(blocked: boolean): Promise<Middleware> {
-  void blocked;
-  throw await pending('@floodgate/koa');
+/** Express: `app.use(resilience({ routes: { 'GET /hello': ... } }))`. */
+export function floodgateExpressGuard(floodgate: Floodgate, blocked: boolean): RequestHandler {
+  return expressResilience({
+    floodgate,
+    routes: { [HELLO_RESOURCE]: { ...rules(blocked), hotParam: { param: (req) => req.get(USER_HEADER), threshold: NEVER } } },
+  });
 }
 
-/** Registers the Floodgate Fastify plugin with the three rules on the hello route. */
-export async function registerFloodgateFastify(app: FastifyInstance, blocked: boolean): Promise<void> {
-  void app;
-  void blocked;
-  throw await pending('@floodgate/fastify');
+/** Koa: `app.use(resilience({ routes: { 'GET /hello': ... } }))`, mounted before the router. */
+export function floodgateKoaGuard(floodgate: Floodgate, blocked: boolean): Middleware {
+  return koaResilience({
+    floodgate,
+    routes: { [HELLO_RESOURCE]: { ...rules(blocked), hotParam: { param: (ctx) => ctx.get(USER_HEADER), threshold: NEVER } } },
+  });
 }
 
-async function pending(name: string): Promise<PendingVariantError> {
-  const exported = Object.keys((await import(name)) as object).filter((key) => key !== 'default');
-  return new PendingVariantError(`${name} not implemented yet (#6): exports ${exported.length === 0 ? 'nothing' : exported.join(', ')}`);
+/** Fastify: the plugin, then the route's `config.floodgate` (see {@link floodgateFastifyRouteConfig}). */
+export async function registerFloodgateFastify(app: FastifyInstance, floodgate: Floodgate): Promise<void> {
+  await app.register(fastifyFloodgate, { floodgate });
+}
+
+/** The hello route's `config.floodgate` for the Fastify plugin. */
+export function floodgateFastifyRouteConfig(blocked: boolean): FloodgateRouteConfig {
+  return { ...rules(blocked), hotParam: { param: (request) => request.headers[USER_HEADER], threshold: NEVER } };
+}
+
+/** Throws unless the engine holds exactly the three rules on the hello route (so the variant measures what it says). */
+export function assertThreeRules(floodgate: Floodgate): void {
+  const rules = floodgate.getRules();
+  const count = (list: readonly { resource: string }[]): number => list.filter((rule) => rule.resource === HELLO_RESOURCE).length;
+  const found = { flow: count(rules.flow), circuitBreakers: count(rules.circuitBreakers), hotParams: count(rules.hotParams) };
+  if (found.flow !== 1 || found.circuitBreakers !== 1 || found.hotParams !== 1) {
+    throw new Error(`expected one flow, one breaker and one hotspot rule on ${HELLO_RESOURCE}, found ${JSON.stringify(found)}`);
+  }
 }

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { median } from '../lib/median';
-import { runJsonWorker } from '../lib/run-json-worker';
+import { pinProcess } from '../lib/pinned-command';
 import { FRAMEWORKS, HTTP_VARIANTS, isBlockedVariant, type Framework, type HttpVariant } from './http-variant';
-import type { LoadResult } from './load-worker';
-import { processCpuMs } from './process-cpu';
+import { processCpuMs, waitUntilIdle } from './process-cpu';
+import { runLoad, type LoadResult } from './run-load';
 import { startServerProcess, type ServerProcess } from './server-process';
 
 /** How the HTTP suite runs. */
@@ -12,11 +12,11 @@ export interface HttpSuiteSettings {
   readonly rounds: number;
   /** Length of one measured load run, in s. */
   readonly seconds: number;
-  /** Unrecorded load before the first round, per server, in s (JIT, and spends the peers' allowance in the blocked variants). */
+  /** Unrecorded load on every server at once before the first round, in s (JIT warm-up). */
   readonly warmSeconds: number;
   readonly connections: number;
   readonly pipelining: number;
-  /** Core for the servers; the load generator gets the other one. */
+  /** Core for the servers; the load generator (this process, pinned for the suite) gets the other one. */
   readonly serverCore: number;
   readonly loadCore: number;
   readonly log: (line: string) => void;
@@ -35,7 +35,6 @@ export interface HttpRound extends LoadResult {
 /** One variant on one framework across the rounds. */
 export interface HttpVariantResult {
   readonly variant: HttpVariant;
-  readonly pending?: string;
   readonly rounds: HttpRound[];
   /** Per round, this variant's figure / bare's figure of the same round. */
   readonly rpsRatios: number[];
@@ -49,42 +48,39 @@ export interface HttpFrameworkResult {
 }
 
 /**
- * For each framework, starts one server per variant (pinned to one core), warms them, then
- * runs autocannon (from a process pinned to the other core) against them in interleaved
+ * For each framework, starts one server process per variant (pinned to one core), warms them,
+ * then runs autocannon (in this process, pinned to the other core) against them in interleaved
  * rounds: bare, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
  * rounds, so slow drifts of a busy machine hit every variant alike. Ratios are taken within a
  * round, then the median over rounds is reported.
  */
 export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings): Promise<HttpFrameworkResult[]> {
   const serverScript = join(distDir, 'http', 'server-worker.js');
-  const loadScript = join(distDir, 'http', 'load-worker.js');
+  pinProcess(process.pid, settings.loadCore);
+  const load = (server: ServerProcess, seconds: number): Promise<LoadResult> =>
+    runLoad(server.port, seconds, settings.connections, settings.pipelining, () => processCpuMs(server.pid));
   const results: HttpFrameworkResult[] = [];
   for (const framework of FRAMEWORKS) {
     const servers = new Map<HttpVariant, ServerProcess>();
     try {
-      for (const variant of HTTP_VARIANTS) servers.set(variant, await startServerProcess(serverScript, framework, variant, settings.serverCore));
-      const load = (port: number, seconds: number): Promise<LoadResult> =>
-        runJsonWorker<LoadResult>(loadScript, [String(port), String(seconds), String(settings.connections), String(settings.pipelining)], {
-          core: settings.loadCore,
-          timeoutMs: (seconds + 60) * 1000,
-        });
-      for (const [variant, server] of servers) {
-        if (server.kind !== 'running') {
-          settings.log(`  ${framework}/${variant}: pending (${server.why})`);
-          continue;
-        }
-        await load(server.port, settings.warmSeconds);
-      }
+      const started = await Promise.allSettled(HTTP_VARIANTS.map((variant) => startServerProcess(serverScript, framework, variant, settings.serverCore)));
+      started.forEach((s, i) => {
+        if (s.status === 'fulfilled') servers.set(HTTP_VARIANTS[i]!, s.value);
+      });
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+      settings.log(`  ${framework}: ${servers.size} servers listening`);
+      // unrecorded, so all at once: JIT warm-up, and the peers' allowance spent
+      await Promise.all([...servers.values()].map((server) => load(server, settings.warmSeconds)));
+      for (const server of servers.values()) await waitUntilIdle(server.pid);
+      settings.log(`  ${framework}: warmed up`);
       const rounds = new Map<HttpVariant, HttpRound[]>(HTTP_VARIANTS.map((v) => [v, []]));
       for (let round = 0; round < settings.rounds; round++) {
         const order = round % 2 === 0 ? HTTP_VARIANTS : [...HTTP_VARIANTS].reverse();
         for (const variant of order) {
           const server = servers.get(variant)!;
-          if (server.kind !== 'running') continue;
-          const cpu0 = processCpuMs(server.pid);
-          const result = await load(server.port, settings.seconds);
-          const cpuMs = processCpuMs(server.pid) - cpu0;
-          const measured = toRound(variant, result, cpuMs);
+          const measured = toRound(variant, await load(server, settings.seconds));
+          await waitUntilIdle(server.pid);
           rounds.get(variant)!.push(measured);
           settings.log(
             `  ${framework}/${variant} round ${round + 1}: ${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, ` +
@@ -96,11 +92,9 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
       results.push({
         framework,
         variants: HTTP_VARIANTS.map((variant) => {
-          const server = servers.get(variant)!;
           const own = rounds.get(variant)!;
           return {
             variant,
-            ...(server.kind === 'pending' ? { pending: server.why } : {}),
             rounds: own,
             rpsRatios: own.map((r, i) => r.rps / (bare[i]?.rps ?? Number.NaN)),
             cpuRatios: own.map((r, i) => r.cpuUsPerResponse / (bare[i]?.cpuUsPerResponse ?? Number.NaN)),
@@ -108,13 +102,14 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
         }),
       });
     } finally {
-      for (const server of servers.values()) if (server.kind === 'running') await server.stop();
+      for (const server of servers.values()) await server.stop();
     }
   }
   return results;
 }
 
-function toRound(variant: HttpVariant, result: LoadResult, cpuMs: number): HttpRound {
+function toRound(variant: HttpVariant, result: LoadResult): HttpRound {
+  const cpuMs = result.serverCpuMs;
   const expected = Object.entries(result.statuses)
     .filter(([code]) => (isBlockedVariant(variant) ? code === '429' : code.startsWith('2')))
     .reduce((sum, [, count]) => sum + count, 0);

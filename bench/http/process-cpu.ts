@@ -19,3 +19,19 @@ export function processCpuMs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * Waits until a process is idle: its CPU time grows by less than 5 ms over 100 ms (a server
+ * still answering the pipelined backlog of closed connections would steal the shared core from
+ * the next run). Gives up after `maxMs`.
+ */
+export async function waitUntilIdle(pid: number, maxMs = 3000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let before = processCpuMs(pid);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = processCpuMs(pid);
+    if (!(now - before >= 5)) return; // also ends on NaN (no /proc)
+    before = now;
+  }
+}

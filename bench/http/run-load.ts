@@ -1,14 +1,10 @@
-/**
- * One autocannon run from its own process (pinned to the other core than the server):
- * `node bench/dist/http/load-worker.js <port> <seconds> <connections> <pipelining>`.
- * Cycles through USER_COUNT users (one `x-user-id` each). Prints one JSON line.
- */
+import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { HELLO_PATH, USER_COUNT, USER_HEADER } from './http-variant';
 
 /** What one load run measured. */
 export interface LoadResult {
-  /** Responses received per second of the run. */
+  /** Responses per second between the first and the last response (autocannon's own startup excluded). */
   readonly rps: number;
   /** Latency percentiles, in ms. */
   readonly p50: number;
@@ -17,31 +13,54 @@ export interface LoadResult {
   readonly statuses: Record<string, number>;
   /** Connection errors and timeouts. */
   readonly errors: number;
-  /** Responses in total, and the run's length in s. */
+  /** Responses in total. */
   readonly responses: number;
+  /** From the first response to the last, in s. */
   readonly seconds: number;
+  /** The server's CPU time over the same span, in ms (NaN when /proc is not readable). */
+  readonly serverCpuMs: number;
 }
 
-async function main(): Promise<void> {
-  const [port, seconds, connections, pipelining] = process.argv.slice(2).map(Number) as [number, number, number, number];
-  const requests = Array.from({ length: USER_COUNT }, (_, i) => ({ method: 'GET' as const, path: HELLO_PATH, headers: { [USER_HEADER]: `user-${i}` } }));
-  const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, pipelining, duration: seconds, requests });
-  const statuses: Record<string, number> = {};
-  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stat as { count: number }).count;
-  const responses = Object.values(statuses).reduce((a, b) => a + b, 0);
-  const load: LoadResult = {
-    rps: responses / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    statuses,
-    errors: result.errors + result.timeouts,
-    responses,
-    seconds: result.duration,
-  };
-  process.stdout.write(`${JSON.stringify(load)}\n`);
-}
+/** The requests each connection cycles through: one per user, so per-user limits see USER_COUNT keys. */
+const REQUESTS = Array.from({ length: USER_COUNT }, (_, i) => ({ method: 'GET' as const, path: HELLO_PATH, headers: { [USER_HEADER]: `user-${i}` } }));
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/**
+ * One autocannon run against 127.0.0.1:`port`, in this process (the suite pins it to the core
+ * the servers do not use). Throughput and the server's CPU are taken from the first response to
+ * the end, so autocannon's setup (building its request buffers) is not counted.
+ */
+export function runLoad(port: number, seconds: number, connections: number, pipelining: number, serverCpuMs: () => number): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    let first = 0;
+    let last = 0;
+    let count = 0;
+    let cpuAtFirst = Number.NaN;
+    const instance = autocannon({ url: `http://127.0.0.1:${port}`, connections, pipelining, duration: seconds, requests: REQUESTS }, (error, result) => {
+      if (error) {
+        reject(error);
+        return;
+      }
+      const cpuAtEnd = serverCpuMs();
+      const statuses: Record<string, number> = {};
+      for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stat as { count: number }).count;
+      const span = (last - first) / 1000;
+      resolve({
+        rps: count < 2 ? Number.NaN : (count - 1) / span,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        statuses,
+        errors: result.errors + result.timeouts,
+        responses: count,
+        seconds: span,
+        serverCpuMs: cpuAtEnd - cpuAtFirst,
+      });
+    });
+    instance.on('response', () => {
+      last = performance.now();
+      if (count++ === 0) {
+        first = last;
+        cpuAtFirst = serverCpuMs();
+      }
+    });
+  });
+}

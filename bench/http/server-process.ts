@@ -1,17 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { pinnedCommand } from '../lib/pinned-command';
+import { pinProcess } from '../lib/pinned-command';
 import type { Framework, HttpVariant } from './http-variant';
 
-/** A running server-worker process, or why the variant cannot run yet. */
-export type ServerProcess =
-  | { readonly kind: 'running'; readonly port: number; readonly pid: number; stop(): Promise<void> }
-  | { readonly kind: 'pending'; readonly why: string };
+/** A running server-worker process. */
+export interface ServerProcess {
+  readonly port: number;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
 
-/** Starts `server-worker.js <framework> <variant>` pinned to `core` and waits for its port. */
+/**
+ * Starts `server-worker.js <framework> <variant>`, waits for its port, then pins it to `core`
+ * (after start-up, so several servers start in parallel on every core).
+ */
 export function startServerProcess(script: string, framework: Framework, variant: HttpVariant, core: number): Promise<ServerProcess> {
-  const { file, args } = pinnedCommand(core, [script, framework, variant]);
-  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, framework, variant], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise<ServerProcess>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const fail = (why: string): void => {
@@ -25,19 +29,19 @@ export function startServerProcess(script: string, framework: Framework, variant
     });
     lines.once('line', (line) => {
       clearTimeout(timer);
-      let message: { port?: number; pending?: string };
+      let port: number | undefined;
       try {
-        message = JSON.parse(line) as { port?: number; pending?: string };
+        port = (JSON.parse(line) as { port?: number }).port;
       } catch {
+        // reported below
+      }
+      if (port === undefined) {
         fail(`printed ${line}`);
         return;
       }
       child.removeAllListeners('exit');
-      if (message.pending !== undefined) {
-        resolve({ kind: 'pending', why: message.pending });
-        return;
-      }
-      resolve({ kind: 'running', port: message.port!, pid: child.pid!, stop: () => stop(child) });
+      pinProcess(child.pid!, core);
+      resolve({ port, pid: child.pid!, stop: () => stop(child) });
     });
   });
 }

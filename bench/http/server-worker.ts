@@ -1,12 +1,11 @@
 /**
  * One HTTP server process: `node bench/dist/http/server-worker.js <framework> <variant>`.
- * Listens on 127.0.0.1 (an ephemeral port), prints `{"port":N}` (or `{"pending":"why"}` when
- * the variant cannot run yet) and serves until SIGTERM.
+ * Listens on 127.0.0.1 (an ephemeral port), prints `{"port":N}` and serves until SIGTERM.
  */
 import type { Server } from 'node:http';
 import { startExpressServer } from './express-server';
 import { startFastifyServer } from './fastify-server';
-import { FRAMEWORKS, HTTP_VARIANTS, PendingVariantError, type Framework, type HttpVariant } from './http-variant';
+import { FRAMEWORKS, HTTP_VARIANTS, type Framework, type HttpVariant } from './http-variant';
 import { startKoaServer } from './koa-server';
 
 const STARTERS: Record<Framework, (variant: HttpVariant) => Promise<Server>> = {
@@ -19,14 +18,7 @@ async function main(): Promise<void> {
   const framework = process.argv[2] as Framework;
   const variant = process.argv[3] as HttpVariant;
   if (!FRAMEWORKS.includes(framework) || !HTTP_VARIANTS.includes(variant)) throw new Error(`usage: server-worker <${FRAMEWORKS.join('|')}> <${HTTP_VARIANTS.join('|')}>`);
-  let server: Server;
-  try {
-    server = await STARTERS[framework](variant);
-  } catch (error) {
-    if (!(error instanceof PendingVariantError)) throw error;
-    process.stdout.write(`${JSON.stringify({ pending: error.message })}\n`);
-    return;
-  }
+  const server = await STARTERS[framework](variant);
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
   process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);

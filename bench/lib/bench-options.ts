@@ -1,21 +1,21 @@
 /** Which suites a bench run covers. */
-export type SuiteName = 'core' | 'memory' | 'http' | 'extras';
+export type SuiteName = 'core' | 'memory' | 'http' | 'cluster';
 
 /** What `npm run bench -- [flags]` asked for. */
 export interface BenchOptions {
   /** `--quick`: every suite, shorter (a smoke run, under a minute; figures are indicative). */
   readonly quick: boolean;
-  /** `--only core,http`: the suites to run. @defaultValue all of them */
+  /** `--only core,http`: the suites to run (core, memory, http, cluster). @defaultValue all of them */
   readonly suites: readonly SuiteName[];
-  /** `--runs N`: fresh processes (core, memory) or interleaved rounds (HTTP) per figure. */
+  /** `--runs N`: fresh processes (core, memory, cluster) or interleaved rounds (HTTP) per figure. @defaultValue 2 */
   readonly runs: number;
-  /** `--out path`: the markdown report. @defaultValue bench/results/latest.md (bench-quick.md in quick mode) */
+  /** `--out path`: the markdown report. @defaultValue bench/results/latest.md (quick.md in quick mode) */
   readonly out: string | undefined;
   /** `--no-write`: print only. */
   readonly write: boolean;
 }
 
-const ALL_SUITES: readonly SuiteName[] = ['core', 'memory', 'http', 'extras'];
+const ALL_SUITES: readonly SuiteName[] = ['core', 'memory', 'http', 'cluster'];
 
 /** Reads the command line; unknown flags fail loudly. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {

@@ -24,3 +24,13 @@ export function pinnedCommand(core: number, nodeArgs: readonly string[]): { file
   if (canPin()) return { file: 'taskset', args: ['-c', String(core), process.execPath, ...nodeArgs] };
   return { file: process.execPath, args: [...nodeArgs] };
 }
+
+/**
+ * Pins a running process (every thread; threads it starts later inherit it) to one core, when
+ * taskset exists; returns whether it did.
+ */
+export function pinProcess(pid: number, core: number): boolean {
+  if (!canPin()) return false;
+  execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+  return true;
+}

@@ -1,6 +1,7 @@
 import type { CoreCaseResult } from '../core/core-suite';
-import type { ExtraResult } from '../extras/extras-suite';
+import type { ClusterSuiteResult } from '../cluster/cluster-suite';
 import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings, type HttpVariantResult } from '../http/http-suite';
+import { USER_COUNT } from '../http/http-variant';
 import { formatCount, formatMb, formatMs, formatNs, formatRatio } from '../lib/format';
 import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
@@ -18,7 +19,8 @@ export interface BenchRun extends SuiteResults {
   readonly coreSettings?: { processes: number; passes: number; minCpuMs: number };
   readonly memorySettings?: { values: number; processes: number };
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
-  readonly extras?: ExtraResult[];
+  readonly cluster?: ClusterSuiteResult;
+  readonly clusterSettings?: { processes: number; seconds: number };
   readonly pinned: boolean;
 }
 
@@ -33,7 +35,7 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
   if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
   if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http, run) });
-  if (run.extras) sections.push({ title: 'Standalone bench scripts', body: renderExtras(run.extras) });
+  if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
   return sections;
 }
 
@@ -75,8 +77,8 @@ function renderMethod(run: BenchRun): string {
   if (run.httpSettings) {
     const h = run.httpSettings;
     lines.push(
-      `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run after ${h.warmSeconds} s of unrecorded warm-up per server; ` +
-        `${h.rounds} interleaved rounds (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through 1,000 users (\`x-user-id\`), and every limiter keys on that header. ` +
+      `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
+        `${h.rounds} interleaved rounds (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
         'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
     );
   }
@@ -95,7 +97,7 @@ function renderSummary(run: BenchRun): string {
   const rows: string[][] = [];
   for (const fw of run.http ?? []) {
     const get = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
-    const ratio = (v: HttpVariantResult | undefined): string => (v === undefined || v.pending !== undefined || v.rounds.length === 0 ? 'pending' : formatRatio(median(v.rpsRatios)));
+    const ratio = (v: HttpVariantResult | undefined): string => (v === undefined || v.rounds.length === 0 ? 'not run' : formatRatio(median(v.rpsRatios)));
     rows.push([`${title(fw.framework)}: req/s vs bare, passing`, ratio(get('floodgate')), `${ratio(get('peer'))} (${PEER_OF[fw.framework]})`]);
     rows.push([`${title(fw.framework)}: req/s vs bare, all blocked (429)`, ratio(get('floodgate-blocked')), `${ratio(get('peer-blocked'))} (${PEER_OF[fw.framework]})`]);
   }
@@ -120,6 +122,14 @@ function renderSummary(run: BenchRun): string {
       hot.pending !== undefined ? 'pending' : `+${formatMb(last(hot) - first(hot))} (${(heapGrowth(hot) * 100).toFixed(1)} % after capacity)`,
       `rlf +${formatMb(last(rlf) - first(rlf))} (${Math.round((last(rlf) - first(rlf)) / n)} B/key, unbounded)`,
     ]);
+  }
+  const cases = run.cluster?.cases ?? [];
+  const ops = (prefix: string): string => {
+    const c = cases.find((x) => x.name.startsWith(prefix));
+    return c === undefined ? 'not run' : `${formatCount(c.opsPerSec)} calls/s`;
+  };
+  if (run.cluster) {
+    rows.push(['Cluster check over Redis, one key, 64 in flight', ops('floodgate cluster flow rule (global window)'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`]);
   }
   return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
 }
@@ -159,7 +169,6 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
   const out: string[] = [];
   for (const fw of frameworks) {
     const rows = fw.variants.map((v) => {
-      if (v.pending !== undefined) return [label(v.variant, fw.framework), 'pending', '', '', '', '', '', '', v.pending];
       const statuses = v.rounds.map((r) => Object.entries(r.statuses).map(([code, n]) => `${code}×${formatCount(n)}`).join(' ')).join('; ');
       const expected = Math.min(...v.rounds.map((r) => r.expectedShare));
       const busy = median(v.rounds.map((r) => r.serverBusy));
@@ -184,19 +193,33 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
   }
   out.push(
     'Variants: **bare** the route alone; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
-      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; express-rate-limit and @fastify/rate-limit: limit 0; koa-ratelimit: 1 per user per hour, spent in the warm-up).' +
+      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0).' +
       (run.httpSettings ? '' : ''),
   );
   return out.join('\n\n');
 }
 
-function renderExtras(extras: ExtraResult[]): string {
-  return extras
-    .map((e) => {
-      if (e.status === 'missing') return `**${e.title}**: not in the tree yet. HOOK: once the file exists, \`npm run bench\` runs it as it is (\`node --import tsx bench/${e.file}\`, \`BENCH_QUICK=1\` in quick mode) and prints its output here.`;
-      return `**${e.title}** (${e.status}, ${e.seconds.toFixed(0)} s):\n\n\`\`\`\n${e.output}\n\`\`\``;
-    })
-    .join('\n\n');
+function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
+  const floor = cluster.cases.find((c) => c.name.startsWith('redis PING'))?.opsPerSec ?? Number.NaN;
+  const local = (c: { name: string; opsPerSec: number }): boolean => c.name.includes('cluster') && c.opsPerSec > 3 * floor;
+  const rows = cluster.cases.map((c) => [
+    local(c) ? `${c.name} ‡` : c.name,
+    formatCount(c.opsPerSec),
+    c.runs.map((r) => formatCount(r.opsPerSec)).join(', '),
+    formatMs(c.p50Ms),
+    formatMs(c.p99Ms),
+    formatMs(c.loadedP50Ms),
+    formatMs(c.loadedP99Ms),
+  ]);
+  const settings = run.clusterSettings;
+  const how = settings
+    ? `bench/cluster-redis.ts's \`runClusterRedisBench\` as written with cluster mode (#8), run in ${settings.processes} fresh processes (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
+      'Every case admits every call.'
+    : '';
+  const note = cluster.cases.some(local)
+    ? ' ‡ More than 3× the PING floor: these calls do not wait for Redis (leased tokens, or a cluster rule decided locally), so they are not a round-trip comparison.'
+    : '';
+  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}`;
 }
 
 function label(variant: string, framework: string): string {
