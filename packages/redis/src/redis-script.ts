@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RedisCommander } from './redis-commander';
 
 /** Whether `error` is Redis's answer to EVALSHA for a script it does not hold. */
-function isNoScript(error: unknown): boolean {
+export function isNoScript(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.startsWith('NOSCRIPT');
 }
@@ -23,6 +23,19 @@ export class RedisScript {
     readonly source: string,
   ) {
     this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  /** The EVALSHA command running the script on `keys` with `args`. */
+  command(keys: readonly string[], args: readonly string[]): string[] {
+    return ['EVALSHA', this.sha, String(keys.length), ...keys, ...args];
+  }
+
+  /** The EVAL command equivalent to {@link RedisScript.command}'s EVALSHA `command`: the script in full. */
+  inFull(command: readonly string[]): string[] {
+    const full = command.slice();
+    full[0] = 'EVAL';
+    full[1] = this.source;
+    return full;
   }
 
   /** Runs the script on `keys`. */

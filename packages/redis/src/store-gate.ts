@@ -3,7 +3,7 @@ import type { ClusterDecision, ClusterUnavailable } from '@floodgate/core';
 import { Admission, type BackendBreaker } from './backend-breaker';
 import type { DeadlineQueue, Expirable } from './deadline-queue';
 import type { RedisCommander } from './redis-commander';
-import type { RedisScript } from './redis-script';
+import { isNoScript, type RedisScript } from './redis-script';
 
 /**
  * Turns a script's reply into a decision. `recoveredAfterMs` is set when this reply ends an
@@ -27,6 +27,10 @@ class PendingCall implements Expirable {
     private readonly parse: ReplyParser,
     private readonly resolve: (decision: ClusterDecision) => void,
     timeoutMs: number,
+    /** The script, until it was sent in full once (after NOSCRIPT). */
+    private script: RedisScript | undefined,
+    /** The EVALSHA sent. */
+    private readonly command: readonly string[],
   ) {
     this.deadline = performance.now() + timeoutMs;
   }
@@ -45,6 +49,13 @@ class PendingCall implements Expirable {
 
   failed(error: unknown): void {
     if (this.settled) return;
+    if (this.script !== undefined && isNoScript(error)) {
+      // Redis lost its script cache (restart, SCRIPT FLUSH): send the script in full, once.
+      const full = this.script.inFull(this.command);
+      this.script = undefined;
+      this.gate.send(full, this);
+      return;
+    }
     this.settled = true;
     this.gate.failed();
     this.resolve({ status: 'unavailable', reason: 'error', error });
@@ -81,14 +92,20 @@ export class StoreGate {
       this.failed();
       return NOT_READY;
     }
+    const command = script.command(keys, args);
     return new Promise<ClusterDecision>((resolve) => {
-      const call = new PendingCall(this, parse, resolve, this.timeoutMs);
+      const call = new PendingCall(this, parse, resolve, this.timeoutMs, script, command);
       this.deadlines.add(call);
-      script.run(this.commander, keys, args).then(
-        (reply) => call.replied(reply),
-        (error: unknown) => call.failed(error),
-      );
+      this.send(command, call);
     });
+  }
+
+  /** @internal Sends `command` for `call`. */
+  send(command: readonly string[], call: PendingCall): void {
+    this.commander.send(command).then(
+      (reply) => call.replied(reply),
+      (error: unknown) => call.failed(error),
+    );
   }
 
   /** Stops asking the store: later calls fall back at once (`'notReady'`); pending ones time out now. */

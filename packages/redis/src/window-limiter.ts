@@ -4,11 +4,8 @@ import { replyNumber } from './reply-number';
 import { WINDOW_SCRIPT } from './scripts/window-script';
 import { TokenLease } from './token-lease';
 
-/** The engine's second-level window: 2 buckets of 500 ms (Sentinel's defaults). */
-const BUCKET_MS = 500;
-const BUCKETS = 2;
-const BUCKET_MS_ARG = String(BUCKET_MS);
-const BUCKETS_ARG = String(BUCKETS);
+/** The engine's second-level window: 2 buckets of 500 ms (Sentinel's defaults), as the script. */
+const BUCKET_MS_ARG = '500';
 /** Most scopes (origins of an `'other'` rule) whose lease is kept; the oldest go first. */
 const MAX_SCOPES = 1000;
 
@@ -79,7 +76,7 @@ export class WindowLimiter implements ClusterLimiter {
   private ask(lease: TokenLease, scope: string, acquireCount: number, leaseSize: number, sentAt: number): Promise<ClusterDecision> {
     const threshold = this.ctx.effectiveThreshold(this.spec.threshold, this.spec.thresholdType);
     const key = scope === '' ? this.baseKey : `${this.baseKey}:${scope}`;
-    const args = [this.ctx.sharedNow(), String(threshold), String(acquireCount), String(leaseSize), BUCKET_MS_ARG, BUCKETS_ARG];
+    const args = [this.ctx.sharedNow(), String(threshold), String(acquireCount), String(leaseSize), BUCKET_MS_ARG];
     return this.ctx.gate.run(WINDOW_SCRIPT, [key], args, (reply, recoveredAfterMs) => {
       const passed = replyNumber(reply, 0) === 1;
       const msLeft = replyNumber(reply, 2);
