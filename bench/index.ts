@@ -34,14 +34,14 @@ async function main(): Promise<void> {
   const machine = machineInfo(root);
   const quick = options.quick;
   const runs = options.runs;
-  const coreSettings = { processes: runs, passes: quick ? 1 : 2, minCpuMs: quick ? 60 : 300 };
+  const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300 };
   const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
-  const clusterSettings = { processes: runs, seconds: quick ? 0.2 : 2 };
+  const clusterSettings = { processes: runs, seconds: quick ? 0.1 : 2 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
-    seconds: quick ? 0.5 : 8,
-    warmSeconds: quick ? 1 : 3,
-    connections: 100,
+    seconds: quick ? 1 : 8, // autocannon runs at least about 1 s whatever it is asked
+    warmSeconds: quick ? 1 : 5,
+    connections: quick ? 50 : 100,
     pipelining: 10,
     serverCore: SERVER_CORE,
     loadCore: MEASURE_CORE,
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
   const run: BenchRun = {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     quick,
+    runs,
     startedAt: new Date(started),
     seconds: (Date.now() - started) / 1000,
     machine,

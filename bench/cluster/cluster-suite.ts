@@ -79,13 +79,22 @@ async function startRedis(core: number): Promise<{ url: string; child: ChildProc
   });
   pinProcess(child.pid!, core);
   const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 50, retryStrategy: (times) => (times > 50 ? null : 100) });
-  try {
-    await probe.connect();
-    const info = await probe.info('server');
-    return { url, child, version: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown' };
-  } finally {
-    probe.disconnect();
+  for (let attempt = 0; ; attempt++) {
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined); // a refused connection while redis-server starts is expected
+    try {
+      await probe.connect();
+      const info = await probe.info('server');
+      return { url, child, version: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown' };
+    } catch (error) {
+      if (attempt >= 50) {
+        child.kill();
+        throw new Error(`redis-server on port ${port} did not answer within 5 s: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      probe.disconnect();
+    }
   }
 }
 

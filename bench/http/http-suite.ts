@@ -48,8 +48,9 @@ export interface HttpFrameworkResult {
 }
 
 /**
- * For each framework, starts one server process per variant (pinned to one core), warms them,
- * then runs autocannon (in this process, pinned to the other core) against them in interleaved
+ * Starts one server process per framework and variant (each pinned to one core once it
+ * listens). For each framework, warms its servers, then runs autocannon (in this process,
+ * pinned to the other core) against them in interleaved
  * rounds: bare, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
  * rounds, so slow drifts of a busy machine hit every variant alike. Ratios are taken within a
  * round, then the median over rounds is reported.
@@ -59,18 +60,22 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
   pinProcess(process.pid, settings.loadCore);
   const load = (server: ServerProcess, seconds: number): Promise<LoadResult> =>
     runLoad(server.port, seconds, settings.connections, settings.pipelining, () => processCpuMs(server.pid));
+  const all = new Map<string, ServerProcess>();
+  const key = (framework: Framework, variant: HttpVariant): string => `${framework}/${variant}`;
   const results: HttpFrameworkResult[] = [];
-  for (const framework of FRAMEWORKS) {
-    const servers = new Map<HttpVariant, ServerProcess>();
-    try {
-      const started = await Promise.allSettled(HTTP_VARIANTS.map((variant) => startServerProcess(serverScript, framework, variant, settings.serverCore)));
-      started.forEach((s, i) => {
-        if (s.status === 'fulfilled') servers.set(HTTP_VARIANTS[i]!, s.value);
-      });
-      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw failed.reason;
-      settings.log(`  ${framework}: ${servers.size} servers listening`);
-      // unrecorded, so all at once: JIT warm-up, and the peers' allowance spent
+  try {
+    // every server at once: start-up runs on both cores, each is pinned once listening
+    const pairs = FRAMEWORKS.flatMap((framework) => HTTP_VARIANTS.map((variant) => [framework, variant] as const));
+    const started = await Promise.allSettled(pairs.map(([framework, variant]) => startServerProcess(serverScript, framework, variant, settings.serverCore)));
+    started.forEach((s, i) => {
+      if (s.status === 'fulfilled') all.set(key(...pairs[i]!), s.value);
+    });
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    settings.log(`  ${all.size} servers listening`);
+    for (const framework of FRAMEWORKS) {
+      const servers = new Map(HTTP_VARIANTS.map((variant) => [variant, all.get(key(framework, variant))!]));
+      // unrecorded, so a framework's servers all at once: JIT warm-up
       await Promise.all([...servers.values()].map((server) => load(server, settings.warmSeconds)));
       for (const server of servers.values()) await waitUntilIdle(server.pid);
       settings.log(`  ${framework}: warmed up`);
@@ -101,9 +106,9 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
           };
         }),
       });
-    } finally {
-      for (const server of servers.values()) await server.stop();
     }
+  } finally {
+    await Promise.all([...all.values()].map((server) => server.stop()));
   }
   return results;
 }

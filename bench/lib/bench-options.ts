@@ -3,11 +3,17 @@ export type SuiteName = 'core' | 'memory' | 'http' | 'cluster';
 
 /** What `npm run bench -- [flags]` asked for. */
 export interface BenchOptions {
-  /** `--quick`: every suite, shorter (a smoke run, under a minute; figures are indicative). */
+  /**
+   * `--quick`: every suite, shorter and run once (a smoke run under a minute: figures are
+   * indicative, never quoted).
+   */
   readonly quick: boolean;
   /** `--only core,http`: the suites to run (core, memory, http, cluster). @defaultValue all of them */
   readonly suites: readonly SuiteName[];
-  /** `--runs N`: fresh processes (core, memory, cluster) or interleaved rounds (HTTP) per figure. @defaultValue 2 */
+  /**
+   * `--runs N`: fresh processes (core, memory, cluster) or interleaved rounds (HTTP) per figure.
+   * @defaultValue 2 (1 in quick mode)
+   */
   readonly runs: number;
   /** `--out path`: the markdown report. @defaultValue bench/results/latest.md (quick.md in quick mode) */
   readonly out: string | undefined;
@@ -40,9 +46,9 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       });
     } else if (arg === '--runs') {
       runs = Number(value());
-      if (!Number.isInteger(runs) || runs < 2) throw new Error('--runs must be an integer >= 2 (every figure is run at least twice)');
+      if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be an integer >= 1');
     } else if (arg === '--out') out = value();
     else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write`);
   }
-  return { quick, suites, runs: runs ?? 2, out, write };
+  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write };
 }

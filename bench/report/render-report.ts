@@ -13,6 +13,8 @@ import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targe
 export interface BenchRun extends SuiteResults {
   readonly command: string;
   readonly quick: boolean;
+  /** Processes or rounds per figure. */
+  readonly runs: number;
   readonly startedAt: Date;
   readonly seconds: number;
   readonly machine: MachineInfo;
@@ -45,7 +47,7 @@ export function renderMarkdown(run: BenchRun): string {
     '# Floodgate benchmarks',
     '',
     `Written by \`${run.command}\` on ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC in ${Math.round(run.seconds)} s` +
-      `${run.quick ? ' (**quick mode: a smoke run, figures indicative only**)' : ''}. Re-run with the same command; the file is overwritten.`,
+      `${run.quick ? ' (**quick mode: a smoke run, figures indicative only, never to be quoted**)' : ''}. Re-run with the same command; the file is overwritten.`,
   ].join('\n');
   return `${head}\n\n${renderReport(run)
     .map((s) => `## ${s.title}\n\n${s.body}`)
@@ -55,6 +57,7 @@ export function renderMarkdown(run: BenchRun): string {
 function renderMethod(run: BenchRun): string {
   const m = run.machine;
   const lines = [
+    ...(run.runs < 2 ? [`- **Single run** (\`--runs ${run.runs}\`): each figure below was taken once, not twice: not for quoting.`] : []),
     `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}). Load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
       `${Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5 ? ' — **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
     '- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user\'s build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.',
