@@ -9,32 +9,16 @@
 import express, { type Express, type Request } from 'express';
 import { blockResponse, Floodgate } from '@floodgate/core';
 import { blockErrorHandler, circuitBreaker, hotParam, resilience } from '@floodgate/express';
+import {
+  FlakyRecommendations,
+  GLOBAL_LIMIT,
+  LastGoodRecommendations,
+  PER_CALLER_LIMIT,
+  RECOMMENDATIONS_BREAKER,
+  type AppOptions,
+} from '../shared/recommendations';
 
-/** Where recommendations come from. */
-export interface RecommendationSource {
-  forUser(userId: string): Promise<readonly string[]>;
-}
-
-/** An upstream that takes `latencyMs` per call (through the engine's clock, so tests can drive it). */
-export class FlakyRecommendations implements RecommendationSource {
-  /** How long a call takes; over 200 ms it counts as slow. */
-  latencyMs = 20;
-
-  constructor(private readonly fg: Floodgate) {}
-
-  async forUser(userId: string): Promise<readonly string[]> {
-    await this.fg.clock.sleep(this.latencyMs);
-    return [`${userId}: new releases`, `${userId}: because you liked jazz`];
-  }
-}
-
-/** Options of {@link createApp}. */
-export interface AppOptions {
-  /** The engine. @defaultValue a new Floodgate with the monotonic clock */
-  readonly floodgate?: Floodgate;
-  /** The recommendations upstream. @defaultValue a {@link FlakyRecommendations} on the engine */
-  readonly recommendations?: RecommendationSource;
-}
+export { FlakyRecommendations, type AppOptions, type RecommendationSource } from '../shared/recommendations';
 
 const caller = (req: Request): string => req.get('x-user-id') ?? 'anonymous';
 
@@ -42,14 +26,14 @@ const caller = (req: Request): string => req.get('x-user-id') ?? 'anonymous';
 export function createApp(options: AppOptions = {}): Express {
   const fg = options.floodgate ?? new Floodgate();
   const upstream = options.recommendations ?? new FlakyRecommendations(fg);
-  const lastGood = new Map<string, readonly string[]>();
+  const lastGood = new LastGoodRecommendations();
   const app = express();
 
-  app.use(resilience({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } } } }));
+  app.use(resilience({ floodgate: fg, routes: { '*': GLOBAL_LIMIT } }));
 
   app.get(
     '/users/:id',
-    hotParam({ floodgate: fg, param: caller, threshold: 5, specificItems: { vip: 20 } }),
+    hotParam({ floodgate: fg, param: caller, ...PER_CALLER_LIMIT }),
     (req, res) => void res.json({ id: req.params.id, name: `User ${req.params.id}` }),
   );
 
@@ -57,12 +41,7 @@ export function createApp(options: AppOptions = {}): Express {
     '/recommendations',
     circuitBreaker({
       floodgate: fg,
-      strategy: 'slowRequestRatio',
-      maxAllowedRtMs: 200,
-      threshold: 0.5,
-      minRequestAmount: 5,
-      statIntervalMs: 10_000,
-      retryTimeoutMs: 5_000,
+      ...RECOMMENDATIONS_BREAKER,
       fallback: (req, res, error) => {
         const items = lastGood.get(caller(req));
         if (items !== undefined) return void res.json({ items, stale: true });
@@ -72,8 +51,7 @@ export function createApp(options: AppOptions = {}): Express {
     }),
     async (req, res) => {
       const items = await upstream.forUser(caller(req));
-      if (lastGood.size >= 10_000 && !lastGood.has(caller(req))) lastGood.delete(lastGood.keys().next().value!);
-      lastGood.set(caller(req), items);
+      lastGood.remember(caller(req), items);
       res.json({ items, stale: false });
     },
   );

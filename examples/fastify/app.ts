@@ -9,32 +9,14 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { blockResponse, Floodgate } from '@floodgate/core';
 import fastifyFloodgate from '@floodgate/fastify';
-
-/** Where recommendations come from. */
-export interface RecommendationSource {
-  forUser(userId: string): Promise<readonly string[]>;
-}
-
-/** An upstream that takes `latencyMs` per call (through the engine's clock, so tests can drive it). */
-export class FlakyRecommendations implements RecommendationSource {
-  /** How long a call takes; over 200 ms it counts as slow. */
-  latencyMs = 20;
-
-  constructor(private readonly fg: Floodgate) {}
-
-  async forUser(userId: string): Promise<readonly string[]> {
-    await this.fg.clock.sleep(this.latencyMs);
-    return [`${userId}: new releases`, `${userId}: because you liked jazz`];
-  }
-}
-
-/** Options of {@link createApp}. */
-export interface AppOptions {
-  /** The engine. @defaultValue a new Floodgate with the monotonic clock */
-  readonly floodgate?: Floodgate;
-  /** The recommendations upstream. @defaultValue a {@link FlakyRecommendations} on the engine */
-  readonly recommendations?: RecommendationSource;
-}
+import {
+  FlakyRecommendations,
+  GLOBAL_LIMIT,
+  LastGoodRecommendations,
+  PER_CALLER_LIMIT,
+  RECOMMENDATIONS_BREAKER,
+  type AppOptions,
+} from '../shared/recommendations';
 
 const caller = (request: FastifyRequest): string => {
   const user = request.headers['x-user-id'];
@@ -45,15 +27,15 @@ const caller = (request: FastifyRequest): string => {
 export function createApp(options: AppOptions = {}): FastifyInstance {
   const fg = options.floodgate ?? new Floodgate();
   const upstream = options.recommendations ?? new FlakyRecommendations(fg);
-  const lastGood = new Map<string, readonly string[]>();
+  const lastGood = new LastGoodRecommendations();
   const app = Fastify();
 
-  app.register(fastifyFloodgate, { floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } } } });
+  app.register(fastifyFloodgate, { floodgate: fg, routes: { '*': GLOBAL_LIMIT } });
 
   app.register(async (api) => {
     api.get<{ Params: { id: string } }>(
       '/users/:id',
-      { config: { floodgate: { hotParam: { param: caller, threshold: 5, specificItems: { vip: 20 } } } } },
+      { config: { floodgate: { hotParam: { param: caller, ...PER_CALLER_LIMIT } } } },
       async (request) => ({ id: request.params.id, name: `User ${request.params.id}` }),
     );
 
@@ -62,7 +44,7 @@ export function createApp(options: AppOptions = {}): FastifyInstance {
       {
         config: {
           floodgate: {
-            circuitBreaker: { strategy: 'slowRequestRatio', maxAllowedRtMs: 200, threshold: 0.5, minRequestAmount: 5, statIntervalMs: 10_000, retryTimeoutMs: 5_000 },
+            circuitBreaker: RECOMMENDATIONS_BREAKER,
             fallback: (request, reply, error) => {
               const items = lastGood.get(caller(request));
               if (items !== undefined) return reply.send({ items, stale: true });
@@ -74,8 +56,7 @@ export function createApp(options: AppOptions = {}): FastifyInstance {
       },
       async (request) => {
         const items = await upstream.forUser(caller(request));
-        if (lastGood.size >= 10_000 && !lastGood.has(caller(request))) lastGood.delete(lastGood.keys().next().value!);
-        lastGood.set(caller(request), items);
+        lastGood.remember(caller(request), items);
         return { items, stale: false };
       },
     );

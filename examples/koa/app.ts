@@ -10,32 +10,14 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import { blockResponse, Floodgate } from '@floodgate/core';
 import { circuitBreaker, hotParam, resilience } from '@floodgate/koa';
-
-/** Where recommendations come from. */
-export interface RecommendationSource {
-  forUser(userId: string): Promise<readonly string[]>;
-}
-
-/** An upstream that takes `latencyMs` per call (through the engine's clock, so tests can drive it). */
-export class FlakyRecommendations implements RecommendationSource {
-  /** How long a call takes; over 200 ms it counts as slow. */
-  latencyMs = 20;
-
-  constructor(private readonly fg: Floodgate) {}
-
-  async forUser(userId: string): Promise<readonly string[]> {
-    await this.fg.clock.sleep(this.latencyMs);
-    return [`${userId}: new releases`, `${userId}: because you liked jazz`];
-  }
-}
-
-/** Options of {@link createApp}. */
-export interface AppOptions {
-  /** The engine. @defaultValue a new Floodgate with the monotonic clock */
-  readonly floodgate?: Floodgate;
-  /** The recommendations upstream. @defaultValue a {@link FlakyRecommendations} on the engine */
-  readonly recommendations?: RecommendationSource;
-}
+import {
+  FlakyRecommendations,
+  GLOBAL_LIMIT,
+  LastGoodRecommendations,
+  PER_CALLER_LIMIT,
+  RECOMMENDATIONS_BREAKER,
+  type AppOptions,
+} from '../shared/recommendations';
 
 const caller = (ctx: Context): string => ctx.get('x-user-id') || 'anonymous';
 
@@ -43,13 +25,13 @@ const caller = (ctx: Context): string => ctx.get('x-user-id') || 'anonymous';
 export function createApp(options: AppOptions = {}): Koa {
   const fg = options.floodgate ?? new Floodgate();
   const upstream = options.recommendations ?? new FlakyRecommendations(fg);
-  const lastGood = new Map<string, readonly string[]>();
+  const lastGood = new LastGoodRecommendations();
   const app = new Koa();
   const router = new Router();
 
-  app.use(resilience({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } } } }));
+  app.use(resilience({ floodgate: fg, routes: { '*': GLOBAL_LIMIT } }));
 
-  router.get('/users/:id', hotParam({ floodgate: fg, param: caller, threshold: 5, specificItems: { vip: 20 } }), (ctx) => {
+  router.get('/users/:id', hotParam({ floodgate: fg, param: caller, ...PER_CALLER_LIMIT }), (ctx) => {
     ctx.body = { id: ctx.params.id, name: `User ${ctx.params.id}` };
   });
 
@@ -57,12 +39,7 @@ export function createApp(options: AppOptions = {}): Koa {
     '/recommendations',
     circuitBreaker({
       floodgate: fg,
-      strategy: 'slowRequestRatio',
-      maxAllowedRtMs: 200,
-      threshold: 0.5,
-      minRequestAmount: 5,
-      statIntervalMs: 10_000,
-      retryTimeoutMs: 5_000,
+      ...RECOMMENDATIONS_BREAKER,
       fallback: (ctx, error) => {
         const items = lastGood.get(caller(ctx));
         if (items !== undefined) {
@@ -77,8 +54,7 @@ export function createApp(options: AppOptions = {}): Koa {
     }),
     async (ctx) => {
       const items = await upstream.forUser(caller(ctx));
-      if (lastGood.size >= 10_000 && !lastGood.has(caller(ctx))) lastGood.delete(lastGood.keys().next().value!);
-      lastGood.set(caller(ctx), items);
+      lastGood.remember(caller(ctx), items);
       ctx.body = { items, stale: false };
     },
   );
