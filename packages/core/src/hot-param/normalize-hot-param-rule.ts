@@ -43,7 +43,7 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
   const specificItems = readSpecificItems(obj.specificItems, join(path, 'specificItems'), reader);
   checkSafeBucket(threshold, burstCount, specificItems, path, reader);
 
-  // Sentinel's hotspot cluster mode is QPS only. Locally, a cluster rule limits as its local rule.
+  // Sentinel's hotspot cluster mode is QPS only. Without a cluster backend, a cluster rule limits as its local rule.
   const clusterSupport = metric === 'qps' ? QPS_CLUSTER : { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport);
   return {
