@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
     seconds: quick ? 1 : 8, // autocannon runs at least about 1 s whatever it is asked
-    warmSeconds: quick ? 1 : 5,
+    warmSeconds: quick ? 1 : 10, // every server of a framework at once: about 2 s of load each
     connections: quick ? 50 : 100,
     pipelining: 10,
     serverCore: SERVER_CORE,

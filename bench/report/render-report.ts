@@ -127,12 +127,15 @@ function renderSummary(run: BenchRun): string {
     ]);
   }
   const cases = run.cluster?.cases ?? [];
+  const floor = cases.find((x) => x.name.startsWith('redis PING'))?.opsPerSec ?? Number.NaN;
   const ops = (prefix: string): string => {
     const c = cases.find((x) => x.name.startsWith(prefix));
-    return c === undefined ? 'not run' : `${formatCount(c.opsPerSec)} calls/s`;
+    if (c === undefined) return 'not run';
+    return `${formatCount(c.opsPerSec)} calls/s${c.opsPerSec > 3 * floor ? ' (does not reach Redis per call)' : ''}`;
   };
   if (run.cluster) {
     rows.push(['Cluster check over Redis, one key, 64 in flight', ops('floodgate cluster flow rule (global window)'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`]);
+    rows.push(['Cluster check over Redis, 1,000 keys, 64 in flight', ops('floodgate cluster hotspot rule'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`]);
   }
   return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
 }
