@@ -216,6 +216,7 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
     formatMs(c.p99Ms),
     formatMs(c.loadedP50Ms),
     formatMs(c.loadedP99Ms),
+    c.runs.map((r) => formatCount(r.fallbacks ?? Number.NaN)).join(', '),
   ]);
   const settings = run.clusterSettings;
   const how = settings
@@ -225,7 +226,10 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
   const note = cluster.cases.some(local)
     ? ' ‡ More than 3× the PING floor: these calls do not wait for Redis (leased tokens, or a cluster rule decided locally), so they are not a round-trip comparison.'
     : '';
-  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}`;
+  const fellBack = cluster.cases.some((c) => c.runs.some((r) => (r.fallbacks ?? 0) > 0))
+    ? ' Fallbacks are Floodgate checks that gave up on Redis after the backend\'s timeout and decided locally: a case with many is not a fair round-trip comparison.'
+    : '';
+  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
 }
 
 function label(variant: string, framework: string): string {
