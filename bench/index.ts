@@ -1,13 +1,15 @@
 /**
  * `npm run bench [-- --quick] [--only core,memory,http,cluster] [--runs N] [--out file] [--no-write]`
+ * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  *
  * Runs every benchmark of issue #7 side by side with the bare frameworks and the peer
- * libraries, prints the tables and writes bench/results/latest.md (quick mode writes
- * bench/results/quick.md, so a smoke run never overwrites the committed figures).
+ * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
+ * latest.json beside it (quick mode writes quick.md/quick.json, so a smoke run never
+ * overwrites the committed figures).
  * Expects the packages and the harness to be built (`npm run bench` does it: `tsc -b` then
  * `tsc -p bench`).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
@@ -27,6 +29,13 @@ async function main(): Promise<void> {
   const options = parseBenchOptions(process.argv.slice(2));
   const distDir = __dirname; // bench/dist
   const root = resolve(distDir, '..', '..');
+  if (options.render !== undefined) {
+    const saved = JSON.parse(readFileSync(resolve(options.render), 'utf8')) as BenchRun & { startedAt: string };
+    const run: BenchRun = { ...saved, startedAt: new Date(saved.startedAt) };
+    for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
+    if (options.write) writeFileSync(resolve(options.render).replace(/\.json$/, '.md'), renderMarkdown(run));
+    return;
+  }
   const started = Date.now();
   const log = (line: string): void => {
     process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
@@ -88,7 +97,9 @@ async function main(): Promise<void> {
     const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, renderMarkdown(run));
-    log(`wrote ${relative(root, out)}`);
+    const raw = out.replace(/(\.md)?$/, '.json');
+    writeFileSync(raw, `${JSON.stringify(run, null, 1)}\n`);
+    log(`wrote ${relative(root, out)} and ${relative(root, raw)}`);
   }
   log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
 }

@@ -19,6 +19,8 @@ export interface BenchOptions {
   readonly out: string | undefined;
   /** `--no-write`: print only. */
   readonly write: boolean;
+  /** `--render file.json`: measure nothing; render the report of a saved run (the `.json` written beside the `.md`). */
+  readonly render: string | undefined;
 }
 
 const ALL_SUITES: readonly SuiteName[] = ['core', 'memory', 'http', 'cluster'];
@@ -30,6 +32,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let runs: number | undefined;
   let out: string | undefined;
   let write = true;
+  let render: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -48,7 +51,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       runs = Number(value());
       if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be an integer >= 1');
     } else if (arg === '--out') out = value();
-    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write`);
+    else if (arg === '--render') render = value();
+    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json`);
   }
-  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write };
+  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render };
 }

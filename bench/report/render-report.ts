@@ -66,7 +66,7 @@ function renderMethod(run: BenchRun): string {
   if (run.coreSettings) {
     const c = run.coreSettings;
     lines.push(
-      `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${c.processes} fresh processes × ${c.passes} passes, at least ${c.minCpuMs} ms of calls per measurement. ` +
+      `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${plural(c.processes, 'fresh process', 'fresh processes')} × ${plural(c.passes, 'pass', 'passes')}, at least ${c.minCpuMs} ms of calls per measurement. ` +
         'Each process sets up every case on one engine (one resource per case), warms every case first (so call sites are as polymorphic as in an app using every feature), ' +
         'then measures each case once per pass, in reverse order on every other pass, with a full GC before each. A sample is mitata\'s median time per call; the figure is the median of all samples.',
     );
@@ -74,14 +74,14 @@ function renderMethod(run: BenchRun): string {
   if (run.memorySettings) {
     lines.push(
       `- **Memory**: ${run.memorySettings.values.toLocaleString('en-US')} distinct keys (\`user-0\`, \`user-1\`, ...) fed to each limiter in a fresh \`node --expose-gc\` process, ` +
-        `${run.memorySettings.processes} processes each; heap = \`heapUsed + arrayBuffers\` after two full GCs; medians over processes.`,
+        `${plural(run.memorySettings.processes, 'process', 'processes')} each; heap = \`heapUsed + arrayBuffers\` after two full GCs; medians over processes.`,
     );
   }
   if (run.httpSettings) {
     const h = run.httpSettings;
     lines.push(
       `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
-        `${h.rounds} interleaved rounds (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
+        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
         'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
     );
   }
@@ -92,8 +92,9 @@ function renderMethod(run: BenchRun): string {
 
 function renderTargets(run: BenchRun): string {
   const checks = evaluateTargets(run);
-  const mark = { met: 'met', missed: '**missed**', pending: 'pending' } as const;
-  return markdownTable(['Target', 'This run (median)', 'Verdict'], checks.map((c) => [c.target, c.figure, mark[c.verdict]]), ['l', 'l', 'l']);
+  const mark = { met: 'met', missed: '**missed**', unclear: 'unclear (noise)', pending: 'pending' } as const;
+  return `${markdownTable(['Target', 'This run (median)', 'Verdict'], checks.map((c) => [c.target, c.figure, mark[c.verdict]]), ['l', 'l', 'l'])}\n\n` +
+    'HTTP targets are checked twice: by req/s (the target as written) and by the server\'s CPU per response (the same cost, undisturbed by other processes on a busy machine). "unclear" means the two disagree: re-run on a quiet machine.';
 }
 
 function renderSummary(run: BenchRun): string {
@@ -148,7 +149,7 @@ function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
     const vs = qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline' ? `${(c.medianNs / qps.medianNs).toFixed(2)}×` : '';
     return [c.owner, `${c.label}${c.async ? ' (async)' : ''}`, figure, spread, vs, c.pending ?? c.failed ?? ''];
   });
-  const note = run.coreSettings ? `\n\nSamples per case: ${run.coreSettings.processes} processes × ${run.coreSettings.passes} passes. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.` : '';
+  const note = run.coreSettings ? `\n\nSamples per case: ${plural(run.coreSettings.processes, 'process', 'processes')} × ${plural(run.coreSettings.passes, 'pass', 'passes')}. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.` : '';
   return `${markdownTable(['Library', 'Case', 'Per call', 'Samples min – max', '× sync QPS', 'Note'], rows, ['l', 'l', 'r', 'r', 'r', 'l'])}${note}`;
 }
 
@@ -220,7 +221,7 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
   ]);
   const settings = run.clusterSettings;
   const how = settings
-    ? `bench/cluster-redis.ts's \`runClusterRedisBench\` as written with cluster mode (#8), run in ${settings.processes} fresh processes (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
+    ? `bench/cluster-redis.ts's \`runClusterRedisBench\` as written with cluster mode (#8), run in ${plural(settings.processes, 'fresh process', 'fresh processes')} (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
       'Every case admits every call.'
     : '';
   const note = cluster.cases.some(local)
@@ -238,4 +239,8 @@ function label(variant: string, framework: string): string {
 
 function title(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
