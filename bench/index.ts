@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const machine = machineInfo(root);
   const quick = options.quick;
   const runs = options.runs;
-  const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300 };
+  const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300, batchSamples: quick ? 512 : 4096 };
   const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
   const clusterSettings = { processes: runs, seconds: quick ? 0.1 : 2 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {

@@ -11,6 +11,8 @@ export interface CoreSuiteSettings {
   readonly passes: number;
   /** mitata's minimum CPU time per measurement, in ms. */
   readonly minCpuMs: number;
+  /** Calls per mitata sample. */
+  readonly batchSamples: number;
   /** The core the workers are pinned to. */
   readonly core: number;
   readonly log: (line: string) => void;
@@ -37,7 +39,7 @@ export async function runCoreSuite(distDir: string, settings: CoreSuiteSettings)
   for (let i = 0; i < settings.processes; i++) {
     settings.log(`  core: process ${i + 1}/${settings.processes}`);
     workers.push(
-      await runJsonWorker<CoreWorkerResult>(script, [String(settings.minCpuMs), String(settings.passes)], {
+      await runJsonWorker<CoreWorkerResult>(script, [String(settings.minCpuMs), String(settings.passes), String(settings.batchSamples)], {
         core: settings.core,
         nodeFlags: ['--expose-gc'],
       }),

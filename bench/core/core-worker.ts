@@ -3,7 +3,7 @@
  * as polymorphic as in an application that uses every feature), then measures each case once
  * per pass with mitata, the order reversed on every other pass. Prints one JSON line.
  *
- * Usage: node --expose-gc bench/dist/core/core-worker.js <minCpuMs> <passes>
+ * Usage: node --expose-gc bench/dist/core/core-worker.js <minCpuMs> <passes> [batchSamples]
  */
 import { coreCases } from './core-cases';
 
@@ -25,6 +25,8 @@ export interface CoreWorkerResult {
 async function main(): Promise<void> {
   const minCpuMs = Number(process.argv[2] ?? 300);
   const passes = Number(process.argv[3] ?? 2);
+  // calls per sample: mitata's 4096 by default; fewer keep the slow cases short in quick mode
+  const batchSamples = Number(process.argv[4] ?? 4096);
   const { measure } = await import('mitata');
   const result: CoreWorkerResult = { cases: {}, pending: {}, failed: {} };
   const ready: { id: string; fn: () => unknown; async: boolean }[] = [];
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
     const order = pass % 2 === 0 ? ready : [...ready].reverse();
     for (const c of order) {
       settle();
-      const stats = await measure(c.fn, { min_cpu_time: minCpuMs * 1e6 });
+      const stats = await measure(c.fn, { min_cpu_time: minCpuMs * 1e6, batch_samples: batchSamples });
       const slot = (result.cases[c.id] ??= { p50: [], avg: [] });
       slot.p50.push(stats.p50);
       slot.avg.push(stats.avg);

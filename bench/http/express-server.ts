@@ -1,20 +1,23 @@
 import type { Server } from 'node:http';
+import { Floodgate } from '@floodgate/core';
+import { resilience } from '@floodgate/express';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { Floodgate } from '@floodgate/core';
-import { assertThreeRules, floodgateExpressGuard } from './floodgate-guards';
-import { HELLO_BODY, HELLO_PATH, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
+import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
  * Express 5 with one JSON route, bare or guarded by app-level middleware: Floodgate's
- * `resilience()`, or express-rate-limit with its defaults (memory store, draft-6 and legacy
- * headers) keyed per user, as an app limiting per user would configure it.
+ * `resilience()` with the route's three rules, or express-rate-limit with its defaults (memory
+ * store, draft-6 and legacy headers) keyed per user, as an app limiting per user would
+ * configure it.
  */
 export async function startExpressServer(variant: HttpVariant): Promise<Server> {
   const app = express();
-  const floodgate = variant === 'floodgate' || variant === 'floodgate-blocked' ? new Floodgate() : undefined;
-  if (floodgate) {
-    app.use(floodgateExpressGuard(floodgate, variant === 'floodgate-blocked'));
+  if (variant === 'floodgate' || variant === 'floodgate-blocked') {
+    const floodgate = new Floodgate();
+    const rules = floodgateRouteRules<express.Request>(variant === 'floodgate-blocked', (req) => req.get(USER_HEADER));
+    app.use(resilience({ floodgate, routes: { [HELLO_RESOURCE]: rules } }));
     assertThreeRules(floodgate);
   }
   if (variant === 'peer' || variant === 'peer-blocked') {

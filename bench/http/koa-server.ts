@@ -1,21 +1,24 @@
 import type { Server } from 'node:http';
-import Router from '@koa/router';
-import Koa from 'koa';
-import ratelimit from 'koa-ratelimit';
 import { Floodgate } from '@floodgate/core';
-import { assertThreeRules, floodgateKoaGuard } from './floodgate-guards';
-import { HELLO_BODY, HELLO_PATH, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import { resilience } from '@floodgate/koa';
+import Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import ratelimit from 'koa-ratelimit';
+import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
+import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
  * Koa 3 with @koa/router and one JSON route, bare or guarded by app-level middleware mounted
- * before the router: Floodgate's `resilience()`, or koa-ratelimit's memory driver keyed per user.
+ * before the router: Floodgate's `resilience()` with the route's three rules, or
+ * koa-ratelimit's memory driver keyed per user.
  */
 export async function startKoaServer(variant: HttpVariant): Promise<Server> {
   const app = new Koa();
   app.silent = true; // sockets the load generator closes at the end of a run are not news
-  const floodgate = variant === 'floodgate' || variant === 'floodgate-blocked' ? new Floodgate() : undefined;
-  if (floodgate) {
-    app.use(floodgateKoaGuard(floodgate, variant === 'floodgate-blocked'));
+  if (variant === 'floodgate' || variant === 'floodgate-blocked') {
+    const floodgate = new Floodgate();
+    const rules = floodgateRouteRules<Context>(variant === 'floodgate-blocked', (ctx) => ctx.get(USER_HEADER));
+    app.use(resilience({ floodgate, routes: { [HELLO_RESOURCE]: rules } }));
     assertThreeRules(floodgate);
   }
   if (variant === 'peer' || variant === 'peer-blocked') {

@@ -18,7 +18,7 @@ export interface BenchRun extends SuiteResults {
   readonly startedAt: Date;
   readonly seconds: number;
   readonly machine: MachineInfo;
-  readonly coreSettings?: { processes: number; passes: number; minCpuMs: number };
+  readonly coreSettings?: { processes: number; passes: number; minCpuMs: number; batchSamples: number };
   readonly memorySettings?: { values: number; processes: number };
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
   readonly cluster?: ClusterSuiteResult;
@@ -66,7 +66,7 @@ function renderMethod(run: BenchRun): string {
   if (run.coreSettings) {
     const c = run.coreSettings;
     lines.push(
-      `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${plural(c.processes, 'fresh process', 'fresh processes')} × ${plural(c.passes, 'pass', 'passes')}, at least ${c.minCpuMs} ms of calls per measurement. ` +
+      `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${plural(c.processes, 'fresh process', 'fresh processes')} × ${plural(c.passes, 'pass', 'passes')}, at least ${c.minCpuMs} ms of calls per measurement in samples of ${c.batchSamples} calls. ` +
         'Each process sets up every case on one engine (one resource per case), warms every case first (so call sites are as polymorphic as in an app using every feature), ' +
         'then measures each case once per pass, in reverse order on every other pass, with a full GC before each. A sample is mitata\'s median time per call; the figure is the median of all samples.',
     );
