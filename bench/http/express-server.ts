@@ -14,6 +14,7 @@ import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVa
  */
 export async function startExpressServer(variant: HttpVariant): Promise<Server> {
   const app = express();
+  if (variant === 'noop') app.use((_req, _res, next) => next());
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<express.Request>(variant === 'floodgate-blocked', (req) => req.get(USER_HEADER));

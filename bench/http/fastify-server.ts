@@ -26,7 +26,8 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
       keyGenerator: (req) => String(req.headers[USER_HEADER] ?? 'anonymous'),
     });
   }
-  app.get(HELLO_PATH, { config }, async () => HELLO_BODY);
+  if (variant === 'noop') app.get(HELLO_PATH, { onRequest: (_request, _reply, done) => done() }, async () => HELLO_BODY);
+  else app.get(HELLO_PATH, { config }, async () => HELLO_BODY);
   await app.listen({ port: 0, host: '127.0.0.1' });
   if (floodgate) assertThreeRules(floodgate);
   return app.server;

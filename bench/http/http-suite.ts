@@ -39,6 +39,8 @@ export interface HttpVariantResult {
   /** Per round, this variant's figure / bare's figure of the same round. */
   readonly rpsRatios: number[];
   readonly cpuRatios: number[];
+  /** Per round, server CPU per response minus the no-op middleware's of the same round, in µs. */
+  readonly cpuOverNoopUs: number[];
 }
 
 /** Everything measured on one framework. */
@@ -51,7 +53,7 @@ export interface HttpFrameworkResult {
  * Starts one server process per framework and variant (each pinned to one core once it
  * listens). For each framework, warms its servers, then runs autocannon (in this process,
  * pinned to the other core) against them in interleaved
- * rounds: bare, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
+ * rounds: bare, noop, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
  * rounds, so slow drifts of a busy machine hit every variant alike. Ratios are taken within a
  * round, then the median over rounds is reported.
  */
@@ -94,6 +96,7 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
         }
       }
       const bare = rounds.get('bare')!;
+      const noop = rounds.get('noop')!;
       results.push({
         framework,
         variants: HTTP_VARIANTS.map((variant) => {
@@ -103,6 +106,7 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
             rounds: own,
             rpsRatios: own.map((r, i) => r.rps / (bare[i]?.rps ?? Number.NaN)),
             cpuRatios: own.map((r, i) => r.cpuUsPerResponse / (bare[i]?.cpuUsPerResponse ?? Number.NaN)),
+            cpuOverNoopUs: own.map((r, i) => r.cpuUsPerResponse - (noop[i]?.cpuUsPerResponse ?? Number.NaN)),
           };
         }),
       });

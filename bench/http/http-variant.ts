@@ -1,11 +1,15 @@
-/** The servers compared on each framework. */
-export type HttpVariant = 'bare' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
+/**
+ * The servers compared on each framework. `noop` adds one middleware (Fastify: one route
+ * `onRequest` hook) that does nothing: the framework's own price of any guard, Floodgate's or a
+ * peer's.
+ */
+export type HttpVariant = 'bare' | 'noop' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
 
 /** Frameworks benchmarked. */
 export type Framework = 'express' | 'koa' | 'fastify';
 
 /** In report order; the suite interleaves them in this order (reversed on odd rounds). */
-export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
+export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'noop', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
 
 export const FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
 

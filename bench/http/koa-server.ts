@@ -15,6 +15,7 @@ import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVa
 export async function startKoaServer(variant: HttpVariant): Promise<Server> {
   const app = new Koa();
   app.silent = true; // sockets the load generator closes at the end of a run are not news
+  if (variant === 'noop') app.use((_ctx, next) => next());
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<Context>(variant === 'floodgate-blocked', (ctx) => ctx.get(USER_HEADER));

@@ -36,7 +36,7 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
   sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
   if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
-  if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http, run) });
+  if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http) });
   if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
   return sections;
 }
@@ -81,7 +81,7 @@ function renderMethod(run: BenchRun): string {
     const h = run.httpSettings;
     lines.push(
       `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
-        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (bare, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
+        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (bare, noop, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
         'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
     );
   }
@@ -172,7 +172,7 @@ function renderMemory(subjects: MemorySubjectResult[]): string {
   return out.join('\n\n');
 }
 
-function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
+function renderHttp(frameworks: HttpFrameworkResult[]): string {
   const out: string[] = [];
   for (const fw of frameworks) {
     const rows = fw.variants.map((v) => {
@@ -190,18 +190,19 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
         formatMs(medianOf(v, (r) => r.p99)),
         `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
         v.variant === 'bare' ? '1.00' : formatRatio(median(v.cpuRatios)),
+        v.variant === 'bare' || v.variant === 'noop' ? '' : `${signed(median(v.cpuOverNoopUs ?? []))} µs`,
         statuses,
         notes,
       ];
     });
     out.push(
-      `### ${title(fw.framework)}\n\n${markdownTable(['Variant', 'req/s', 'vs bare (per round)', 'p50', 'p99', 'Server CPU / response', 'CPU vs bare', 'Statuses per round', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}`,
+      `### ${title(fw.framework)}\n\n${markdownTable(['Variant', 'req/s', 'vs bare (per round)', 'p50', 'p99', 'Server CPU / response', 'CPU vs bare', 'CPU over noop', 'Statuses per round', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}`,
     );
   }
   out.push(
-    'Variants: **bare** the route alone; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
-      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0).' +
-      (run.httpSettings ? '' : ''),
+    'Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework\'s own price for any guard; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
+      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0). ' +
+      '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round).',
   );
   return out.join('\n\n');
 }
@@ -243,4 +244,8 @@ function title(s: string): string {
 
 function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+function signed(n: number): string {
+  return Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(1)}` : 'n/a';
 }
