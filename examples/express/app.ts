@@ -45,8 +45,8 @@ export function createApp(options: AppOptions = {}): Express {
       fallback: (req, res, error) => {
         const items = lastGood.get(caller(req));
         if (items !== undefined) return void res.json({ items, stale: true });
-        const { status, headers, body } = blockResponse(error);
-        res.status(status).set(headers).send(JSON.stringify(body));
+        const { status, headers, json } = blockResponse(error);
+        res.status(status).set(headers).send(json);
       },
     }),
     async (req, res) => {

@@ -48,8 +48,8 @@ export function createApp(options: AppOptions = {}): FastifyInstance {
             fallback: (request, reply, error) => {
               const items = lastGood.get(caller(request));
               if (items !== undefined) return reply.send({ items, stale: true });
-              const { status, headers, body } = blockResponse(error);
-              return reply.code(status).headers(headers).send(JSON.stringify(body));
+              const { status, headers, json } = blockResponse(error);
+              return reply.code(status).headers(headers).send(json);
             },
           },
         },

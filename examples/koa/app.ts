@@ -46,10 +46,10 @@ export function createApp(options: AppOptions = {}): Koa {
           ctx.body = { items, stale: true };
           return;
         }
-        const { status, headers, body } = blockResponse(error);
+        const { status, headers, json } = blockResponse(error);
         ctx.status = status;
         ctx.set(headers);
-        ctx.body = JSON.stringify(body);
+        ctx.body = json;
       },
     }),
     async (ctx) => {

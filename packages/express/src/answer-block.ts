@@ -23,8 +23,8 @@ export function answerBlock(guard: Guard, error: BlockError, req: Request, res: 
       if (result instanceof Promise) result.then(undefined, next);
       return;
     }
-    const { status, headers, body } = guard.respond(error);
-    res.status(status).set(headers).send(JSON.stringify(body));
+    const { status, headers, json } = guard.respond(error);
+    res.status(status).set(headers).send(json);
   } catch (err) {
     next(err);
   }

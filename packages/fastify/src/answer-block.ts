@@ -14,8 +14,8 @@ export function answerBlock(guard: Guard, error: BlockError, request: FastifyReq
     const result = fallback(request, reply, error);
     return result instanceof Promise ? result : undefined;
   }
-  const { status, headers, body } = guard.respond(error);
-  reply.code(status).headers(headers).send(JSON.stringify(body));
+  const { status, headers, json } = guard.respond(error);
+  reply.code(status).headers(headers).send(json);
   return undefined;
 }
 

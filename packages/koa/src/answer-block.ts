@@ -11,10 +11,10 @@ export async function answerBlock(guard: Guard, error: BlockError, ctx: Context)
     await fallback(ctx, error);
     return;
   }
-  const { status, headers, body } = guard.respond(error);
+  const { status, headers, json } = guard.respond(error);
   ctx.status = status;
   ctx.set(headers);
-  ctx.body = JSON.stringify(body);
+  ctx.body = json;
 }
 
 /**

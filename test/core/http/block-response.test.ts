@@ -37,7 +37,8 @@ const breakerRule: CircuitBreakerRule = {
 
 describe('blockResponse', () => {
   it('answers a QPS flow block with 429, quota-exceeded and draft-8 RateLimit headers', () => {
-    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }));
+    const { json, ...response } = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }));
+    expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 429,
       headers: {
@@ -90,7 +91,8 @@ describe('blockResponse', () => {
   });
 
   it('answers an open circuit with 503, temporary-reduced-capacity and Retry-After', () => {
-    const response = blockResponse(new CircuitOpenError({ resource: 'GET /feed', rule: breakerRule, retryAfterMs: 4200 }));
+    const { json, ...response } = blockResponse(new CircuitOpenError({ resource: 'GET /feed', rule: breakerRule, retryAfterMs: 4200 }));
+    expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 503,
       headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Retry-After': '5' },
@@ -103,6 +105,17 @@ describe('blockResponse', () => {
         resource: 'GET /feed',
       },
     });
+  });
+
+  it('builds the body of a kind of block on a resource once, and keeps headers per block', () => {
+    const first = blockResponse(new FlowBlockError({ resource: 'GET /once', rule: qpsRule, retryAfterMs: 300 }));
+    const second = blockResponse(new FlowBlockError({ resource: 'GET /once', rule: qpsRule, retryAfterMs: 2500 }));
+    const other = blockResponse(new FlowBlockError({ resource: 'GET /other', rule: qpsRule, retryAfterMs: 300 }));
+    expect(second.body).toBe(first.body);
+    expect(second.json).toBe(first.json);
+    expect(Object.isFrozen(first.body)).toBe(true);
+    expect(other.body.resource).toBe('GET /other');
+    expect([first.headers['Retry-After'], second.headers['Retry-After']]).toEqual(['1', '3']);
   });
 
   it('answers system protection with 503', () => {

@@ -34,8 +34,10 @@ export interface BlockResponse {
    * rounded up) where the wait is known, and the IETF RateLimit headers for QPS rules.
    */
   readonly headers: Readonly<Record<string, string>>;
-  /** The body, to be sent as JSON. */
+  /** The body (frozen: the same object answers every block of one kind on one resource). */
   readonly body: ProblemDetails;
+  /** `body` serialised as JSON, ready to send (serialised once per kind of block and resource). */
+  readonly json: string;
 }
 
 /** Options of {@link blockResponse}. */
@@ -91,8 +93,8 @@ function shapeOf(error: BlockError): Shape {
  * body with `type`, `title`, `status`, `detail`, `code` and `resource`.
  *
  * @example
- * const { status, headers, body } = blockResponse(error);
- * res.writeHead(status, headers).end(JSON.stringify(body));
+ * const { status, headers, json } = blockResponse(error);
+ * res.writeHead(status, headers).end(json);
  */
 export function blockResponse(error: BlockError, options?: BlockResponseOptions): BlockResponse {
   const shape = shapeOf(error);
@@ -107,14 +109,34 @@ export function blockResponse(error: BlockError, options?: BlockResponseOptions)
       if (draft === 'draft-8') violated = [quotaPolicy(error)!.name];
     }
   }
-  const body: ProblemDetails = {
-    type: shape.type,
-    title: shape.title,
-    status: shape.status,
-    detail: shape.detail,
-    code: error.code,
-    resource: error.resource,
-    ...(violated === undefined ? {} : { 'violated-policies': violated }),
-  };
-  return { status: shape.status, headers, body };
+  const { body, json } = problemOf(shape, error, violated);
+  return { status: shape.status, headers, body, json };
+}
+
+/** Most cached problem bodies; past it the cache starts afresh (resources are bounded anyway). */
+const MAX_CACHED_BODIES = 10_000;
+const bodies = new Map<string, { readonly body: ProblemDetails; readonly json: string }>();
+
+/**
+ * The problem body of a kind of block on a resource, built and serialised once: under attack
+ * most requests are blocked, and `JSON.stringify` would otherwise run on each.
+ */
+function problemOf(shape: Shape, error: BlockError, violated: readonly string[] | undefined): { readonly body: ProblemDetails; readonly json: string } {
+  const key = `${shape.detail}\n${error.code}\n${violated?.[0] ?? ''}\n${error.resource}`;
+  let cached = bodies.get(key);
+  if (cached === undefined) {
+    const body: ProblemDetails = Object.freeze({
+      type: shape.type,
+      title: shape.title,
+      status: shape.status,
+      detail: shape.detail,
+      code: error.code,
+      resource: error.resource,
+      ...(violated === undefined ? {} : { 'violated-policies': Object.freeze(violated) }),
+    });
+    if (bodies.size >= MAX_CACHED_BODIES) bodies.clear();
+    cached = { body, json: JSON.stringify(body) };
+    bodies.set(key, cached);
+  }
+  return cached;
 }

@@ -57,8 +57,8 @@ interface Scratch {
  *   if (verdict === 'aborted') return;
  *   const fallback = guard.answer(res, req, verdict);
  *   if (fallback !== undefined) return fallback(req, res, verdict);
- *   const { status, headers, body } = guard.respond(verdict);
- *   res.status(status).set(headers).send(JSON.stringify(body));
+ *   const { status, headers, json } = guard.respond(verdict);
+ *   res.status(status).set(headers).send(json);
  * }
  */
 export class HttpGuard<Req, F> {
