@@ -46,6 +46,21 @@ describe('Floodgate entries', () => {
     expect(() => fg.entry('')).toThrow(TypeError);
   });
 
+  it('reports bad input to enter() and run() as a rejection, never a synchronous throw', async () => {
+    const { fg } = engine();
+    const entering = fg.enter('', {});
+    await expect(entering).rejects.toThrow(TypeError);
+    await expect(fg.enter('r', { acquireCount: -1 })).rejects.toThrow(RangeError);
+    await expect(fg.run('', () => 1)).rejects.toThrow(TypeError);
+  });
+
+  it('blocks enter() at once under a throttle rule without a queue', async () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', behavior: 'throttle', threshold: 10, maxQueueingTimeMs: 0 }]);
+    await fg.enter('r');
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 100 });
+  });
+
   it('admits enter() at once when no rule makes it wait', async () => {
     const { fg } = engine();
     fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);

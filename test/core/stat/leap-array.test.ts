@@ -51,3 +51,18 @@ describe('LeapArray', () => {
     expect(window.sum(999.9, 0)).toBe(2);
   });
 });
+
+describe('LeapArray.sumAll', () => {
+  it('sums every field over the live buckets in one pass', () => {
+    const window = new LeapArray(2, 1000, 3);
+    window.add(100, 0, 1);
+    window.add(100, 2, 4);
+    window.add(600, 1, 2);
+    window.add(600, 2, 1);
+    const out = new Float64Array(3).fill(99);
+    window.sumAll(999, out);
+    expect([...out]).toEqual([1, 2, 5]);
+    window.sumAll(1600, out);
+    expect([...out]).toEqual([0, 0, 0]);
+  });
+});

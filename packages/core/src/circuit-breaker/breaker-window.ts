@@ -24,6 +24,7 @@ export class BreakerWindow {
   private readonly buckets: LeapArray;
   /** Reused by {@link BreakerWindow.counts}, so reading the window allocates nothing. */
   private readonly scratch = { total: 0, slow: 0, error: 0 };
+  private readonly sums = new Float64Array(FIELDS);
 
   constructor(bucketCount: number, statIntervalMs: number) {
     this.buckets = new LeapArray(bucketCount, statIntervalMs, FIELDS);
@@ -43,10 +44,12 @@ export class BreakerWindow {
    * overwritten by the next call: read it, do not keep it.
    */
   counts(now: number): WindowCounts {
+    const sums = this.sums;
+    this.buckets.sumAll(now, sums);
     const scratch = this.scratch;
-    scratch.total = this.buckets.sum(now, TOTAL);
-    scratch.slow = this.buckets.sum(now, SLOW);
-    scratch.error = this.buckets.sum(now, ERROR);
+    scratch.total = sums[TOTAL]!;
+    scratch.slow = sums[SLOW]!;
+    scratch.error = sums[ERROR]!;
     return scratch;
   }
 

@@ -12,6 +12,12 @@ export type CheckResult = BlockError | number | undefined;
  * authority → system → hotspot → flow → circuit breaker; the first refusal wins.
  */
 export interface Checker {
+  /**
+   * Whether {@link Checker.check} may return a wait when the caller can wait (a throttling
+   * rule). Resources none of whose checkers wait or decide asynchronously are entered by
+   * `enter()` and `run()` through the synchronous path, without an extra promise turn.
+   */
+  readonly mayWait?: boolean;
   /** Decides synchronously. `canWait` is false for `entry()`/`tryEntry()`. */
   check(entry: Entry, now: number, canWait: boolean): CheckResult;
   /**

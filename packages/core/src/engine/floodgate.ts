@@ -120,7 +120,11 @@ export class Floodgate implements EntryOwner {
 
   /** As {@link Floodgate.entry}, but returns the {@link BlockError} instead of throwing it. */
   tryEntry(resource: string, options?: EntryOptions): Entry | BlockError {
-    const state = this.resourceState(resource);
+    return this.decideNow(this.resourceState(resource), resource, options);
+  }
+
+  /** The synchronous decision: every check at one instant, never waiting. */
+  private decideNow(state: ResourceState | undefined, resource: string, options: EntryOptions | undefined): Entry | BlockError {
     const now = this.clock.now();
     const entry = this.newEntry(resource, options, state, now);
     if (state === undefined) return entry;
@@ -138,13 +142,23 @@ export class Floodgate implements EntryOwner {
    * rule's `maxQueueingTimeMs`; cluster rules consult the shared store here.
    * @throws BlockError when a rule refuses the call; the signal's reason when it aborts.
    */
-  async enter(resource: string, options?: EnterOptions): Promise<Entry> {
-    const signal = options?.signal;
-    signal?.throwIfAborted();
-    const state = this.resourceState(resource);
+  enter(resource: string, options?: EnterOptions): Promise<Entry> {
+    try {
+      const signal = options?.signal;
+      signal?.throwIfAborted();
+      const state = this.resourceState(resource);
+      if (state !== undefined && state.rules.mayWait) return this.enterWaiting(state, resource, options, signal);
+      const result = this.decideNow(state, resource, options);
+      return result instanceof Entry ? Promise.resolve(result) : Promise.reject(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The decision that may wait (a throttling queue) or ask a shared store between checks. */
+  private async enterWaiting(state: ResourceState, resource: string, options: EnterOptions | undefined, signal: AbortSignal | undefined): Promise<Entry> {
     let now = this.clock.now();
     const entry = this.newEntry(resource, options, state, now);
-    if (state === undefined) return entry;
     const checkers = state.rules.checkers;
     for (let i = 0; i < checkers.length; i++) {
       const checker = checkers[i]!;
@@ -171,22 +185,19 @@ export class Floodgate implements EntryOwner {
    * @example
    * const user = await fg.run('getUser', () => api.getUser(id), { fallback: () => cached(id) });
    */
-  async run<T>(resource: string, fn: (entry: Entry) => T | Promise<T>, options: RunOptions<T> = {}): Promise<T> {
-    let entry: Entry;
+  run<T>(resource: string, fn: (entry: Entry) => T | Promise<T>, options: RunOptions<T> = {}): Promise<T> {
     try {
-      entry = await this.enter(resource, options);
+      const signal = options.signal;
+      signal?.throwIfAborted();
+      const state = this.resourceState(resource);
+      if (state === undefined || !state.rules.mayWait) return Promise.resolve(this.call(this.decideNow(state, resource, options), fn, options));
+      return this.enterWaiting(state, resource, options, signal).then(
+        (entry) => this.call(entry, fn, options),
+        (error: unknown) => (isBlockError(error) ? answerBlock(error, options) : Promise.reject(error)),
+      );
     } catch (error) {
-      if (isBlockError(error)) return answerBlock(error, options);
-      throw error;
+      return Promise.reject(error);
     }
-    let result: T;
-    try {
-      result = await fn(entry);
-    } catch (error) {
-      return answerFailure(entry, error, options);
-    }
-    entry.exit();
-    return result;
   }
 
   /**
@@ -194,15 +205,19 @@ export class Floodgate implements EntryOwner {
    * promise, the entry exits (and a rejection is traced) when it settles.
    */
   runSync<T>(resource: string, fn: (entry: Entry) => T, options: RunSyncOptions<T> = {}): T {
-    const entry = this.tryEntry(resource, options);
-    if (!(entry instanceof Entry)) return answerBlock(entry, options);
-    let result: T;
+    return this.call(this.tryEntry(resource, options), fn, options);
+  }
+
+  /** Calls `fn` in an admitted entry, or answers the block; shared by `run` and `runSync`. */
+  private call<R>(admitted: Entry | BlockError, fn: (entry: Entry) => R, handlers: OutcomeHandlers<R>): R {
+    if (!(admitted instanceof Entry)) return answerBlock(admitted, handlers);
+    let result: R;
     try {
-      result = fn(entry);
+      result = fn(admitted);
     } catch (error) {
-      return answerFailure(entry, error, options);
+      return answerFailure(admitted, error, handlers);
     }
-    return settle(entry, result, options);
+    return settle(admitted, result, handlers);
   }
 
   /** @internal Called by {@link Entry.exit}. */

@@ -12,6 +12,9 @@ export class ResourceRules {
   /** No rules. */
   static readonly EMPTY = new ResourceRules([], [], undefined, []);
 
+  /** Whether a check may make `enter()` wait or ask a shared store (see {@link Checker.mayWait}). */
+  readonly mayWait: boolean;
+
   constructor(
     /** authority → system → hotspot → flow → circuit breaker. */
     readonly checkers: readonly Checker[],
@@ -24,5 +27,7 @@ export class ResourceRules {
     readonly originNames: ReadonlySet<string> | undefined,
     /** The resource's circuit breakers, for `circuitState()`. */
     readonly breakers: readonly BreakerView[],
-  ) {}
+  ) {
+    this.mayWait = checkers.some((checker) => checker.mayWait === true || checker.checkAsync !== undefined);
+  }
 }

@@ -21,6 +21,8 @@ const enum Scope {
  */
 export class FlowRuleChecker implements Checker {
   private readonly scope: Scope;
+  /** Throttling rules with a queue make `enter()` calls wait. */
+  readonly mayWait: boolean;
 
   constructor(
     readonly rule: FlowRule,
@@ -29,6 +31,7 @@ export class FlowRuleChecker implements Checker {
     /** The origins named by the resource's flow rules (for `'other'`). */
     private readonly namedOrigins: ReadonlySet<string>,
   ) {
+    this.mayWait = (rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle') && rule.maxQueueingTimeMs! > 0;
     this.scope = rule.limitOrigin === 'default' ? Scope.All : rule.limitOrigin === 'other' ? Scope.Other : Scope.Origin;
   }
 

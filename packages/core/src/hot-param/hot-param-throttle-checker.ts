@@ -22,6 +22,8 @@ import { ValueChange } from './value-change';
  * only while it is the queue's end, so no slot is ever given to two calls.
  */
 export class HotParamThrottleChecker extends HotParamChecker {
+  /** Per-value pacing makes `enter()` calls wait, when the rule allows a queue. */
+  readonly mayWait: boolean;
   /** The changes of each queued call, until it is aborted or collected. */
   private readonly queued = new WeakMap<Entry, ValueChange[]>();
 
@@ -30,6 +32,7 @@ export class HotParamThrottleChecker extends HotParamChecker {
     protected override readonly cache: LRUCache<string, ParamValueState>,
   ) {
     super(rule);
+    this.mayWait = rule.maxQueueingTimeMs > 0;
   }
 
   /** Gives back the slots of a queued `enter()` that was aborted. */

@@ -64,6 +64,20 @@ export class LeapArray {
     return total;
   }
 
+  /** Sums every field over the buckets in the window at `now`, in one pass, into `out`. */
+  sumAll(now: number, out: Float64Array): void {
+    this.offset(now);
+    out.fill(0);
+    const oldest = now - this.intervalMs;
+    const fields = this.fields;
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (!(start >= oldest && start <= now)) continue;
+      const base = i * fields;
+      for (let f = 0; f < fields; f++) out[f]! += this.data[base + f]!;
+    }
+  }
+
   /** Minimum of `field` over the buckets in the window at `now` (`Infinity` when empty). */
   min(now: number, field: number): number {
     this.offset(now);
