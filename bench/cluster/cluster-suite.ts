@@ -20,13 +20,7 @@ export interface ClusterSuiteSettings {
 }
 
 /** One case: the median over processes of each figure, and every process's figures. */
-export interface ClusterCaseResult {
-  readonly name: string;
-  readonly opsPerSec: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly loadedP50Ms: number;
-  readonly loadedP99Ms: number;
+export interface ClusterCaseResult extends Pick<ClusterBenchResult, 'name' | 'opsPerSec' | 'p50Ms' | 'p99Ms' | 'loadedP50Ms' | 'loadedP99Ms'> {
   readonly runs: ClusterBenchResult[];
 }
 

@@ -1,18 +1,12 @@
 import { Floodgate, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
 import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
 import { until } from './support/counting-commander';
-import { testRedis } from './support/redis-server';
+import { useTestRedis } from './support/redis-server';
 
-let redis: { url: string; close: () => Promise<void> };
+const redis = useTestRedis();
 let fixture: ClusterFixture;
 let n = 0;
 
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
 beforeEach(() => {
   fixture = new ClusterFixture(redis.url, `fg-test:cluster-hot-param:${process.pid}:${n++}`);
 });

@@ -1,19 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { T0 } from './support/cluster-fixture';
-import { testRedis } from './support/redis-server';
+import { useTestRedis } from './support/redis-server';
 
 const ROOT = join(__dirname, '..', '..');
 const WORKER = join(__dirname, 'support', 'cluster-worker.ts');
 
-let redis: { url: string; close: () => Promise<void> };
+const redis = useTestRedis();
 
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
 
 interface Worker {
   readonly child: ChildProcess;

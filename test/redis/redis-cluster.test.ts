@@ -3,20 +3,14 @@ import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander, until } from './support/counting-commander';
-import { testRedis } from './support/redis-server';
+import { useTestRedis } from './support/redis-server';
 
 const FILE_PREFIX = 'fg-test:redis-cluster';
 
-let redis: { url: string; close: () => Promise<void> };
+const redis = useTestRedis();
 let fixture: ClusterFixture;
 let n = 0;
 
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
 beforeEach(() => {
   fixture = new ClusterFixture(redis.url, `${FILE_PREFIX}:${process.pid}:${n++}`);
 });

@@ -3,20 +3,14 @@ import { publishRules, redisCluster, redisRuleSource, toRedisCommander, type Red
 import Redis from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
 import { countPasses, HEALTHY_TIMEOUT_MS, hit, T0 } from './support/cluster-fixture';
-import { testRedis } from './support/redis-server';
+import { useTestRedis } from './support/redis-server';
 
-let redis: { url: string; close: () => Promise<void> };
+const redis = useTestRedis();
 let nodeClients: RedisClientType[];
 let backends: RedisClusterBackend[];
 let prefix: string;
 let n = 0;
 
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
 beforeEach(() => {
   nodeClients = [];
   backends = [];

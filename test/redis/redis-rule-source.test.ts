@@ -2,20 +2,14 @@ import { Floodgate, type FloodgateEventMap, type RuleSetOptions } from '@floodga
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { until } from './support/counting-commander';
-import { testRedis } from './support/redis-server';
+import { useTestRedis } from './support/redis-server';
 
-let redis: { url: string; close: () => Promise<void> };
+const redis = useTestRedis();
 let clients: Redis[];
 let sources: RedisRuleSource[];
 let key: string;
 let n = 0;
 
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
 beforeEach(() => {
   clients = [];
   sources = [];

@@ -115,3 +115,23 @@ export async function testRedis(): Promise<{ url: string; close: () => Promise<v
   const server = await startRedisServer();
   return { url: server.url, close: () => server.stop() };
 }
+
+/**
+ * Gives every test of the calling file one test Redis (started in `beforeAll`, stopped in
+ * `afterAll`); read `url` inside tests and hooks.
+ */
+export function useTestRedis(): { readonly url: string } {
+  let redis: { url: string; close: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    redis = await testRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+  return {
+    get url(): string {
+      if (redis === undefined) throw new Error('useTestRedis(): the test Redis is not started yet (read url inside a test or hook)');
+      return redis.url;
+    },
+  };
+}
