@@ -3,7 +3,8 @@ const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: {
-    '^@floodgate/(core|express|koa|fastify|redis)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@floodgate/core/(http|cluster)$': '<rootDir>/packages/core/src/$1/index.ts',
+    '^@floodgate/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
 };
 

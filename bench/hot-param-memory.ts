@@ -18,7 +18,12 @@
  * This is a benchmark, not a test: it prints figures and asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { Floodgate, isBlockError, normalizeRuleList, type HotParamRuleOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  isBlockError,
+  normalizeRuleList,
+  type HotParamRuleOptions,
+} from '@floodgate/core';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 
 type Subject = 'floodgate' | 'rlf';

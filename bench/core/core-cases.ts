@@ -1,4 +1,9 @@
-import { Floodgate, isBlockError, type Entry, type RuleSetOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  isBlockError,
+  type Entry,
+  type RuleSetOptions,
+} from '@floodgate/core';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';

@@ -7,7 +7,8 @@
  * `createApp()` does not listen; see demo.ts (`npm run demo`) and test/examples/express.test.ts.
  */
 import express, { type Express, type Request } from 'express';
-import { blockResponse, Floodgate } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { blockResponse } from '@floodgate/core/http';
 import { blockErrorHandler, circuitBreaker, hotParam, resilience } from '@floodgate/express';
 import {
   FlakyRecommendations,

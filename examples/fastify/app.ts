@@ -7,7 +7,8 @@
  * `createApp()` does not listen (call `ready()` and `listen()`); see test/examples/fastify.test.ts.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { blockResponse, Floodgate } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { blockResponse } from '@floodgate/core/http';
 import fastifyFloodgate from '@floodgate/fastify';
 import {
   FlakyRecommendations,

@@ -8,7 +8,8 @@
  */
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
-import { blockResponse, Floodgate } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { blockResponse } from '@floodgate/core/http';
 import { circuitBreaker, hotParam, resilience } from '@floodgate/koa';
 import {
   FlakyRecommendations,

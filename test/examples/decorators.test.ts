@@ -1,4 +1,10 @@
-import { Floodgate, FlowBlockError, HotParamBlockError, ManualClock, getGuardedMethods } from '@floodgate/core';
+import {
+  Floodgate,
+  FlowBlockError,
+  HotParamBlockError,
+  ManualClock,
+  getGuardedMethods,
+} from '@floodgate/core';
 import { createDemoBackend, main } from '../../examples/decorators/main';
 import { POPULAR, createUserService } from '../../examples/decorators/user-service';
 

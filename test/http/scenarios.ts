@@ -1,6 +1,11 @@
 import { get, type Server } from 'node:http';
 import request from 'supertest';
-import { Floodgate, ManualClock, RateLimit, type BlockError } from '@floodgate/core';
+import {
+  Floodgate,
+  ManualClock,
+  RateLimit,
+  type BlockError,
+} from '@floodgate/core';
 import type { AppSpec, Handler, Harness, Started } from './app-spec';
 
 /**

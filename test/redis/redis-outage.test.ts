@@ -1,4 +1,10 @@
-import { Floodgate, isBlockError, type ClusterFallbackEvent, type ClusterRecoverEvent, type FlowRuleOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  isBlockError,
+  type ClusterFallbackEvent,
+  type ClusterRecoverEvent,
+  type FlowRuleOptions,
+} from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';

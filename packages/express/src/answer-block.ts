@@ -1,4 +1,5 @@
-import type { BlockError, GuardVerdict, HttpGuard } from '@floodgate/core';
+import type { BlockError } from '@floodgate/core';
+import type { GuardVerdict, HttpGuard } from '@floodgate/core/http';
 import type { NextFunction, Request, Response } from 'express';
 import type { ExpressFallback } from './express-options';
 

@@ -1,4 +1,5 @@
-import { HttpGuard, isBlockError } from '@floodgate/core';
+import { isBlockError } from '@floodgate/core';
+import { HttpGuard } from '@floodgate/core/http';
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
 import { answerBlock } from './answer-block';
 import type { BlockErrorHandlerOptions, ExpressFallback } from './express-options';

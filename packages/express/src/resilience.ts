@@ -1,4 +1,4 @@
-import { HttpGuard, type GuardVerdict } from '@floodgate/core';
+import { HttpGuard, type GuardVerdict } from '@floodgate/core/http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { settle } from './answer-block';
 import type { ExpressFallback, ResilienceOptions } from './express-options';

@@ -1,4 +1,5 @@
-import type { BlockError, GuardVerdict, HttpGuard } from '@floodgate/core';
+import type { BlockError } from '@floodgate/core';
+import type { GuardVerdict, HttpGuard } from '@floodgate/core/http';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { FastifyFallback } from './fastify-options';
 

@@ -1,4 +1,5 @@
-import { HttpGuard, isBlockError, type GuardVerdict, type RouteParams } from '@floodgate/core';
+import { isBlockError } from '@floodgate/core';
+import { HttpGuard, type GuardVerdict, type RouteParams } from '@floodgate/core/http';
 import type { FastifyError, FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { answerBlock, settle } from './answer-block';

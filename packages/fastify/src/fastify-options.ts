@@ -1,4 +1,5 @@
-import type { BlockError, Floodgate, ResilienceOptions, RouteOptions } from '@floodgate/core';
+import type { BlockError, Floodgate } from '@floodgate/core';
+import type { ResilienceOptions, RouteOptions } from '@floodgate/core/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Answers a blocked request instead of the 429/503 problem response; it must send the reply. */

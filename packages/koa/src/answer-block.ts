@@ -1,4 +1,5 @@
-import { isBlockError, type BlockError, type GuardVerdict, type HttpGuard } from '@floodgate/core';
+import { isBlockError, type BlockError } from '@floodgate/core';
+import { type GuardVerdict, type HttpGuard } from '@floodgate/core/http';
 import type { Context, Next } from 'koa';
 import type { KoaFallback } from './koa-options';
 

@@ -1,12 +1,12 @@
+import type { BlockError } from '@floodgate/core';
 import type {
-  BlockError,
   HttpOptions,
   ResilienceOptions as CoreResilienceOptions,
   RouteCircuitBreakerOptions,
   RouteFactoryOptions,
   RouteHotParamOptions,
   RouteRateLimitOptions,
-} from '@floodgate/core';
+} from '@floodgate/core/http';
 import type { Context } from 'koa';
 
 /** Answers a blocked request instead of the 429/503 problem response (sets `ctx.status` and `ctx.body`). */

@@ -1,4 +1,4 @@
-import { HttpGuard } from '@floodgate/core';
+import { HttpGuard } from '@floodgate/core/http';
 import type { Context, Middleware, Next } from 'koa';
 import { proceed } from './answer-block';
 import type { KoaFallback, ResilienceOptions } from './koa-options';

@@ -1,4 +1,4 @@
-import { HttpGuard, type RouteParams } from '@floodgate/core';
+import { HttpGuard, type RouteParams } from '@floodgate/core/http';
 import type { Context, Middleware, Next } from 'koa';
 import { proceed } from './answer-block';
 import type { KoaFallback } from './koa-options';

@@ -1,4 +1,4 @@
-import type { ClusterThresholdType } from '@floodgate/core';
+import type { ClusterThresholdType } from '@floodgate/core/cluster';
 import type { StoreGate } from './store-gate';
 
 /** What a backend gives each of its limiters. */

@@ -1,4 +1,4 @@
-import type { ClusterDecision, ClusterLimiter, ClusterPaceSpec } from '@floodgate/core';
+import type { ClusterDecision, ClusterLimiter, ClusterPaceSpec } from '@floodgate/core/cluster';
 import type { LimiterContext } from './limiter-context';
 import { replyNumber } from './reply-number';
 import { PACE_SCRIPT } from './scripts/pace-script';

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { ClusterBackend, ClusterLimiter, ClusterLimiterSpec, ClusterThresholdType } from '@floodgate/core';
+import type {
+  ClusterBackend,
+  ClusterLimiter,
+  ClusterLimiterSpec,
+  ClusterThresholdType,
+} from '@floodgate/core/cluster';
 import { BackendBreaker } from './backend-breaker';
 import { DeadlineQueue } from './deadline-queue';
 import { InstanceRegistry } from './instance-registry';

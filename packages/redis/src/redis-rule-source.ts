@@ -1,4 +1,9 @@
-import { floodgate as defaultFloodgate, RuleValidationError, type Floodgate, type RuleSetOptions } from '@floodgate/core';
+import {
+  floodgate as defaultFloodgate,
+  RuleValidationError,
+  type Floodgate,
+  type RuleSetOptions,
+} from '@floodgate/core';
 import type { RedisCommander, RedisSubscription } from './redis-commander';
 import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ClusterDecision, ClusterUnavailable } from '@floodgate/core';
+import type { ClusterDecision, ClusterUnavailable } from '@floodgate/core/cluster';
 import { Admission, type BackendBreaker } from './backend-breaker';
 import type { DeadlineQueue, Expirable } from './deadline-queue';
 import type { RedisCommander } from './redis-commander';

@@ -1,4 +1,4 @@
-import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core';
+import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core/cluster';
 import type { LimiterContext } from './limiter-context';
 import { replyNumber } from './reply-number';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';

@@ -1,4 +1,4 @@
-import type { ClusterDecision } from '@floodgate/core';
+import type { ClusterDecision } from '@floodgate/core/cluster';
 
 /**
  * Tokens leased to this instance for one rule (and scope): taken from the store in a batch,

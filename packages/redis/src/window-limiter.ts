@@ -1,4 +1,4 @@
-import type { ClusterDecision, ClusterLimiter, ClusterWindowSpec } from '@floodgate/core';
+import type { ClusterDecision, ClusterLimiter, ClusterWindowSpec } from '@floodgate/core/cluster';
 import type { LimiterContext } from './limiter-context';
 import { replyNumber } from './reply-number';
 import { WINDOW_SCRIPT } from './scripts/window-script';

@@ -1,4 +1,9 @@
-import { AuthorityBlockError, Entry, Floodgate, ManualClock } from '@floodgate/core';
+import {
+  AuthorityBlockError,
+  Entry,
+  Floodgate,
+  ManualClock,
+} from '@floodgate/core';
 
 describe('authority rules', () => {
   const fg = new Floodgate({ clock: new ManualClock() });

@@ -1,4 +1,10 @@
-import { CIRCUIT_BREAKER_RULE_DEFAULTS, Floodgate, ManualClock, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import {
+  CIRCUIT_BREAKER_RULE_DEFAULTS,
+  Floodgate,
+  ManualClock,
+  RuleValidationError,
+  type RuleIssue,
+} from '@floodgate/core';
 
 const VALID = { resource: 'r', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000 } as const;
 

@@ -1,4 +1,9 @@
-import { CircuitBreaker, CircuitOpenError, Floodgate, ManualClock } from '@floodgate/core';
+import {
+  CircuitBreaker,
+  CircuitOpenError,
+  Floodgate,
+  ManualClock,
+} from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -1,4 +1,12 @@
-import { CircuitBreaker, Floodgate, HotParam, ManualClock, RateLimit, RuleValidationError, type GuardDecorator } from '@floodgate/core';
+import {
+  CircuitBreaker,
+  Floodgate,
+  HotParam,
+  ManualClock,
+  RateLimit,
+  RuleValidationError,
+  type GuardDecorator,
+} from '@floodgate/core';
 
 function engine(): Floodgate {
   return new Floodgate({ clock: new ManualClock(1000) });

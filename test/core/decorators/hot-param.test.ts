@@ -1,4 +1,9 @@
-import { Floodgate, HotParam, HotParamBlockError, ManualClock } from '@floodgate/core';
+import {
+  Floodgate,
+  HotParam,
+  HotParamBlockError,
+  ManualClock,
+} from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -1,4 +1,10 @@
-import { Floodgate, FlowBlockError, ManualClock, RateLimit, floodgate } from '@floodgate/core';
+import {
+  Floodgate,
+  FlowBlockError,
+  ManualClock,
+  RateLimit,
+  floodgate,
+} from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

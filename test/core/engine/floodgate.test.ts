@@ -1,4 +1,12 @@
-import { Entry, Floodgate, FlowBlockError, ManualClock, RuleValidationError, type BlockEvent, type PassEvent } from '@floodgate/core';
+import {
+  Entry,
+  Floodgate,
+  FlowBlockError,
+  ManualClock,
+  RuleValidationError,
+  type BlockEvent,
+  type PassEvent,
+} from '@floodgate/core';
 
 const engine = (): { fg: Floodgate; clock: ManualClock } => {
   const clock = new ManualClock();

@@ -1,4 +1,9 @@
-import { Floodgate, ManualClock, normalizeRuleList, type HotParamRuleOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  ManualClock,
+  normalizeRuleList,
+  type HotParamRuleOptions,
+} from '@floodgate/core';
 import type { CompileContext } from '../../../packages/core/src/engine/compile-context';
 import { compileHotParamRules } from '../../../packages/core/src/hot-param/compile-hot-param-rules';
 import type { HotParamChecker } from '../../../packages/core/src/hot-param/hot-param-checker';

@@ -1,4 +1,10 @@
-import { Floodgate, HOT_PARAM_RULE_DEFAULTS, RuleValidationError, normalizeRuleList, type HotParamRuleOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  HOT_PARAM_RULE_DEFAULTS,
+  RuleValidationError,
+  normalizeRuleList,
+  type HotParamRuleOptions,
+} from '@floodgate/core';
 import { arg, engineWith, isEntry } from './helpers';
 
 /** The issues `loadHotParamRules` reports for `rules`, as `path: message` lines. */

@@ -1,6 +1,5 @@
 import {
   AuthorityBlockError,
-  blockResponse,
   CircuitOpenError,
   FlowBlockError,
   HotParamBlockError,
@@ -9,6 +8,7 @@ import {
   type FlowRule,
   type HotParamRule,
 } from '@floodgate/core';
+import { blockResponse } from '@floodgate/core/http';
 
 const qpsRule: FlowRule = { resource: 'GET /a', metric: 'qps', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' };
 const concurrencyRule: FlowRule = { ...qpsRule, metric: 'concurrency', threshold: 2 };

@@ -1,4 +1,10 @@
-import { Floodgate, HttpGuard, ManualClock, RuleValidationError, type BlockError } from '@floodgate/core';
+import {
+  Floodgate,
+  ManualClock,
+  RuleValidationError,
+  type BlockError,
+} from '@floodgate/core';
+import { HttpGuard } from '@floodgate/core/http';
 import { FakeResponse } from './fake-response';
 
 type Req = { readonly user?: string; readonly origin?: string };

@@ -1,4 +1,4 @@
-import { RoutePattern } from '@floodgate/core';
+import { RoutePattern } from '@floodgate/core/http';
 
 describe('RoutePattern', () => {
   it('names the resource by the canonical method and path', () => {
