@@ -1,9 +1,8 @@
-import { Floodgate } from '../engine/floodgate';
-import { RuleValidationError, type RuleIssue } from '../errors/rule-validation-error';
-import { normalizeRuleList } from '../rules/normalize-rule-set';
-import { RuleReader, show } from '../rules/rule-reader';
+import { Floodgate, normalizeRuleSet } from '../engine/floodgate';
+import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import { MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
 import { DECORATOR_DEFAULTS } from './decorator-defaults';
-import './decorator-metadata-keys';
+import { readMetadata } from './metadata';
 import type { GuardDecorator } from './guard-decorator';
 import { MethodGuard, methodName, type GuardSpec, type GuardedRuleKind, type SharedGuardOptions } from './method-guard';
 
@@ -111,7 +110,7 @@ function decorationSite(decorator: string, args: readonly unknown[]): Decoration
       isStatic,
       owner: typeof owner === 'function' ? owner : undefined,
       label,
-      returnsPromise: Reflect.getOwnMetadata('design:returntype', first, second) === Promise,
+      returnsPromise: readMetadata('design:returntype', first, second) === Promise,
       descriptor,
     };
   }
@@ -131,7 +130,7 @@ function rejectGenerators(decorator: string, site: DecorationSite): void {
   }
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore'] as const;
+const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
 
 /**
  * Validates one decorator's options: the shared ones here, the rule through the rule kind's
@@ -157,6 +156,8 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
   if (ignore !== undefined && typeof ignore !== 'function' && !(Array.isArray(ignore) && ignore.every((type) => typeof type === 'function'))) {
     reader.fail('exceptionsToIgnore', `must be an array of error classes or a predicate, got ${show(ignore)}`);
   }
+  reader.number(obj, 'timeoutMs', '', { above: 0, max: MAX_DURATION_MS }, undefined);
+  reader.boolean(obj, 'inbound', '', false);
 
   const rule: Record<string, unknown> = { ...obj };
   for (const key of SHARED_KEYS) delete rule[key];
@@ -183,7 +184,7 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
   const prefix = `${kind}[0]`;
   try {
     // The resource may not be known yet (standard decorators): any name checks the rest.
-    normalizeRuleList(kind, [{ ...checked, resource: resource ?? 'pending' }]);
+    normalizeRuleSet({ [kind]: [{ ...checked, resource: resource ?? 'pending' }] });
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error;
     for (const issue of error.issues) reader.fail(unprefix(issue, prefix), issue.message);

@@ -1,4 +1,4 @@
-import { floodgate } from '../engine/default-floodgate';
+import { floodgate } from '../engine/floodgate';
 
 /**
  * Defaults of the method decorators (`@RateLimit`, `@CircuitBreaker`, `@HotParam`). The

@@ -54,4 +54,17 @@ export interface MethodGuardOptions {
    * @defaultValue none: every business error is traced
    */
   readonly exceptionsToIgnore?: ErrorMatcher;
+  /**
+   * Answers a call of an `async` (or promise-returning) method still unsettled after this many
+   * ms with a `TimeoutError` (a failure, and a slow call, for circuit breakers): its entry exits
+   * then, and the call's `AbortSignal` (not visible to the method) aborts. At most 2^31 − 1.
+   * @defaultValue no timeout
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Whether calls of the method enter the service from outside (a message handler, an RPC
+   * endpoint): system protection rules check inbound calls only.
+   * @defaultValue false
+   */
+  readonly inbound?: boolean;
 }

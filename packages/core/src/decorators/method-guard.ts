@@ -1,15 +1,13 @@
 import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
-import { Entry } from '../engine/entry';
-import type { Floodgate, RunOptions } from '../engine/floodgate';
-import { answerBlock, answerFailure, settle, type ErrorMatcher } from '../engine/run-outcome';
-import { RuleValidationError, type RuleIssue } from '../errors/rule-validation-error';
+import { normalizeRuleSet, type Floodgate, type RunOptions } from '../engine/floodgate';
+import type { RuleSetOptions } from '../engine/kinds';
+import type { ErrorMatcher } from '../engine/run-outcome';
 import type { FlowRule } from '../flow/flow-rule';
 import type { HotParamRule } from '../hot-param/hot-param-rule';
-import { normalizeRuleList } from '../rules/normalize-rule-set';
-import type { RuleSetOptions } from '../rules/rule-set';
-import { show } from '../rules/rule-reader';
+import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import { show } from '../kernel/rule-reader';
 import { DECORATOR_DEFAULTS } from './decorator-defaults';
-import { DECORATOR_METADATA_KEYS } from './decorator-metadata-keys';
+import { copyMetadata, DECORATOR_METADATA_KEYS, writeMetadata } from './metadata';
 import type { GuardHandler } from './method-guard-options';
 
 /** The rule kinds a method decorator declares. */
@@ -29,6 +27,8 @@ export interface SharedGuardOptions {
   readonly blockHandler?: GuardHandler;
   readonly fallback?: GuardHandler;
   readonly exceptionsToIgnore?: ErrorMatcher;
+  readonly timeoutMs?: number;
+  readonly inbound?: boolean;
 }
 
 /** One decorator's contribution to a guarded method, already validated. */
@@ -50,7 +50,7 @@ interface ParamSource {
   readonly fn: (...args: unknown[]) => unknown;
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore'] as const;
+const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
 const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = [
   ['flow', DECORATOR_METADATA_KEYS.rateLimit],
   ['circuitBreakers', DECORATOR_METADATA_KEYS.circuitBreaker],
@@ -86,6 +86,8 @@ export class MethodGuard {
   private shared: SharedGuardOptions = {};
   private engine: Floodgate = DECORATOR_DEFAULTS.floodgate;
   private withdraw: (() => void) | undefined = undefined;
+  /** The rules declared, validated, once the resource is known: the decorators' own registry. */
+  private declared: GuardedRules | undefined = undefined;
 
   constructor(
     private readonly original: (...args: unknown[]) => unknown,
@@ -104,9 +106,7 @@ export class MethodGuard {
     Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
     // Metadata other decorators put on the function (NestJS route decorators applied before
     // this one, say) must survive the swap.
-    for (const key of Reflect.getOwnMetadataKeys(original)) {
-      Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
-    }
+    copyMetadata(original, wrapper);
     this.wrapper = wrapper;
     GUARDS.set(wrapper, this);
   }
@@ -209,14 +209,14 @@ export class MethodGuard {
     if (resource === undefined) return;
     const declared: Record<GuardedRuleKind, Record<string, unknown>[]> = { flow: [], circuitBreakers: [], hotParams: [] };
     for (const spec of this.specs) declared[spec.kind].push({ ...spec.rule, resource });
-    if (holder !== undefined) {
-      Reflect.defineMetadata(DECORATOR_METADATA_KEYS.resource, resource, holder, this.name);
-      for (const [kind, key] of RULE_METADATA) {
-        Reflect.defineMetadata(key, Object.freeze(normalizeRuleList(kind, declared[kind])), holder, this.name);
-      }
-    }
+    const rules = normalizeRuleSet(declared) as unknown as GuardedRules;
     this.dispose();
     this.withdraw = this.engine.declareRules(declared as unknown as RuleSetOptions);
+    this.declared = rules;
+    if (holder !== undefined) {
+      writeMetadata(DECORATOR_METADATA_KEYS.resource, resource, holder, this.name);
+      for (const [kind, key] of RULE_METADATA) writeMetadata(key, rules[kind], holder, this.name);
+    }
   }
 
   /** Withdraws the declared rules (a decoration that failed leaves nothing behind). */
@@ -240,34 +240,18 @@ export class MethodGuard {
     const options = this.callOptions(thisArg, args);
     const original = this.original;
     const call = (): unknown => original.apply(thisArg, args);
-    if (this.async) return this.engine.run(resource, call, options);
-    // Not Floodgate.runSync(): that exits the entry as soon as `fn` returns, and a method that
-    // returns a promise without being `async` must hold its entry until the promise settles.
-    const entry = this.engine.tryEntry(resource, options);
-    if (!(entry instanceof Entry)) return answerBlock(entry, options);
-    let result: unknown;
-    try {
-      result = call();
-    } catch (error) {
-      return answerFailure(entry, error, options);
-    }
-    return settle(entry, result, options);
+    // A sync method stays sync (and never waits); one that returns a promise without being
+    // `async` holds its entry until the promise settles (runSync does that).
+    return this.async ? this.engine.run(resource, call, options) : this.engine.runSync(resource, call, options);
   }
 
-  /** The rules this method declares, as recorded in its metadata; `undefined` before binding. */
+  /** The rules this method declares, validated; `undefined` before the class is known. */
   rules(): GuardedRules | undefined {
-    const holder = this.holder;
-    if (holder === undefined) return undefined;
-    const read = (key: string): readonly never[] => (Reflect.getOwnMetadata(key, holder, this.name) as readonly never[] | undefined) ?? [];
-    return {
-      flow: read(DECORATOR_METADATA_KEYS.rateLimit),
-      circuitBreakers: read(DECORATOR_METADATA_KEYS.circuitBreaker),
-      hotParams: read(DECORATOR_METADATA_KEYS.hotParam),
-    };
+    return this.holder === undefined ? undefined : this.declared;
   }
 
   private callOptions(thisArg: unknown, args: unknown[]): RunOptions<unknown> {
-    const { blockHandler, fallback, exceptionsToIgnore } = this.shared;
+    const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound } = this.shared;
     let params: Record<string, unknown> | undefined;
     if (this.params.length > 0) {
       params = {};
@@ -279,6 +263,8 @@ export class MethodGuard {
       blockHandler: blockHandler === undefined ? undefined : (error) => this.callHandler('blockHandler', blockHandler, thisArg, args, error),
       fallback: fallback === undefined ? undefined : (error) => this.callHandler('fallback', fallback, thisArg, args, error),
       exceptionsToIgnore,
+      timeoutMs,
+      inbound,
     };
   }
 

@@ -1,5 +1,6 @@
 export { blockResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
-export { rateLimitHeaders, quotaPolicy, type RateLimitHeadersDraft, type QuotaPolicy } from './rate-limit-headers';
+export { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+export type { QuotaPolicy } from '../kernel/errors';
 export { RoutePattern, type RouteParams } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-defaults';
 export type {

@@ -1,7 +1,6 @@
-import { floodgate as defaultFloodgate } from '../engine/default-floodgate';
-import type { Floodgate } from '../engine/floodgate';
-import type { BlockError } from '../errors/block-error';
-import { show, type RuleReader } from '../rules/rule-reader';
+import { floodgate as defaultFloodgate, type Floodgate } from '../engine/floodgate';
+import type { BlockError } from '../kernel/errors';
+import { show, type RuleReader } from '../kernel/rule-reader';
 import { HTTP_DEFAULTS } from './http-defaults';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
 
