@@ -12,6 +12,9 @@ const shared = {
 // decorators, and test/core/decorators/legacy with experimentalDecorators +
 // emitDecoratorMetadata (as NestJS compiles), through its own tsconfig.
 module.exports = {
+  // `npm test` reports coverage of the packages' sources (a summary; coverage/ holds the details).
+  collectCoverageFrom: ['packages/*/src/**/*.ts'],
+  coverageReporters: ['text-summary', 'json-summary'],
   projects: [
     {
       ...shared,

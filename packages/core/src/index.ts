@@ -23,26 +23,35 @@ export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
-export type { ResourceInfo } from './engine/resource-state';
 export type { ResourceStats, WindowStats, ResourceTotals } from './kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
 
 // Rules
 export type { RuleSet, RuleSetOptions, RuleKindKey, AnyRule } from './engine/kinds';
 export type { RuleDescription, RuleLayer } from './engine/rule-store';
-export type { FlowRule, FlowRuleOptions } from './flow/flow-rule';
+export type { FlowRule, FlowRuleOptions, FlowMetric, FlowBehavior, FlowStrategy } from './flow/flow-rule';
 export type {
   CircuitBreakerRule,
   CircuitBreakerRuleOptions,
+  CircuitBreakerStrategy,
   CircuitState,
   CircuitBreakerStatus,
 } from './circuit-breaker/circuit-breaker-rule';
-export type { HotParamRule, HotParamRuleOptions } from './hot-param/hot-param-rule';
-export type { AuthorityRule, AuthorityRuleOptions } from './authority/authority';
+export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
+export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority';
 export { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from './kernel/rule-reader';
 
 // Errors
-export { BlockError, isBlockError, RuleValidationError, TimeoutError, type RuleIssue } from './kernel/errors';
+export {
+  BlockError,
+  isBlockError,
+  RuleValidationError,
+  TimeoutError,
+  type RuleIssue,
+  type BlockErrorOptions,
+  type Refusal,
+  type QuotaPolicy,
+} from './kernel/errors';
 export { FlowBlockError } from './flow/flow-rule';
 export { HotParamBlockError } from './hot-param/hot-param-rule';
 export { CircuitOpenError } from './circuit-breaker/circuit-breaker-kind';
@@ -66,11 +75,20 @@ export type { CircuitStateChangeEvent } from './circuit-breaker/circuit-breaker-
 export { DIAGNOSTICS_CHANNELS } from './engine/events';
 
 // Decorators
-export { RateLimit, type RateLimitDecoratorOptions } from './decorators/rate-limit';
-export { CircuitBreaker, type CircuitBreakerDecoratorOptions } from './decorators/circuit-breaker';
-export { HotParam, type HotParamDecoratorOptions } from './decorators/hot-param';
-export type { MethodGuardOptions, GuardHandler } from './decorators/method-guard-options';
-export type { GuardDecorator } from './decorators/guard-decorator';
-export { getGuardedMethods, type GuardedMethodInfo } from './decorators/get-guarded-methods';
-export type { GuardedRules } from './decorators/method-guard';
+export {
+  RateLimit,
+  CircuitBreaker,
+  HotParam,
+  type RateLimitDecoratorOptions,
+  type CircuitBreakerDecoratorOptions,
+  type HotParamDecoratorOptions,
+} from './decorators/decorators';
+export {
+  getGuardedMethods,
+  type GuardedMethodInfo,
+  type GuardedRules,
+  type MethodGuardOptions,
+  type GuardHandler,
+  type GuardDecorator,
+} from './decorators/method-guard';
 export { DECORATOR_METADATA_KEYS } from './decorators/metadata';

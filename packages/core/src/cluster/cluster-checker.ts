@@ -1,14 +1,15 @@
-import type {
-  ClusterBackend,
-  ClusterBinding,
-  ClusterDecision,
-  ClusterLimiter,
-  ClusterRequest,
-  ClusterRuleConfig,
-  ClusterUnavailable,
-} from '../kernel/cluster-contract';
+import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterRuleConfig, ClusterUnavailable } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
-import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CheckResult, type CompileContext, type EntryAttachment } from '../kernel/rule-kind';
+import {
+  DECIDE_LOCALLY,
+  type AsyncCheckResult,
+  type Checker,
+  type CheckResult,
+  type ClusterBinding,
+  type ClusterRequest,
+  type CompileContext,
+  type EntryAttachment,
+} from '../kernel/rule-kind';
 
 /** A rule that may take the `cluster` field. */
 type ClusterRule = { readonly resource?: string; readonly cluster?: ClusterRuleConfig };

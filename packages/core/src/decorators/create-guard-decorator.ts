@@ -1,10 +1,15 @@
 import { Floodgate, normalizeRuleSet } from '../engine/floodgate';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
-import { DECORATOR_DEFAULTS } from './decorator-defaults';
 import { readMetadata } from './metadata';
-import type { GuardDecorator } from './guard-decorator';
-import { MethodGuard, methodName, type GuardSpec, type GuardedRuleKind, type SharedGuardOptions } from './method-guard';
+import {
+  DECORATOR_DEFAULTS,
+  MethodGuard,
+  methodName,
+  type GuardDecorator,
+  type GuardSpec,
+  type GuardedRuleKind,
+} from './method-guard';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -193,7 +198,7 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
 
   const shared: Record<string, unknown> = {};
   for (const key of SHARED_KEYS) if (obj[key] !== undefined) shared[key] = obj[key];
-  return { decorator, kind, rule: Object.freeze(rule), param, paramKey, shared: shared as SharedGuardOptions };
+  return { decorator, kind, rule: Object.freeze(rule), param, paramKey, shared };
 }
 
 function unprefix(issue: RuleIssue, prefix: string): string {

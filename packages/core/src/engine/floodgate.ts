@@ -137,7 +137,7 @@ export class Floodgate {
     this.maxResources = maxResources;
     this.services = {
       clock: this.clock,
-      events: this.events as unknown as CompileServices['events'],
+      events: this.events,
       cluster,
       inbound: this.inboundNode,
       lookupNode: (resource) => this.resources.get(resource)?.node,
@@ -602,8 +602,8 @@ export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
     for (const kind of RULE_KINDS) {
       if (obj[kind.key] === undefined) continue;
       const list = reader.array(obj[kind.key], kind.key);
-      const normalize = kind.normalize as (input: unknown, path: string, reader: RuleReader) => AnyRule | undefined;
-      result[kind.key] = Object.freeze(list.map((rule, i) => Object.freeze(normalize(rule, `${kind.key}[${i}]`, reader)!)));
+      const normalized = list.map((rule, i) => Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule);
+      result[kind.key] = Object.freeze(normalized);
     }
   }
   reader.throwIfAny();

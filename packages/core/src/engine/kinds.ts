@@ -42,7 +42,7 @@ export const ErrorCodes: Readonly<Record<string, string>> = Object.freeze(
     // The system kind's code, until the kind itself lands (adapters already answer it with 503).
     { ERR_SYSTEM_BLOCKED: 'System protection blocked the call.' },
     ...RULE_KINDS.map((kind) => kind.codes),
-  ),
+  ) as Record<string, string>,
 );
 
 /** One of Floodgate's stable error codes (a key of {@link ErrorCodes}). */

@@ -105,7 +105,7 @@ export class RulePool {
       clock: services.clock,
       events: services.events,
       inbound: services.inbound,
-      lookupNode: services.lookupNode,
+      lookupNode: (name) => services.lookupNode(name),
       reuse: <T>(rule: object, make: () => T): T => {
         const identity = `${kind.key}\u0000${JSON.stringify(rule)}`;
         const nth = seen.get(identity) ?? 0;
@@ -184,7 +184,7 @@ export class ResourceState {
     const spec = this.originSpec;
     if (spec === undefined) return undefined;
     if (spec.named.has(origin)) {
-      const named = (this.named ??= new Map());
+      const named = (this.named ??= new Map<string, StatisticNode>());
       let node = named.get(origin);
       if (node === undefined) named.set(origin, (node = new StatisticNode(false)));
       return node;

@@ -150,7 +150,7 @@ export class RuleStore {
       if (rules.length === 0) continue;
       kinds.push(kind);
       let byResource = this.declaredIndex.get(kind);
-      if (byResource === undefined) this.declaredIndex.set(kind, (byResource = new Map()));
+      if (byResource === undefined) this.declaredIndex.set(kind, (byResource = new Map<string, Set<Declaration>>()));
       for (const rule of rules) {
         const resource = resourceOfRule(rule);
         resources.add(resource);

@@ -1,6 +1,6 @@
-import type { ClusterBinding, ClusterLimiterSpec } from '../kernel/cluster-contract';
+import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
-import type { Checker, CheckResult, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
+import type { Checker, CheckResult, ClusterBinding, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
 import { FLOW_RULE_DEFAULTS, FlowBlockError, normalizeFlowRule, type FlowRule, type FlowRuleOptions } from './flow-rule';
 import {

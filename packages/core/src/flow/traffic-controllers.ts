@@ -137,7 +137,7 @@ export function nextUp(x: number): number {
   if (x === 0) return Number.MIN_VALUE;
   f64[0] = x;
   u64[0]! += 1n;
-  return f64[0]!;
+  return f64[0];
 }
 
 /**

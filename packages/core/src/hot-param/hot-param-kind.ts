@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import type { ClusterBinding, ClusterLimiterSpec } from '../kernel/cluster-contract';
-import type { CompileContext, RuleKind } from '../kernel/rule-kind';
+import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
+import type { ClusterBinding, CompileContext, RuleKind } from '../kernel/rule-kind';
 import {
-  HotParamChecker,
+  type HotParamChecker,
   HotParamConcurrencyChecker,
   HotParamRejectChecker,
   HotParamThrottleChecker,

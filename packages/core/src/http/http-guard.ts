@@ -19,7 +19,7 @@ import { RoutePolicyRegistry } from './route-policy-registry';
 
 /**
  * What guarding a request decided: `undefined` (it passed: go on to the handler), a
- * {@link BlockError} (answer it with {@link HttpGuard.answer}), or `'aborted'` (the client left
+ * `BlockError` (answer it with {@link HttpGuard.answer}), or `'aborted'` (the client left
  * while the request was queued: answer nothing).
  */
 export type GuardVerdict = BlockError | 'aborted' | undefined;

@@ -1,6 +1,6 @@
 export { blockResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
 export { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
-export type { QuotaPolicy } from '../kernel/errors';
+export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, type RouteParams } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-defaults';
 export type {

@@ -27,7 +27,7 @@ const DRAFTS: readonly RateLimitHeadersDraft[] = ['draft-6', 'draft-7', 'draft-8
 export function defaultIsFailure(status: number, error: unknown): boolean {
   if (status >= HTTP_DEFAULTS.failureStatus) return true;
   if (error === undefined) return false;
-  const e = error as { readonly status?: unknown; readonly statusCode?: unknown } | null;
+  const e = error as { readonly status?: unknown; readonly statusCode?: unknown };
   const code = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
   return !(code !== undefined && code >= 400 && code < 500);
 }

@@ -19,7 +19,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The default clock: `performance.now()` (monotonic, never jumps with the wall clock) and
- * `setTimeout` for waits. A wait longer than {@link MAX_TIMER_MS} is slept in steps, so it never
+ * `setTimeout` for waits. A wait longer than a timer can hold (2^31 − 1 ms) is slept in steps, so it never
  * overflows the timer and fires early; the timer is unref'd, so a pending wait never keeps the
  * process alive on its own.
  */

@@ -1,7 +1,4 @@
-import type { Entry } from './entry';
-import type { BlockError } from './errors';
 import { join, type RuleReader } from './rule-reader';
-import type { Checker } from './rule-kind';
 
 
 /**
@@ -230,37 +227,4 @@ export function normalizeClusterOptions(
     fallbackToLocal: reader.boolean(obj, 'fallbackToLocal', at, CLUSTER_RULE_DEFAULTS.fallbackToLocal),
     leaseTokens,
   };
-}
-
-/** What a call asks of the shared store for one cluster rule. */
-export interface ClusterRequest {
-  /** The counts within the rule the call takes from (an origin, parameter values; `''` for the rule's one count). */
-  readonly scopes: readonly string[];
-  /** Each scope's threshold, where it differs from the rule's (hotspot `specificItems`). */
-  readonly thresholds?: readonly number[];
-  /** The values the scopes were made from, for the block error (hotspot values). */
-  readonly values?: readonly unknown[];
-  /** Whether the scopes come from one array argument (all or nothing). */
-  readonly each: boolean;
-}
-
-/**
- * How a rule kind takes part in cluster mode: the one cluster wrapper (`cluster/`) applies it to
- * every rule of the kind that has `cluster` set, when the engine has a backend. The kind's own
- * checker stays the fallback, and decides a sync `entry()`.
- */
-export interface ClusterBinding<R> {
-  /**
-   * What the rule counts, naming it in the store: its kind, resource and the fields that say what
-   * is counted, never its threshold (see `ClusterLimiterSpecBase.key`).
-   */
-  identity(rule: R): readonly string[];
-  /** What the store must enforce for the rule, under `key`. */
-  spec(rule: R, key: string): ClusterLimiterSpec;
-  /** What `entry` asks of the store; `undefined` when the rule does not apply to it (it passes). */
-  request(rule: R, local: Checker, entry: Entry): ClusterRequest | undefined;
-  /** The block error of a call the store refused. */
-  refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
-  /** Whether a sync `entry()` may decide from tokens leased to this instance. */
-  readonly leases: boolean;
 }

@@ -1,9 +1,27 @@
 import type { Clock } from './clock';
 import { isBlockError, TimeoutError } from './errors';
-import type { EntryAttachment, ExitHook } from './rule-kind';
 import type { StatisticNode } from './statistic-node';
 
-const NO_ARGS: readonly unknown[] = Object.freeze([]);
+/** Told of every completed call that passed (a circuit breaker's checker). */
+export interface ExitHook {
+  onExit(entry: Entry, now: number, rtMs: number): void;
+}
+
+/**
+ * Something a check took for one call and must give back: a hotspot token or concurrency
+ * counter, a pacing slot, a breaker's probe. Attached with `Entry.attach`.
+ */
+export interface EntryAttachment {
+  /** The call passed every check and has now exited. */
+  exited(entry: Entry, now: number, rtMs: number): void;
+  /**
+   * The call will not run: a later check refused it, it was cancelled, or it left a queue.
+   * Give back what was taken, unless a later call has built on it.
+   */
+  released(entry: Entry, now: number): void;
+}
+const NO_ARGS
+: readonly unknown[] = Object.freeze([]);
 const NO_HOOKS: readonly ExitHook[] = Object.freeze([]);
 
 const enum Phase {

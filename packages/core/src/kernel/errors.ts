@@ -53,7 +53,7 @@ const CheapError = function CheapError(this: object) {
 } as unknown as new () => object;
 CheapError.prototype = Object.create(Error.prototype, {
   constructor: { value: CheapError, writable: true, configurable: true },
-});
+}) as object;
 
 /**
  * A call refused by a rule. Abstract: each rule kind has its own subclass (`FlowBlockError`,
@@ -141,7 +141,7 @@ export const MAX_ISSUES_IN_MESSAGE = 20;
 /**
  * A rule set, rule or option failed validation. Lists every problem; whatever was in force
  * before stays in force. Code `ERR_INVALID_RULE`. The message names the first
- * {@link MAX_ISSUES_IN_MESSAGE} problems and counts the rest, so a huge bad rule set cannot make
+ * 20 problems and counts the rest, so a huge bad rule set cannot make
  * a huge message.
  */
 export class RuleValidationError extends Error {

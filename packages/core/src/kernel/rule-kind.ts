@@ -1,6 +1,7 @@
 import type { Clock } from './clock';
-import type { ClusterBinding } from './cluster-contract';
+import type { ClusterBlock, ClusterLimiterSpec } from './cluster-contract';
 import type { Entry } from './entry';
+export type { EntryAttachment, ExitHook } from './entry';
 import type { BlockError } from './errors';
 import type { RuleReader } from './rule-reader';
 import type { StatisticNode } from './statistic-node';
@@ -47,23 +48,6 @@ export interface Checker {
   checkAsync?(entry: Entry, now: number): Promise<AsyncCheckResult>;
   /** Told of every completed call that passed (circuit breakers record it here). */
   onExit?(entry: Entry, now: number, rtMs: number): void;
-}
-
-/** A checker that is told of completions. */
-export type ExitHook = Required<Pick<Checker, 'onExit'>>;
-
-/**
- * Something a check took for one call and must give back: a hotspot token or concurrency
- * counter, a pacing slot, a breaker's probe. Attached with `Entry.attach`.
- */
-export interface EntryAttachment {
-  /** The call passed every check and has now exited. */
-  exited(entry: Entry, now: number, rtMs: number): void;
-  /**
-   * The call will not run: a later check refused it, it was cancelled, or it left a queue.
-   * Give back what was taken, unless a later call has built on it.
-   */
-  released(entry: Entry, now: number): void;
 }
 
 /** Where engine events go; rule kinds announce their own (circuit breakers: `circuitStateChange`). */
@@ -138,4 +122,37 @@ export interface RuleKind<K extends string = string, R extends object = object, 
   readonly cluster?: ClusterBinding<R>;
   /** Type-only: the rule as users write it. Never set. */
   readonly optionsType?: O;
+}
+
+/** What a call asks of the shared store for one cluster rule. */
+export interface ClusterRequest {
+  /** The counts within the rule the call takes from (an origin, parameter values; `''` for the rule's one count). */
+  readonly scopes: readonly string[];
+  /** Each scope's threshold, where it differs from the rule's (hotspot `specificItems`). */
+  readonly thresholds?: readonly number[];
+  /** The values the scopes were made from, for the block error (hotspot values). */
+  readonly values?: readonly unknown[];
+  /** Whether the scopes come from one array argument (all or nothing). */
+  readonly each: boolean;
+}
+
+/**
+ * How a rule kind takes part in cluster mode: the one cluster wrapper (`cluster/`) applies it to
+ * every rule of the kind that has `cluster` set, when the engine has a backend. The kind's own
+ * checker stays the fallback, and decides a sync `entry()`.
+ */
+export interface ClusterBinding<R> {
+  /**
+   * What the rule counts, naming it in the store: its kind, resource and the fields that say what
+   * is counted, never its threshold (see `ClusterLimiterSpecBase.key`).
+   */
+  identity(rule: R): readonly string[];
+  /** What the store must enforce for the rule, under `key`. */
+  spec(rule: R, key: string): ClusterLimiterSpec;
+  /** What `entry` asks of the store; `undefined` when the rule does not apply to it (it passes). */
+  request(rule: R, local: Checker, entry: Entry): ClusterRequest | undefined;
+  /** The block error of a call the store refused. */
+  refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
+  /** Whether a sync `entry()` may decide from tokens leased to this instance. */
+  readonly leases: boolean;
 }
