@@ -64,7 +64,7 @@ describe('HttpGuard options', () => {
   it('rejects a hotspot param that is not a parameter of the pattern', () => {
     expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /users/:id': { hotParam: { param: 'uid', threshold: 1 } } } }, 'resilience()'))).toContainEqual({
       path: "routes['GET /users/:id'].hotParam.param",
-      message: `"uid" is not a parameter of the route (it has: 'id')`,
+      message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing`,
     });
   });
 
@@ -77,7 +77,7 @@ describe('HttpGuard options', () => {
 
   it('rejects a headers value outside the drafts', () => {
     expect(issuesOf(() => HttpGuard.resilience({ headers: 'draft-9' }, 'resilience()'))).toEqual([
-      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8' or false, got "draft-9"` },
+      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got "draft-9"` },
     ]);
   });
 

@@ -69,7 +69,7 @@ describe('RoutePattern', () => {
     ['', 'is empty'],
     ['GET users', "must start with '/'"],
     ['GET /a b', 'more than a method and a path'],
-    ['G3T /a', 'not an HTTP method token'],
+    ['G3T /a', 'not an HTTP method'],
     ['/a//b', 'empty segment'],
     ['/*/a', 'only be the last segment'],
     ['/a/:', "':' followed by a name"],
