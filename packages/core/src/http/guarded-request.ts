@@ -50,6 +50,8 @@ export class GuardedRequest {
   blocked = false;
   /** Whether the request has ended; nothing may be entered for it any more. */
   closed = false;
+  /** Whether the request waits in a queue (not yet admitted to every resource: its handler has not run). */
+  queued = false;
   private error: unknown = undefined;
   private errored = false;
   private controller: AbortController | undefined = undefined;
@@ -141,7 +143,8 @@ export class GuardedRequest {
   /**
    * Ends the request, once: aborts a queued admission, stops the timeout, and exits every
    * entry, tracing a failure on each when the response finished, was not a block, and
-   * `isFailure(status, error)` says so.
+   * `isFailure(status, error)` says so. A request that ends while it waits in a queue never
+   * ran: what it was admitted to is given back instead.
    */
   close(status: number, finished: boolean): void {
     if (this.closed) return;
@@ -151,6 +154,10 @@ export class GuardedRequest {
     this.untrack();
     const entries = this.entries;
     if (entries.length === 0) return;
+    if (this.queued) {
+      this.refuse();
+      return;
+    }
     let failed = false;
     if (finished && !this.blocked) {
       try {

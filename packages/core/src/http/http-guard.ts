@@ -336,6 +336,7 @@ export class HttpGuard<Req, F> {
   private async enterQueued(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
     let entry: Entry;
+    state.queued = true;
     try {
       const args = policy.args(req, params);
       entry = await this.engine.enter(policy.resource, { inbound: true, origin, args, params, signal: state.signal });
@@ -344,6 +345,8 @@ export class HttpGuard<Req, F> {
       state.refuse();
       if (isBlockError(error)) return error;
       throw error;
+    } finally {
+      state.queued = false;
     }
     if (state.closed) {
       entry.cancel();

@@ -121,6 +121,8 @@ export class RoutePattern {
     const source = folded === undefined || folded.length === path.length ? path : folded;
     const end = text.length;
     const segments = this.segments;
+    // A target that is not a path (`*`) is matched only by a leading wildcard.
+    if (end === 0 && segments[0]?.kind !== SegmentKind.Wildcard) return undefined;
     let params: Record<string, string> | undefined;
     let pos = 0;
     for (let i = 0; i < segments.length; i++) {
