@@ -200,7 +200,6 @@ describe('@HotParam paramIndex beyond the method’s parameters', () => {
 
         @HotParam({ paramIndex: 2, threshold: 1, floodgate: fg })
         legacy(): number {
-          // eslint-disable-next-line prefer-rest-params
           return arguments.length;
         }
       }
