@@ -172,7 +172,7 @@ describe('@HotParam paramIndex beyond the method’s parameters', () => {
     expect(() => {
       class Search {
         @HotParam({ paramIndex: 2, threshold: 1, floodgate: fg })
-        query({ text }: { text: string }, [page]: number[] = [1], options: { limit?: number } = { limit: (1, 2) }): string {
+        query({ text }: { text: string }, [page]: number[] = [1], options: { limit?: number } = { limit: Math.max(1, 2) }): string {
           return `${text}${page}${String(options.limit)}`;
         }
       }
