@@ -4,12 +4,15 @@ import { TimeoutError } from '../kernel/errors';
 
 /** What the HTTP layer needs of a connection (`net.Socket`). */
 export interface HttpSocketLike {
+  /** Whether the connection is closed (the client left, or the server closed it). */
   readonly destroyed: boolean;
+  /** Told when the connection closes. */
   on(event: 'close', listener: () => void): unknown;
 }
 
 /** What the HTTP layer needs of Node's `http.ServerResponse` (Express `res`, Koa `ctx.res`, Fastify `reply.raw`). */
 export interface HttpResponseLike {
+  /** The status sent, or to be sent. */
   readonly statusCode: number;
   /** Whether the whole response was handed to the OS (false when the client left first). */
   readonly writableFinished: boolean;
@@ -17,9 +20,13 @@ export interface HttpResponseLike {
   readonly headersSent: boolean;
   /** The request it answers (Node sets it); its socket is the connection, also for a pipelined response not yet on it. */
   readonly req?: { readonly socket?: HttpSocketLike | null } | undefined;
+  /** Told when the response closes: after `finish`, or when the client leaves while it is on the socket. */
   on(event: 'close', listener: () => void): unknown;
+  /** Sets a header before the response is sent (RateLimit headers on passing responses). */
   setHeader(name: string, value: string): unknown;
+  /** Sends the status line and headers (a timeout's answer). */
   writeHead(status: number, headers: Readonly<Record<string, string>>): unknown;
+  /** Sends the body and ends the response. */
   end(body: string): unknown;
 }
 
