@@ -19,10 +19,13 @@ export class FakeResponse extends EventEmitter {
   readonly headers: Record<string, string> = {};
   body: string | undefined = undefined;
   readonly req: { readonly socket: FakeSocket };
+  /** The connection once the response is on it; `null` for a pipelined response waiting behind another. */
+  socket: FakeSocket | null;
 
-  constructor(socket = new FakeSocket()) {
+  constructor(socket = new FakeSocket(), options: { readonly waiting?: boolean } = {}) {
     super();
     this.req = { socket };
+    this.socket = options.waiting === true ? null : socket;
   }
 
   /** The response was sent with `status`. */

@@ -15,7 +15,7 @@ describe('GuardedRequest', () => {
     const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } } });
     const socket = new FakeSocket();
     const current = new FakeResponse(socket);
-    const queued = [new FakeResponse(socket), new FakeResponse(socket)];
+    const queued = [new FakeResponse(socket, { waiting: true }), new FakeResponse(socket, { waiting: true })];
     for (const res of [current, ...queued]) expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBeUndefined();
     expect(fg.stats('GET /a')!.concurrency).toBe(3);
     current.abort();
@@ -27,18 +27,18 @@ describe('GuardedRequest', () => {
   it('ends a request once when both its response and its connection close', () => {
     const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
     const socket = new FakeSocket();
-    const res = new FakeResponse(socket);
+    const res = new FakeResponse(socket, { waiting: true });
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.finish(500);
     socket.close();
     expect(fg.totals('GET /a')).toMatchObject({ pass: 1, success: 1, error: 1 });
   });
 
-  it('listens to a connection once, however many requests it carries, and forgets each that ends', () => {
+  it('listens to a connection once, however many waiting requests it carries, and forgets each that ends', () => {
     const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 1000 } } });
     const socket = new FakeSocket();
     for (let i = 0; i < 100; i++) {
-      const res = new FakeResponse(socket);
+      const res = new FakeResponse(socket, { waiting: true });
       guard.guardRoutes(res, {}, 'GET', '/a');
       res.finish(200);
     }
@@ -61,6 +61,16 @@ describe('GuardedRequest', () => {
     (res as { req: unknown }).req = undefined;
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.finish(200);
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+
+  it('leaves the connection alone for a response already on it (its own close covers the client leaving)', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const socket = new FakeSocket();
+    const res = new FakeResponse(socket);
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(socket.listenerCount('close')).toBe(0);
+    res.abort();
     expect(fg.stats('GET /a')!.concurrency).toBe(0);
   });
 });

@@ -20,6 +20,8 @@ export interface HttpResponseLike {
   readonly headersSent: boolean;
   /** The request it answers (Node sets it); its socket is the connection, also for a pipelined response not yet on it. */
   readonly req?: { readonly socket?: HttpSocketLike | null } | undefined;
+  /** The connection, once the response is on it (`null` while a pipelined response waits behind another). */
+  readonly socket?: unknown;
   /** Told when the response closes: after `finish`, or when the client leaves while it is on the socket. */
   on(event: 'close', listener: () => void): unknown;
   /** Sets a header before the response is sent (RateLimit headers on passing responses). */
@@ -47,7 +49,7 @@ type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
  * It ends exactly once, by whichever comes first: the response's `close` (after `finish`, or
  * when the client leaves while the response is on the socket), or the connection's `close`
  * (a pipelined request whose response waits behind another gets no event of its own when the
- * client leaves; neither does a request whose body was read). Every entry then exits, failed
+ * client leaves, whether its body was read or not: such a request listens to its connection). Every entry then exits, failed
  * or not, so no concurrency slot, hotspot counter or probe is ever held by a client gone.
  */
 export class GuardedRequest {
@@ -84,7 +86,8 @@ export class GuardedRequest {
         state.closed = true;
       } else {
         res.on('close', onResponseClose);
-        if (socket != null && typeof socket.on === 'function') state.track(socket);
+        // A response on its connection closes with it; one waiting behind another does not.
+        if (res.socket == null && socket != null && typeof socket.on === 'function') state.track(socket);
       }
     }
     return state;
