@@ -590,6 +590,7 @@ export function runScenarios(harness: Harness): void {
       ['POST', '/login?x=1'],
       ['POST', '/login#x'],
       ['POST', 'http://test/LOGIN'],
+      ['OPTIONS', '/login'],
       ['GET', '/export'],
       ['GET', '/Export'],
       ['HEAD', '/export'],

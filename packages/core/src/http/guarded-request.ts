@@ -32,12 +32,15 @@ export interface HttpResponseLike {
   end(body: string): unknown;
 }
 
-/** Where a response keeps its {@link GuardedRequest}; shared by every copy of the package. */
-const STATE = Symbol.for('floodgate.http.guardedRequest');
+/**
+ * The {@link GuardedRequest} of each response, shared by every copy of the package. A weak map,
+ * not a property: adding a property to a response whose prototype the framework swapped
+ * (Express) costs a new hidden class on every request.
+ */
+const STATES: WeakMap<object, GuardedRequest> = ((globalThis as Record<symbol, unknown>)[Symbol.for('floodgate.http.guardedRequests')] ??= new WeakMap()) as WeakMap<object, GuardedRequest>;
 /** Where a socket keeps the guarded requests still open on it (this copy's). */
 const OPEN = Symbol('floodgate.http.openRequests');
 
-type Carrier = HttpResponseLike & { [STATE]?: GuardedRequest };
 type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
 
 /**
@@ -75,11 +78,10 @@ export class GuardedRequest {
 
   /** The state of `res`, made (and tied to the response's and the connection's `close`) on first use. */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
-    const carrier = res as Carrier;
-    let state = carrier[STATE];
+    let state = STATES.get(res);
     if (state === undefined) {
       state = new GuardedRequest(res, isFailure);
-      carrier[STATE] = state;
+      STATES.set(res, state);
       const socket: TrackedSocket | null | undefined = res.req?.socket;
       if (res.writableFinished || socket?.destroyed === true) {
         // Guarded after the client left (behind an asynchronous middleware): never enter.
@@ -95,7 +97,7 @@ export class GuardedRequest {
 
   /** The state of `res`, if a Floodgate middleware guarded it. */
   static find(res: HttpResponseLike): GuardedRequest | undefined {
-    return (res as Carrier)[STATE];
+    return STATES.get(res);
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -230,8 +232,7 @@ export class GuardedRequest {
 }
 
 function onResponseClose(this: HttpResponseLike): void {
-  const state = (this as Carrier)[STATE]!;
-  state.close(this.statusCode, this.writableFinished);
+  STATES.get(this)!.close(this.statusCode, this.writableFinished);
 }
 
 function onSocketClose(this: TrackedSocket): void {
