@@ -46,14 +46,14 @@ type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
 /**
  * The Floodgate state of one HTTP request: the entries it holds, the error its handler threw,
  * whether a block answered it, the signal that tells a queued admission the client left, and
- * its timeout. It lives on the response object, so every Floodgate middleware on the request
- * shares it.
+ * its timeout. It is kept per response, so every Floodgate middleware on the request shares it.
  *
  * It ends exactly once, by whichever comes first: the response's `close` (after `finish`, or
  * when the client leaves while the response is on the socket), or the connection's `close`
  * (a pipelined request whose response waits behind another gets no event of its own when the
- * client leaves, whether its body was read or not: such a request listens to its connection). Every entry then exits, failed
- * or not, so no concurrency slot, hotspot counter or probe is ever held by a client gone.
+ * client leaves, whether its body was read or not: such a request listens to its connection).
+ * Every entry then exits, failed or not, so no concurrency slot, hotspot counter or probe is
+ * ever held by a client gone.
  */
 export class GuardedRequest {
   /** The entries taken for the request, one per resource. */
