@@ -41,10 +41,17 @@ interface ExpressRoute {
 export function resilience(options?: ResilienceOptions): RequestHandler {
   const guard = HttpGuard.resilience<Request, ExpressFallback>(options, 'resilience()');
   if (!guard.hasRoutes) return (_req: Request, _res: Response, next: NextFunction) => next();
+  // The app's `case sensitive routing`, read once per app (a miss in its settings is a slow read).
+  let app: unknown;
+  let sensitive = false;
   return function floodgateResilience(req: Request, res: Response, next: NextFunction): void {
     let verdict: GuardVerdict | Promise<GuardVerdict>;
     try {
-      verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, caseSensitive(req));
+      if (req.app !== app) {
+        app = req.app;
+        sensitive = caseSensitive(req);
+      }
+      verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, sensitive);
     } catch (err) {
       return next(err);
     }
