@@ -46,9 +46,9 @@ interface Scratch {
  * declares its routes' rules on the engine, then per request enters each resource the request
  * falls under (by route pattern, or by the framework's matched route), queueing through
  * `enter()` with a client-disconnect signal where a rule may queue. The request's entries exit
- * when it ends (see {@link GuardedRequest}), tracing failures for circuit breakers; a refusal
- * gives back what the request took on its way; a route's `timeoutMs` answers 503 when it
- * passes. Blocks are answered through {@link HttpGuard.answer} and {@link HttpGuard.respond}.
+ * when it ends (its response or its connection closes, once), tracing failures for circuit
+ * breakers; a refusal gives back what the request took on its way; a route's `timeoutMs`
+ * answers 503 when it passes. Blocks are answered through {@link HttpGuard.answer} and {@link HttpGuard.respond}.
  * `Req` is the framework's request, `F` its fallback function.
  *
  * @example
