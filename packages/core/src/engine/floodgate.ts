@@ -112,8 +112,8 @@ export class Floodgate {
   private inboundVersion = 0;
   /** The checks of an inbound call to an untracked resource. */
   private untrackedInbound = EMPTY_RULES;
-  /** Resources read by `relate` rules, with how many rules read each: tracked past the cap. */
-  private readonly references = new Map<string, number>();
+  /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
+  private references: ReadonlySet<string> | undefined;
   private readonly services: CompileServices;
   private capWarned = false;
 
@@ -393,6 +393,7 @@ export class Floodgate {
 
   /** Resources tracked whatever the cap: those with rules, and those `relate` rules read. */
   private isPinned(resource: string): boolean {
+    this.references ??= new Set(this.store.effective().flow.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource])));
     return this.references.has(resource) || this.store.hasRules(resource);
   }
 
@@ -489,7 +490,7 @@ export class Floodgate {
       for (const resource of change.resources) resources.add(resource);
     }
     if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.scope === 'inbound')) this.compileInbound();
-    if (kinds.has('flow')) this.countReferences();
+    if (kinds.has('flow')) this.references = undefined;
     for (const resource of resources) {
       const state = this.resources.get(resource);
       if (state !== undefined) state.dirty = true;
@@ -518,13 +519,6 @@ export class Floodgate {
       RULE_KINDS.map(() => ({ checkers: [] })),
       this.inbound,
     );
-  }
-
-  private countReferences(): void {
-    this.references.clear();
-    for (const rule of this.store.effective().flow) {
-      if (rule.refResource !== undefined) this.references.set(rule.refResource, (this.references.get(rule.refResource) ?? 0) + 1);
-    }
   }
 
   // ---------------------------------------------------------------- observing
