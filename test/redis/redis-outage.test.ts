@@ -175,7 +175,7 @@ describe('redisCluster when Redis is paused', () => {
 describe('redisCluster when Redis answers with an error', () => {
   it('falls back with the error Redis gave', async () => {
     const w = await watchedEngine([rule()], HEALTHY_TIMEOUT_MS);
-    await admin.set(`${fixture.prefix}:w:flow|api|reject|default#0`, 'not a hash');
+    await admin.set(`${fixture.prefix}:w:{flow|api|reject|default#0}`, 'not a hash');
     expect(await outcome(w.fg)).toBe('pass');
     expect(w.fallbacks).toEqual([expect.objectContaining({ reason: 'error', error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }) })]);
   });

@@ -1,27 +1,28 @@
 import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core/cluster';
+import { CoalescingQueue, keyIndex, type BatchCodec } from './coalescing-queue';
 import type { LimiterContext } from './limiter-context';
-import { replyNumber } from './reply-number';
+import { MultiKeyCheck, resolveMultiKey } from './multi-key-check';
+import { ruleKey, scopeKey } from './rule-key';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
-
-const PASS: ClusterDecision = Object.freeze({ status: 'pass' });
 
 /**
  * A QPS `reject` hotspot rule in the store: one token bucket per parameter value (`scope`),
- * shared by every instance. A value's key expires once idle long enough for its bucket to be
- * full again, so a flood of distinct values costs Redis memory only while it lasts.
+ * shared by every instance, refilled exactly as the local rule refills. The checks made in one
+ * tick, whatever their values, go to Redis as one script call (every value of a rule shares one
+ * hash slot), decided in request order. A value's key expires once idle long enough for its
+ * bucket to be full again, so a flood of distinct values costs Redis memory only while it lasts.
  */
-export class TokenBucketLimiter implements ClusterLimiter {
+export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
+  readonly script = TOKEN_BUCKET_SCRIPT;
   private readonly baseKey: string;
-  private readonly burstArg: string;
-  private readonly durationArg: string;
+  private readonly queue: CoalescingQueue<MultiKeyCheck>;
 
   constructor(
     private readonly spec: ClusterTokenBucketSpec,
     private readonly ctx: LimiterContext,
   ) {
-    this.baseKey = `${ctx.prefix}:t:${spec.key}`;
-    this.burstArg = String(spec.burstCount);
-    this.durationArg = String(spec.durationMs);
+    this.baseKey = ruleKey(ctx.prefix, 't', spec.key);
+    this.queue = new CoalescingQueue(ctx.gate, this);
   }
 
   acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision> {
@@ -29,26 +30,39 @@ export class TokenBucketLimiter implements ClusterLimiter {
   }
 
   acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
-    const { durationMs, burstCount } = this.spec;
     const keys: string[] = [];
-    const args = [this.ctx.sharedNow(), this.burstArg, this.durationArg, String(acquireCount)];
+    const tokens: number[] = [];
     for (let i = 0; i < scopes.length; i++) {
-      const tokens = this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType);
-      // Idle for this long, a value's bucket is full again: its key can go.
-      const ttlMs = tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs;
-      keys.push(`${this.baseKey}:${scopes[i]}`);
-      args.push(String(tokens), String(ttlMs));
+      keys.push(scopeKey(this.baseKey, scopes[i]!));
+      tokens.push(this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType));
     }
-    return this.ctx.gate.run(TOKEN_BUCKET_SCRIPT, keys, args, (reply, recoveredAfterMs) => {
-      const passed = replyNumber(reply, 0) === 1;
-      const extra = recoveredAfterMs === undefined ? undefined : { recoveredAfterMs };
-      if (passed) return extra === undefined ? PASS : { status: 'pass', ...extra };
-      const retry = replyNumber(reply, 1);
-      return { status: 'block', retryAfterMs: retry < 0 ? undefined : retry, index: replyNumber(reply, 2), ...extra };
-    });
+    const check = new MultiKeyCheck(acquireCount, keys, tokens);
+    this.queue.add(check);
+    return check.promise;
   }
 
   tryAcquireLeased(): undefined {
     return undefined;
+  }
+
+  encode(batch: readonly MultiKeyCheck[]): { keys: string[]; args: string[] } {
+    const { durationMs, burstCount } = this.spec;
+    const keys: string[] = [];
+    const indexes = new Map<string, number>();
+    const args = [this.ctx.sharedNow(), String(burstCount), String(durationMs)];
+    for (const check of batch) {
+      args.push(String(check.acquireCount), String(check.keys.length));
+      for (let j = 0; j < check.keys.length; j++) {
+        const tokens = check.values[j]!;
+        // Idle for this long, a value's bucket is full again: its key can go.
+        const ttlMs = tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs;
+        args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(tokens), String(Math.min(Math.ceil(ttlMs), Number.MAX_SAFE_INTEGER)));
+      }
+    }
+    return { keys, args };
+  }
+
+  decode(reply: unknown, batch: readonly MultiKeyCheck[], recoveredAfterMs: number | undefined): void {
+    resolveMultiKey(reply, batch, recoveredAfterMs);
   }
 }
