@@ -16,6 +16,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing is answered. */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
 }
 
 /** A free loopback TCP port. */
@@ -33,7 +37,7 @@ export function freePort(): Promise<number> {
 
 function launch(port: number): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+    const child = spawn(process.env.FLOODGATE_REDIS_SERVER_BIN || 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let settled = false;
@@ -90,6 +94,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     await new Promise<void>((resolve) => {
       running.removeAllListeners('exit');
       running.once('exit', () => resolve());
+      running.kill('SIGCONT'); // in case it is frozen
       running.kill('SIGTERM');
     });
   };
@@ -100,6 +105,12 @@ export async function startRedisServer(): Promise<RedisServer> {
     async restart() {
       await stop();
       child = await launch(port);
+    },
+    freeze() {
+      child?.kill('SIGSTOP');
+    },
+    thaw() {
+      child?.kill('SIGCONT');
     },
   };
 }
