@@ -6,11 +6,18 @@ import { ruleKey, scopeKey } from './rule-key';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 
 /**
+ * The shortest life of a value's key, in ms: a key kept longer than its bucket needs to refill
+ * changes nothing (its bucket is full either way), and a floor keeps a shared clock (`now`) that
+ * runs apart from Redis's own from expiring a bucket early.
+ */
+const MIN_TTL_MS = 5000;
+
+/**
  * A QPS `reject` hotspot rule in the store: one token bucket per parameter value (`scope`),
  * shared by every instance, refilled exactly as the local rule refills. The checks made in one
  * tick, whatever their values, go to Redis as one script call (every value of a rule shares one
  * hash slot), decided in request order. A value's key expires once idle long enough for its
- * bucket to be full again, so a flood of distinct values costs Redis memory only while it lasts.
+ * bucket to be full again (at least 5 s), so a flood of distinct values costs Redis memory only while it lasts.
  */
 export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
   readonly script = TOKEN_BUCKET_SCRIPT;
@@ -55,7 +62,7 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCh
       for (let j = 0; j < check.keys.length; j++) {
         const tokens = check.values[j]!;
         // Idle for this long, a value's bucket is full again: its key can go.
-        const ttlMs = tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs;
+        const ttlMs = Math.max(MIN_TTL_MS, tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs);
         args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(tokens), String(Math.min(Math.ceil(ttlMs), Number.MAX_SAFE_INTEGER)));
       }
     }
