@@ -20,8 +20,12 @@ export interface BatchCodec<C extends QueuedCheck> {
   decode(reply: unknown, batch: readonly C[], recoveredAfterMs: number | undefined): void;
 }
 
-/** Most checks in one script call: a script blocks Redis while it runs, so batches stay short. */
-export const MAX_BATCH = 256;
+/**
+ * Most checks in one script call. A full batch leaves at once rather than at the end of the tick,
+ * so Redis runs one batch while this process is still making the next checks: a script blocks
+ * Redis while it runs, and short batches overlap the two.
+ */
+export const MAX_BATCH = 16;
 
 /** One batch in flight: the store's answer settles every check in it. */
 class SentBatch<C extends QueuedCheck> implements ReplyHandler {
@@ -57,19 +61,19 @@ export class CoalescingQueue<C extends QueuedCheck> {
     private readonly codec: BatchCodec<C>,
   ) {}
 
-  /** Queues `check` for the batch sent at the end of this tick. */
+  /** Queues `check` for the batch sent at the end of this tick, or now when the batch is full. */
   add(check: C): void {
-    if (this.queue.push(check) === 1) process.nextTick(this.flushNow);
+    const size = this.queue.push(check);
+    if (size === MAX_BATCH) this.flush();
+    else if (size === 1) process.nextTick(this.flushNow);
   }
 
   private flush(): void {
-    const queue = this.queue;
+    const batch = this.queue;
+    if (batch.length === 0) return; // sent when it filled up
     this.queue = [];
-    for (let start = 0; start < queue.length; start += MAX_BATCH) {
-      const batch = start === 0 && queue.length <= MAX_BATCH ? queue : queue.slice(start, start + MAX_BATCH);
-      const { keys, args } = this.codec.encode(batch);
-      this.gate.run(this.codec.script, keys, args, new SentBatch(this.codec, batch));
-    }
+    const { keys, args } = this.codec.encode(batch);
+    this.gate.run(this.codec.script, keys, args, new SentBatch(this.codec, batch));
   }
 }
 

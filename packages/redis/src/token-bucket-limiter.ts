@@ -1,16 +1,12 @@
 import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core/cluster';
 import { CoalescingQueue, keyIndex, type BatchCodec } from './coalescing-queue';
 import type { LimiterContext } from './limiter-context';
-import { MultiKeyCheck, resolveMultiKey } from './multi-key-check';
+import { MultiKeyCheck } from './multi-key-check';
+import { replyNumber } from './reply-number';
 import { ruleKey, scopeKey } from './rule-key';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 
-/**
- * The shortest life of a value's key, in ms: a key kept longer than its bucket needs to refill
- * changes nothing (its bucket is full either way), and a floor keeps a shared clock (`now`) that
- * runs apart from Redis's own from expiring a bucket early.
- */
-const MIN_TTL_MS = 5000;
+const PASS: ClusterDecision = Object.freeze({ status: 'pass' });
 
 /**
  * A QPS `reject` hotspot rule in the store: one token bucket per parameter value (`scope`),
@@ -22,6 +18,8 @@ const MIN_TTL_MS = 5000;
 export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
   readonly script = TOKEN_BUCKET_SCRIPT;
   private readonly baseKey: string;
+  private readonly burstArg: string;
+  private readonly durationArg: string;
   private readonly queue: CoalescingQueue<MultiKeyCheck>;
 
   constructor(
@@ -29,6 +27,8 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCh
     private readonly ctx: LimiterContext,
   ) {
     this.baseKey = ruleKey(ctx.prefix, 't', spec.key);
+    this.burstArg = String(spec.burstCount);
+    this.durationArg = String(spec.durationMs);
     this.queue = new CoalescingQueue(ctx.gate, this);
   }
 
@@ -53,23 +53,50 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCh
   }
 
   encode(batch: readonly MultiKeyCheck[]): { keys: string[]; args: string[] } {
-    const { durationMs, burstCount } = this.spec;
     const keys: string[] = [];
     const indexes = new Map<string, number>();
-    const args = [this.ctx.sharedNow(), String(burstCount), String(durationMs)];
-    for (const check of batch) {
-      args.push(String(check.acquireCount), String(check.keys.length));
-      for (let j = 0; j < check.keys.length; j++) {
-        const tokens = check.values[j]!;
-        // Idle for this long, a value's bucket is full again: its key can go.
-        const ttlMs = Math.max(MIN_TTL_MS, tokens > 0 ? Math.ceil((durationMs * (tokens + burstCount)) / tokens) + durationMs : durationMs);
-        args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(tokens), String(Math.min(Math.ceil(ttlMs), Number.MAX_SAFE_INTEGER)));
-      }
+    const args = [this.ctx.sharedNow(), this.burstArg, this.durationArg];
+    for (let start = 0; start < batch.length; ) {
+      const end = groupEnd(batch, start);
+      const check = batch[start]!;
+      args.push(String(end - start), String(check.acquireCount), String(check.keys.length));
+      for (let j = 0; j < check.keys.length; j++) args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(check.values[j]!));
+      start = end;
     }
     return { keys, args };
   }
 
   decode(reply: unknown, batch: readonly MultiKeyCheck[], recoveredAfterMs: number | undefined): void {
-    resolveMultiKey(reply, batch, recoveredAfterMs);
+    let at = 0;
+    for (let start = 0; start < batch.length; at += 3) {
+      const end = groupEnd(batch, start);
+      const passed = replyNumber(reply, at);
+      const retry = replyNumber(reply, at + 1);
+      const index = replyNumber(reply, at + 2);
+      for (let i = start; i < end; i++) {
+        // The first answer after an outage carries the recovery, once.
+        const extra = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
+        batch[i]!.resolve(
+          i - start < passed ? (extra === undefined ? PASS : { status: 'pass', ...extra }) : { status: 'block', retryAfterMs: retry < 0 ? undefined : retry, index, ...extra },
+        );
+      }
+      start = end;
+    }
   }
+}
+
+/**
+ * The end of the group of identical checks starting at `start` (one value, the same count and
+ * threshold): the script decides such a run in one step.
+ */
+function groupEnd(batch: readonly MultiKeyCheck[], start: number): number {
+  const first = batch[start]!;
+  let end = start + 1;
+  if (first.keys.length !== 1) return end;
+  while (end < batch.length) {
+    const next = batch[end]!;
+    if (next.keys.length !== 1 || next.keys[0] !== first.keys[0] || next.acquireCount !== first.acquireCount || next.values[0] !== first.values[0]) break;
+    end++;
+  }
+  return end;
 }

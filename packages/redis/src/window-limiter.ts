@@ -75,30 +75,39 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
     const keys: string[] = [];
     const indexes = new Map<string, number>();
     const args = [this.ctx.sharedNow(), String(threshold), BUCKET_MS_ARG];
-    for (const check of batch) args.push(String(keyIndex(keys, indexes, check.key)), String(check.acquireCount), String(check.leaseSize));
+    for (let start = 0; start < batch.length; ) {
+      const end = groupEnd(batch, start);
+      const check = batch[start]!;
+      args.push(String(keyIndex(keys, indexes, check.key)), String(check.acquireCount), String(check.leaseSize), String(end - start));
+      start = end;
+    }
     return { keys, args };
   }
 
   decode(reply: unknown, batch: readonly WindowCheck[], recoveredAfterMs: number | undefined): void {
     const msLeft = replyNumber(reply, 0);
-    for (let i = 0; i < batch.length; i++) {
-      const check = batch[i]!;
-      const at = 1 + 3 * i;
-      const passed = replyNumber(reply, at) === 1;
+    let at = 1;
+    for (let start = 0; start < batch.length; at += 3) {
+      const end = groupEnd(batch, start);
+      const passed = replyNumber(reply, at);
       const value = replyNumber(reply, at + 1);
       const room = replyNumber(reply, at + 2);
-      const lease = check.lease;
-      // The first answer after an outage carries the recovery, once.
-      const recovered = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
-      if (!passed) {
-        lease.noteRoom(room, msLeft, check.sentAt);
-        lease.retryAt = value < 0 ? Number.NaN : check.sentAt + value;
-        check.resolve({ status: 'block', retryAfterMs: value < 0 ? undefined : value, ...recovered });
-        continue;
+      const first = batch[start]!;
+      // The room is known after the whole group: what later checks (and this instance) can count on.
+      first.lease.noteRoom(room, msLeft, first.sentAt);
+      for (let i = start; i < end; i++) {
+        const check = batch[i]!;
+        // The first answer after an outage carries the recovery, once.
+        const recovered = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
+        if (i - start < passed) {
+          if (check.leaseSize > 0) check.lease.granted(value - check.acquireCount, room, msLeft, check.sentAt);
+          check.resolve(recovered === undefined ? PASS : { status: 'pass', ...recovered });
+        } else {
+          check.lease.retryAt = value < 0 ? Number.NaN : check.sentAt + value;
+          check.resolve({ status: 'block', retryAfterMs: value < 0 ? undefined : value, ...recovered });
+        }
       }
-      if (check.leaseSize > 0) lease.granted(value - check.acquireCount, room, msLeft, check.sentAt);
-      else lease.noteRoom(room, msLeft, check.sentAt);
-      check.resolve(recovered === undefined ? PASS : { status: 'pass', ...recovered });
+      start = end;
     }
   }
 
@@ -141,6 +150,22 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
     }
     return lease;
   }
+}
+
+/**
+ * The end of the group of identical checks starting at `start` (same scope, same count, no
+ * lease): the script decides such a run in one step.
+ */
+function groupEnd(batch: readonly WindowCheck[], start: number): number {
+  const first = batch[start]!;
+  let end = start + 1;
+  if (first.leaseSize > 0) return end;
+  while (end < batch.length) {
+    const next = batch[end]!;
+    if (next.key !== first.key || next.acquireCount !== first.acquireCount || next.leaseSize !== 0) break;
+    end++;
+  }
+  return end;
 }
 
 function blocked(lease: TokenLease, now: number): ClusterDecision {

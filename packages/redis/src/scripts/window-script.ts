@@ -9,15 +9,17 @@ import { LUA_PRELUDE } from './lua-prelude';
  *
  * One call decides a batch of checks in request order, exactly as one call per check would: a
  * check passes while the window's count + its tokens <= threshold, and what it takes counts for
- * the checks after it.
+ * the checks after it. Identical checks in a row come as one group with a count: they pass one by
+ * one until one is refused, and every later one is refused alike (a refusal changes nothing).
  *
  * KEYS the scopes' hashes (all of one rule, so one hash slot). ARGV: now, threshold, bucketMs,
- * then per check: key (1-based index into KEYS), acquireCount, lease (0: take exactly
- * acquireCount; else take up to this many, at least acquireCount).
+ * then per group: key (1-based index into KEYS), acquireCount, lease (0: take exactly
+ * acquireCount; else take up to this many, at least acquireCount), count.
  *
- * Replies `{ msLeftInBucket, then per check: status, value, room }`: status `1` (passed; value =
- * the tokens taken) or `0` (refused; value = retryAfterMs, -1 when unknown), and room = what is
- * left in the window after the check.
+ * Replies `{ msLeftInBucket, then per group: passed, value, room }`: how many of the group's
+ * checks passed (the first ones); value = the tokens the last one took when all passed, else the
+ * retry-after of the refused ones (-1 when unknown); room = what is left in the window after the
+ * group.
  */
 export const WINDOW_SCRIPT = new RedisScript(
   'window',
@@ -29,10 +31,11 @@ local idx = cur % 2
 local msLeft = (cur + 1) * bucketMs - now
 local current, previous, stale, taken = {}, {}, {}, {}
 local out = { tostring(msLeft) }
-for r = 4, #ARGV, 3 do
+for r = 4, #ARGV, 4 do
   local k = tonumber(ARGV[r])
   local acquire = tonumber(ARGV[r + 1])
   local lease = tonumber(ARGV[r + 2])
+  local count = tonumber(ARGV[r + 3])
   if current[k] == nil then
     local v = redis.call('HMGET', KEYS[k], 's0', 'c0', 's1', 'c1')
     local s = { tonumber(v[1]), tonumber(v[3]) }
@@ -43,23 +46,25 @@ for r = 4, #ARGV, 3 do
     if s[2 - idx] == cur - 1 then previous[k] = c[2 - idx] end
     stale[k] = s[idx + 1] ~= cur
   end
-  local sum = current[k] + previous[k]
-  local take = acquire
-  if lease > 0 then take = math.max(acquire, math.min(lease, math.floor(threshold - sum))) end
-  if sum + take > threshold then
-    local retry = -1
-    if previous[k] > 0 then retry = (cur + 1) * bucketMs - now
-    elseif current[k] > 0 then retry = (cur + 2) * bucketMs - now end
-    out[#out + 1] = '0'
-    out[#out + 1] = tostring(retry)
-    out[#out + 1] = tostring(threshold - sum)
-  else
+  local passed, value = 0, 0
+  while passed < count do
+    local sum = current[k] + previous[k]
+    local take = acquire
+    if lease > 0 then take = math.max(acquire, math.min(lease, math.floor(threshold - sum))) end
+    if sum + take > threshold then
+      value = -1
+      if previous[k] > 0 then value = (cur + 1) * bucketMs - now
+      elseif current[k] > 0 then value = (cur + 2) * bucketMs - now end
+      break
+    end
     current[k] = current[k] + take
     taken[k] = true
-    out[#out + 1] = '1'
-    out[#out + 1] = tostring(take)
-    out[#out + 1] = tostring(threshold - sum - take)
+    passed = passed + 1
+    value = take
   end
+  out[#out + 1] = tostring(passed)
+  out[#out + 1] = tostring(value)
+  out[#out + 1] = tostring(threshold - current[k] - previous[k])
 end
 for k in pairs(taken) do
   redis.call('HSET', KEYS[k], 's' .. idx, cur, 'c' .. idx, tostring(current[k]))
