@@ -16,6 +16,8 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Kills the server (SIGKILL: no shutdown of any kind) and waits for it to exit. */
+  kill(): Promise<void>;
   /** Freezes the server (SIGSTOP): connections stay open and nothing is answered. */
   freeze(): void;
   /** Lets a frozen server run again (SIGCONT). */
@@ -87,7 +89,7 @@ function accepts(port: number): Promise<boolean> {
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | undefined = await launch(port);
-  const stop = async (): Promise<void> => {
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
@@ -95,9 +97,10 @@ export async function startRedisServer(): Promise<RedisServer> {
       running.removeAllListeners('exit');
       running.once('exit', () => resolve());
       running.kill('SIGCONT'); // in case it is frozen
-      running.kill('SIGTERM');
+      running.kill(signal);
     });
   };
+  const stop = (): Promise<void> => end('SIGTERM');
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -106,6 +109,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       await stop();
       child = await launch(port);
     },
+    kill: () => end('SIGKILL'),
     freeze() {
       child?.kill('SIGSTOP');
     },
