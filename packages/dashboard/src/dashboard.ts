@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Floodgate } from '@floodgate/core';
 import { LiveFeed } from './live-feed';
-import { expressMount, fastifyMount, koaMount, type ExpressMiddleware, type FastifyPluginLike, type KoaMiddleware } from './mounts';
+import { expressMount, fastifyMount, koaMount, type DashboardHandler, type ExpressMiddleware, type FastifyPluginLike, type HandleOptions, type KoaMiddleware } from './mounts';
 import { RuleEditor, type RuleStore } from './rule-editor';
 
 /** Options of {@link dashboard}. */
@@ -103,14 +103,6 @@ const SECURITY_HEADERS = Object.freeze({
   'cache-control': 'no-store',
 });
 
-/** What the mounts pass besides the request: where the dashboard is and a body already parsed. */
-export interface HandleOptions {
-  /** The request's full URL (before a framework stripped the mount path). @defaultValue `req.url` */
-  readonly originalUrl?: string;
-  /** A body a framework already parsed (express.json(), koa-bodyparser). */
-  readonly body?: unknown;
-}
-
 /**
  * The dashboard of one engine: a page served by the package itself (no CDN, works offline),
  * live over server-sent events, with rule editing. One framework-neutral handler
@@ -135,6 +127,9 @@ export class Dashboard {
   get pageCount(): number {
     return this.feed.pageCount;
   }
+
+  /** {@link Dashboard.handle}, bound, for the framework mounts. */
+  private readonly handler: DashboardHandler = (req, res, path, options) => this.handle(req, res, path, options);
 
   /**
    * Answers one request. `path` is the part after the mount point (`''` for the mount point
@@ -173,12 +168,12 @@ export class Dashboard {
    * A body already parsed by `express.json()` is used as is.
    */
   express(): ExpressMiddleware {
-    return expressMount(this);
+    return expressMount(this.handler);
   }
 
   /** Koa: a middleware serving the dashboard under `prefix`, e.g. `app.use(dash.koa('/floodgate'))`. */
   koa(prefix: string): KoaMiddleware {
-    return koaMount(this, prefix);
+    return koaMount(this.handler, prefix);
   }
 
   /**
@@ -186,7 +181,7 @@ export class Dashboard {
    * request bodies itself (its scope has no content-type parsers of its own).
    */
   get fastify(): FastifyPluginLike {
-    return fastifyMount(this);
+    return fastifyMount(this.handler);
   }
 
   /**

@@ -1,11 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dashboard } from './dashboard';
 
 /*
- * The framework mounts only translate a framework's request into Dashboard.handle(req, res,
- * path, { originalUrl, body }). They need no framework at run time, and their types are
+ * The framework mounts only translate a framework's request into the dashboard's handler
+ * (req, res, path, { originalUrl, body }). They need no framework at run time, and their types are
  * structural, so the package depends on none.
  */
+
+/** What the mounts pass besides the request: where the dashboard is and a body already parsed. */
+export interface HandleOptions {
+  /** The request's full URL (before a framework stripped the mount path). @defaultValue `req.url` */
+  readonly originalUrl?: string;
+  /** A body a framework already parsed (express.json(), koa-bodyparser). */
+  readonly body?: unknown;
+}
+
+/** The dashboard's framework-neutral handler (`Dashboard.handle`), which every mount calls. */
+export type DashboardHandler = (req: IncomingMessage, res: ServerResponse, path: string, options: HandleOptions) => Promise<void>;
 
 /** An Express middleware (`(req, res, next)`), typed without Express. */
 export type ExpressMiddleware = (req: IncomingMessage & { originalUrl?: string; body?: unknown }, res: ServerResponse, next: (error?: unknown) => void) => void;
@@ -52,18 +62,18 @@ export type FastifyPluginLike = (instance: FastifyInstanceLike, options: unknown
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
 
 /** Express strips the mount path from `req.url` and keeps it in `req.originalUrl`. */
-export function expressMount(dash: Dashboard): ExpressMiddleware {
+export function expressMount(handle: DashboardHandler): ExpressMiddleware {
   return function floodgateDashboard(req, res, next) {
     const originalUrl = req.originalUrl ?? req.url ?? '/';
     // Mounted at '/fg', Express gives '/' for both '/fg' and '/fg/': tell them apart.
     const url = req.url ?? '/';
     const path = url.split('?', 1)[0] === '/' && !originalUrl.split('?', 1)[0]!.endsWith('/') ? '' : url;
-    dash.handle(req, res, path, { originalUrl, body: req.body }).catch(next);
+    handle(req, res, path, { originalUrl, body: req.body }).catch(next);
   };
 }
 
 /** Koa: answers paths under `prefix` itself (`ctx.respond = false`), passes the others on. */
-export function koaMount(dash: Dashboard, prefix: string): KoaMiddleware {
+export function koaMount(handle: DashboardHandler, prefix: string): KoaMiddleware {
   if (typeof prefix !== 'string' || !prefix.startsWith('/') || prefix.endsWith('/')) {
     throw new TypeError(`dashboard.koa(prefix): prefix must start with '/' and not end with one, e.g. '/floodgate', got ${JSON.stringify(prefix)}`);
   }
@@ -71,7 +81,7 @@ export function koaMount(dash: Dashboard, prefix: string): KoaMiddleware {
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next() as Promise<void>;
     ctx.respond = false;
     const rest = ctx.originalUrl.slice(prefix.length);
-    await dash.handle(ctx.req, ctx.res, rest.startsWith('?') ? '' : rest, { originalUrl: ctx.originalUrl, body: ctx.request.body });
+    await handle(ctx.req, ctx.res, rest.startsWith('?') ? '' : rest, { originalUrl: ctx.originalUrl, body: ctx.request.body });
   };
 }
 
@@ -80,8 +90,8 @@ export function koaMount(dash: Dashboard, prefix: string): KoaMiddleware {
  * wrapped in fastify-plugin, so the prefix applies), with the body left unread for the
  * dashboard to read within its limit.
  */
-export function fastifyMount(dash: Dashboard): FastifyPluginLike {
-  return async function floodgateDashboard(instance) {
+export function fastifyMount(handle: DashboardHandler): FastifyPluginLike {
+  return function floodgateDashboard(instance) {
     instance.removeAllContentTypeParsers();
     instance.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const handler = async (request: FastifyRequestLike, reply: FastifyReplyLike): Promise<void> => {
@@ -89,9 +99,10 @@ export function fastifyMount(dash: Dashboard): FastifyPluginLike {
       const url = request.raw.url ?? '/';
       const wildcard = (request.params as Record<string, string | undefined>)['*'];
       const path = wildcard !== undefined ? `/${wildcard}` : url.split('?', 1)[0]!.endsWith('/') ? '/' : '';
-      await dash.handle(request.raw, reply.raw, path, { originalUrl: url });
+      await handle(request.raw, reply.raw, path, { originalUrl: url });
     };
     instance.route({ method: METHODS, url: '/', handler });
     instance.route({ method: METHODS, url: '/*', handler });
+    return Promise.resolve();
   };
 }

@@ -84,7 +84,7 @@ export class RuleEditor {
     const rules: Record<string, unknown> = {};
     for (const kind of Object.keys(this.fg.getRules())) rules[kind] = [];
     Object.assign(rules, body);
-    return this.apply(rules as RuleSetOptions);
+    return this.apply(rules);
   }
 
   private async apply(rules: RuleSetOptions): Promise<EditAnswer> {

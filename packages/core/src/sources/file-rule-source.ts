@@ -69,7 +69,7 @@ export class FileRuleSource {
     try {
       this.watcher = watch(dir, { persistent: false }, () => this.schedule());
     } catch (error) {
-      throw new TypeError(`fileRuleSource: cannot watch directory ${JSON.stringify(dir)} of ${JSON.stringify(path)}: ${(error as Error).message}`);
+      throw new TypeError(`fileRuleSource: cannot watch directory ${JSON.stringify(dir)} of ${JSON.stringify(path)}: ${(error as Error).message}`, { cause: error });
     }
     this.watcher.on('error', (error) => this.onError(error));
     let text: string | undefined;
@@ -155,7 +155,7 @@ export class FileRuleSource {
     const rules: Record<string, unknown> = {};
     for (const kind of this.lastKinds) if (!kinds.includes(kind)) rules[kind] = [];
     try {
-      this.engine.loadRules({ ...rules, ...(parsed as object) } as RuleSetOptions, { source: SOURCE });
+      this.engine.loadRules({ ...rules, ...(parsed as object) }, { source: SOURCE });
       this.lastKinds = kinds;
     } catch (error) {
       this.onError(error);
