@@ -34,7 +34,7 @@ describe('the NestJS decorators, when a class is defined', () => {
   it("refuse the core decorators' handler options with what to do instead", () => {
     expect(() => {
       class Feed {
-        @loose(CircuitBreaker)({ strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000, fallback: 'cached' })
+        @(loose(CircuitBreaker)({ strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000, fallback: 'cached' }))
         feed(): void {}
       }
       return Feed;
@@ -44,14 +44,14 @@ describe('the NestJS decorators, when a class is defined', () => {
   it('refuse a @HotParam with no value source, or with two', () => {
     expect(() => {
       class A {
-        @loose(HotParam)({ threshold: 1 })
+        @(loose(HotParam)({ threshold: 1 }))
         a(): void {}
       }
       return A;
     }).toThrow('@HotParam on A.a: options: needs the value to count per: one of param, query, header, user or ip');
     expect(() => {
       class B {
-        @loose(HotParam)({ query: 'q', header: 'x-q', threshold: 1 })
+        @(loose(HotParam)({ query: 'q', header: 'x-q', threshold: 1 }))
         b(): void {}
       }
       return B;

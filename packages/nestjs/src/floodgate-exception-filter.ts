@@ -1,5 +1,5 @@
 import { BlockError } from '@floodgate/core';
-import { Catch, Injectable, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Injectable, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { FloodgateService } from './floodgate-service';
 
@@ -27,8 +27,8 @@ import { FloodgateService } from './floodgate-service';
 @Injectable()
 export class FloodgateExceptionFilter implements ExceptionFilter<BlockError> {
   constructor(
-    private readonly floodgate: FloodgateService,
-    private readonly adapterHost: HttpAdapterHost,
+    @Inject(FloodgateService) private readonly floodgate: FloodgateService,
+    @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   /** Sends the block's status, headers and problem body, unless the response has begun. */

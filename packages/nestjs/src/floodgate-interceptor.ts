@@ -1,5 +1,5 @@
 import type { GuardVerdict } from '@floodgate/core/http';
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { catchError, NEVER, throwError, type Observable } from 'rxjs';
 import { FloodgateService } from './floodgate-service';
 
@@ -25,7 +25,7 @@ export class FloodgateInterceptor implements NestInterceptor {
   /** Marks the class for the module's start-up check of `@UseInterceptors()`, across package copies. */
   static readonly floodgateInterceptor = true;
 
-  constructor(private readonly floodgate: FloodgateService) {}
+  constructor(@Inject(FloodgateService) private readonly floodgate: FloodgateService) {}
 
   /** Admits the request to its handler's resource, then calls the handler, or throws the block. */
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {

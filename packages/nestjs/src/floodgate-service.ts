@@ -64,10 +64,11 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(FLOODGATE_MODULE_OPTIONS) options: FloodgateModuleOptions,
     @Inject(FLOODGATE_MODULE_DEFINITION) private readonly definition: { readonly global: boolean },
-    private readonly reflector: Reflector,
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly modules: ModulesContainer,
+    // Explicit tokens: injection works without emitDecoratorMetadata too (esbuild, tsx).
+    @Inject(Reflector) private readonly reflector: Reflector,
+    @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
+    @Inject(MetadataScanner) private readonly scanner: MetadataScanner,
+    @Inject(ModulesContainer) private readonly modules: ModulesContainer,
   ) {
     const normalized = readModuleOptions(options);
     this.guard = normalized.guard;
