@@ -70,6 +70,13 @@ class ItemsController {
     return new StreamableFile(world.stream);
   }
 
+  @Get('paced')
+  @RateLimit({ threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 })
+  paced() {
+    world.calls++;
+    return { paced: true };
+  }
+
   @Get('plain')
   plain() {
     world.calls++;
@@ -358,6 +365,27 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     world.hold.resolve();
     await request(server).get('/items/slow').expect(200, { late: true });
     expect(concurrency('ItemsController.slow')).toBe(0);
+  });
+
+  it('queues a request under a throttle rule, and takes a client that leaves the queue out of it', async () => {
+    const server = await start({}, { listen: true });
+    await request(server).get('/items/paced').expect(200, { paced: true });
+    const queued = request(server).get('/items/paced').then((res) => res.status);
+    await eventually(() => clock.pendingSleeps === 1);
+    const leaver = connect(portOf(server), '127.0.0.1');
+    leaver.write('GET /items/paced HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await eventually(() => clock.pendingSleeps === 2);
+    leaver.destroy();
+    await eventually(() => clock.pendingSleeps === 1);
+    await clock.advance(1000);
+    expect(await queued).toBe(200);
+    expect(world.calls).toBe(2);
+    // The slot the leaver had reserved was given back: the next request waits one interval, not two.
+    const next = request(server).get('/items/paced').then((res) => res.status);
+    await eventually(() => clock.pendingSleeps === 1);
+    await clock.advance(1000);
+    expect(await next).toBe(200);
+    expect(concurrency('ItemsController.paced')).toBe(0);
   });
 
   it('does not enter, nor call the handler for, a request whose client left while the guards ran', async () => {
