@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Controller, Get, Injectable, Module, Param, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, Param, UseInterceptors, type Type } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import request from 'supertest';
 import { Floodgate, ManualClock, RateLimit as CoreRateLimit, RuleValidationError } from '@floodgate/core';
@@ -7,7 +7,6 @@ import { CircuitBreaker, FloodgateInterceptor, FloodgateModule, HotParam, NESTJS
 import { PLATFORMS, startFailure, startNest, type NestHarness, type Platform } from './nest-harness';
 
 /** A decorator with its type erased, to apply it where TypeScript would refuse its options. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const loose = (decorator: (options: any) => unknown) => (options: unknown) => decorator(options) as MethodDecorator & ClassDecorator;
 
 describe('the NestJS decorators, when a class is defined', () => {
@@ -171,11 +170,11 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
     harness = undefined;
   });
 
-  const start = async (controllers: Function[], imports: unknown[] = []) => {
+  const start = async (controllers: Type[], imports: unknown[] = []) => {
     harness = await startNest(platform, { imports: [FloodgateModule.forRoot({ floodgate: fg }), ...imports] as never[], controllers: controllers as never[] });
     return harness.server;
   };
-  const fail = (controllers: Function[], options: object = {}, providers: unknown[] = []) =>
+  const fail = (controllers: Type[], options: object = {}, providers: unknown[] = []) =>
     startFailure(platform, { imports: [FloodgateModule.forRoot({ floodgate: fg, ...options })], controllers: controllers as never[], providers: providers as never[] });
 
   it("apply a controller's rules to each of its handlers without its own, each under its own resource", async () => {

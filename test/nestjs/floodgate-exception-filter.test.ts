@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Catch, Controller, Get, Injectable, UseFilters, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Controller, Get, Injectable, UseFilters, type ArgumentsHost, type ExceptionFilter, type Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import request from 'supertest';
 import { BlockError, Floodgate, ManualClock, RateLimit as ServiceRateLimit } from '@floodgate/core';
@@ -73,7 +73,7 @@ describe.each(PLATFORMS)('FloodgateExceptionFilter on %s', (platform: Platform) 
     harness = undefined;
   });
 
-  async function start(options: Partial<FloodgateModuleOptions> & { exceptionFilter?: boolean } = {}, providers: unknown[] = [], controllers: Function[] = [QuotesController]) {
+  async function start(options: Partial<FloodgateModuleOptions> & { exceptionFilter?: boolean } = {}, providers: unknown[] = [], controllers: Type[] = [QuotesController]) {
     harness = await startNest(platform, {
       imports: [FloodgateModule.forRoot({ floodgate: fg, ...options })],
       controllers: controllers as never[],

@@ -14,6 +14,7 @@ import {
   UseInterceptors,
   type CanActivate,
   type ExecutionContext,
+  type Type,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import request from 'supertest';
@@ -233,7 +234,7 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     harness = undefined;
   });
 
-  async function start(options: Partial<FloodgateModuleOptions> = {}, extra: { controllers?: Function[]; providers?: unknown[]; listen?: boolean; trustProxy?: boolean } = {}): Promise<Server> {
+  async function start(options: Partial<FloodgateModuleOptions> = {}, extra: { controllers?: Type[]; providers?: unknown[]; listen?: boolean; trustProxy?: boolean } = {}): Promise<Server> {
     harness = await startNest(
       platform,
       {

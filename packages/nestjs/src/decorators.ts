@@ -99,10 +99,10 @@ export function HotParam(options: HotParamOptions): HandlerDecorator {
  */
 export function SkipFloodgate(skip = true): HandlerDecorator {
   if (typeof skip !== 'boolean') throw new TypeError(`@SkipFloodgate(skip) takes a boolean, got ${typeof skip}`);
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     const site = siteOf('@SkipFloodgate', target, key, descriptor);
     Reflect.defineMetadata(NESTJS_METADATA_KEYS.skip, skip, site.holder);
-  }) as HandlerDecorator;
+  };
 }
 
 /** Where a decorator was applied: the object its metadata goes on, and a name for messages. */
@@ -115,7 +115,7 @@ interface Site {
 function ruleDecorator(name: string, option: HandlerRuleOption, options: unknown): HandlerDecorator {
   // A copy, so changing the options object afterwards changes nothing.
   const input = typeof options === 'object' && options !== null && !Array.isArray(options) ? { ...options } : options;
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     const site = siteOf(name, target, key, descriptor);
     const issues: RuleIssue[] = [];
     const rule = readHandlerRule(option, input, '', issues);
@@ -127,7 +127,7 @@ function ruleDecorator(name: string, option: HandlerRuleOption, options: unknown
     const existing = (Reflect.getOwnMetadata(key_, site.holder) as readonly HandlerRule[] | undefined) ?? [];
     // Decorators apply bottom-up: putting this one first keeps the order they are written in.
     Reflect.defineMetadata(key_, Object.freeze([rule, ...existing]), site.holder);
-  }) as HandlerDecorator;
+  };
 }
 
 function siteOf(name: string, target: object, key: string | symbol | undefined, descriptor: PropertyDescriptor | undefined): Site {
@@ -135,7 +135,7 @@ function siteOf(name: string, target: object, key: string | symbol | undefined, 
   if (typeof key === 'object' && key !== null && 'kind' in key) {
     throw new TypeError(`${name} is a NestJS decorator: compile with experimentalDecorators and emitDecoratorMetadata, as NestJS requires`);
   }
-  const owner = typeof target === 'function' ? target : (target as { constructor?: Function }).constructor;
+  const owner = typeof target === 'function' ? target : (target as { constructor?: { name?: string } }).constructor;
   const label = `${owner?.name || '(anonymous class)'}.${String(key)}`;
   if (descriptor === undefined || typeof descriptor.value !== 'function') {
     throw new TypeError(`${name} decorates a controller class or a handler method, not ${label}`);

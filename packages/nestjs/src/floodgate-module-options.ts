@@ -1,6 +1,6 @@
 import { normalizeRuleSet, RuleValidationError, type BlockError, type Floodgate, type RuleIssue, type RuleSet, type RuleSetOptions } from '@floodgate/core';
 import { HttpGuard, type RateLimitHeadersDraft } from '@floodgate/core/http';
-import type { ExecutionContext, ModuleMetadata, Type } from '@nestjs/common';
+import type { ExecutionContext, FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import {
   at,
   readHandlerRule,
@@ -92,7 +92,7 @@ export interface FloodgateModuleAsyncOptions extends Pick<ModuleMetadata, 'impor
   /** Makes the options; its parameters are `inject`'s providers. */
   readonly useFactory?: (...args: any[]) => FloodgateModuleFactoryOptions | Promise<FloodgateModuleFactoryOptions>;
   /** The providers `useFactory` receives. @defaultValue none */
-  readonly inject?: readonly any[];
+  readonly inject?: FactoryProvider['inject'];
   /** A class (instantiated by the module) whose `createFloodgateOptions()` makes the options. */
   readonly useClass?: Type<FloodgateOptionsFactory>;
   /** As `useClass`, but an existing provider from `imports`. */

@@ -71,7 +71,7 @@ export class FloodgateModule {
     const create = (factory: FloodgateOptionsFactory): ReturnType<FloodgateOptionsFactory['createFloodgateOptions']> => factory.createFloodgateOptions();
     const providers: Provider[] = [];
     if (options.useFactory !== undefined) {
-      providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: options.useFactory, inject: [...(options.inject ?? [])] });
+      providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
     } else if (options.useClass !== undefined) {
       providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: create, inject: [options.useClass] }, { provide: options.useClass, useClass: options.useClass });
     } else {

@@ -1,6 +1,6 @@
 import { getGuardedMethods, isBlockError, RuleValidationError, type BlockError, type Floodgate, type RuleIssue, type RuleSet } from '@floodgate/core';
 import type { BlockResponse, GuardVerdict, HttpGuard, HttpResponseLike, RouteParams, RoutePolicy, RouteOptions } from '@floodgate/core/http';
-import { Inject, Injectable, RequestMethod, type ExecutionContext, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, RequestMethod, type ExecutionContext, type OnModuleDestroy, type OnModuleInit, type Type } from '@nestjs/common';
 import { INTERCEPTORS_METADATA, METHOD_METADATA, MODULE_PATH, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { NESTJS_METADATA_KEYS } from './decorators';
@@ -19,11 +19,16 @@ export interface GuardedHandler {
 /** The injection token of what the module definition decided (`{ global, exceptionFilter }`). */
 export const FLOODGATE_MODULE_DEFINITION = Symbol.for('floodgate.nestjs.moduleDefinition');
 
+/** A controller class, as Nest gives it (`context.getClass()`, a wrapper's `metatype`). */
+type ControllerClass = Type;
+/** A handler method, as Nest gives it (`context.getHandler()`). */
+type HandlerMethod = (...args: never[]) => unknown;
+
 /** What a handler is, found from its controller: for the checks and the declaration. */
 interface HandlerSite {
-  readonly controller: Function;
+  readonly controller: ControllerClass;
   readonly name: string;
-  readonly handler: Function;
+  readonly handler: HandlerMethod;
   /** `GET /users/:id`, for messages; `undefined` when found late (from a request). */
   readonly routes: readonly { readonly method: string; readonly path: string }[] | undefined;
 }
@@ -57,7 +62,7 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   private readonly rules: Partial<RuleSet> | undefined;
   private readonly defaults: Readonly<Record<HandlerRuleOption, readonly HandlerRule[]>>;
   private readonly skipIf: ((context: ExecutionContext) => boolean) | undefined;
-  private readonly handlers = new Map<Function, Map<Function, GuardedHandler | null>>();
+  private readonly handlers = new Map<ControllerClass, Map<HandlerMethod, GuardedHandler | null>>();
   private withdrawRules: (() => void) | undefined = undefined;
 
   /** @throws RuleValidationError naming every bad option (at start-up). */
@@ -87,13 +92,14 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
     const issues: RuleIssue[] = [];
     const found: { site: HandlerSite; rules: Record<HandlerRuleOption, readonly HandlerRule[]> | null }[] = [];
     for (const wrapper of this.discovery.getControllers()) {
-      const controller = wrapper.metatype;
-      if (typeof controller !== 'function') continue;
+      if (typeof wrapper.metatype !== 'function') continue;
+      const controller = wrapper.metatype as ControllerClass;
       const modulePaths = this.modulePaths(wrapper.host?.metatype);
       for (const name of this.scanner.getAllMethodNames(controller.prototype as object)) {
         const handler = (controller.prototype as Record<string, unknown>)[name];
         if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-        const site: HandlerSite = { controller, name, handler, routes: routesOf(modulePaths, controller, handler) };
+        // A route handler: Nest calls it with the route's resolved arguments.
+        const site: HandlerSite = { controller, name, handler: handler as HandlerMethod, routes: routesOf(modulePaths, controller, handler as HandlerMethod) };
         found.push({ site, rules: this.check(site, issues) });
       }
     }
@@ -118,8 +124,8 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
    */
   handlerOf(context: ExecutionContext): GuardedHandler | undefined {
     if (context.getType() !== 'http') return undefined;
-    const controller = context.getClass();
-    const handler = context.getHandler();
+    const controller = context.getClass() as ControllerClass;
+    const handler = context.getHandler() as HandlerMethod;
     let guarded = this.handlers.get(controller)?.get(handler);
     if (guarded === undefined) guarded = this.guardLate(controller, handler);
     if (guarded === null) return undefined;
@@ -221,7 +227,7 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** A handler first seen by a request (not found at start-up): checked and declared now. */
-  private guardLate(controller: Function, handler: Function): GuardedHandler | null {
+  private guardLate(controller: ControllerClass, handler: HandlerMethod): GuardedHandler | null {
     const prototype = controller.prototype as object;
     const name = this.scanner.getAllMethodNames(prototype).find((key) => (prototype as Record<string, unknown>)[key] === handler) ?? handler.name;
     const site: HandlerSite = { controller, name, handler, routes: undefined };
@@ -242,13 +248,13 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
     byHandler.set(site.handler, guarded);
   }
 
-  private metadata(option: HandlerRuleOption, target: Function): readonly HandlerRule[] {
+  private metadata(option: HandlerRuleOption, target: ControllerClass | HandlerMethod): readonly HandlerRule[] {
     return this.reflector.get<readonly HandlerRule[] | undefined>(NESTJS_METADATA_KEYS[option], target) ?? [];
   }
 
   /** The NestJS decorators do nothing on a provider's methods: say so rather than limit nothing. */
   private checkProviders(issues: RuleIssue[]): void {
-    const seen = new Set<Function>();
+    const seen = new Set<unknown>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = wrapper.metatype;
       if (typeof type !== 'function' || seen.has(type) || typeof type.prototype !== 'object' || type.prototype === null) continue;
@@ -256,7 +262,7 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
       for (const name of this.scanner.getAllMethodNames(type.prototype as object)) {
         const method = (type.prototype as Record<string, unknown>)[name];
         if (typeof method !== 'function') continue;
-        const found = OPTIONS.filter((option) => this.metadata(option, method).length > 0);
+        const found = OPTIONS.filter((option) => this.metadata(option, method as HandlerMethod).length > 0);
         if (found.length === 0) continue;
         issues.push({
           path: `${type.name}.${name}`,
@@ -309,7 +315,7 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
 }
 
 /** Whether a controller or handler lists `FloodgateInterceptor` in `@UseInterceptors()`. */
-function usesInterceptor(target: Function): boolean {
+function usesInterceptor(target: ControllerClass | HandlerMethod): boolean {
   const interceptors = Reflect.getMetadata(INTERCEPTORS_METADATA, target) as readonly unknown[] | undefined;
   return (interceptors ?? []).some((item) => {
     const type = typeof item === 'function' ? item : (item as { constructor?: unknown } | null)?.constructor;
@@ -318,7 +324,7 @@ function usesInterceptor(target: Function): boolean {
 }
 
 /** Each route of a handler: method and full path (module, controller and method paths). */
-function routesOf(modulePaths: readonly string[], controller: Function, handler: Function): { method: string; path: string }[] {
+function routesOf(modulePaths: readonly string[], controller: ControllerClass, handler: HandlerMethod): { method: string; path: string }[] {
   const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number] ?? 'GET';
   const routes: { method: string; path: string }[] = [];
   for (const base of modulePaths) {

@@ -1,11 +1,10 @@
 import {
-  normalizeRuleList,
+  normalizeRuleSet,
   RuleValidationError,
   type CircuitBreakerRuleOptions,
   type FlowRuleOptions,
   type HotParamRuleOptions,
   type RuleIssue,
-  type RuleKind,
 } from '@floodgate/core';
 
 /**
@@ -92,7 +91,7 @@ export interface HandlerRule {
   readonly source: HotParamSource | undefined;
 }
 
-const KIND_OF: Readonly<Record<HandlerRuleOption, RuleKind>> = Object.freeze({
+const KIND_OF: Readonly<Record<HandlerRuleOption, 'flow' | 'circuitBreakers' | 'hotParams'>> = Object.freeze({
   rateLimit: 'flow',
   circuitBreaker: 'circuitBreakers',
   hotParam: 'hotParams',
@@ -143,7 +142,7 @@ export function readHandlerRule(option: HandlerRuleOption, input: unknown, path:
   // The engine's own validation of the rule's fields, with any resource and parameter name.
   const probe = option === 'hotParam' ? { ...fields, resource: 'handler', paramKey: 'value' } : { ...fields, resource: 'handler' };
   try {
-    normalizeRuleList(KIND_OF[option], [probe]);
+    normalizeRuleSet({ [KIND_OF[option]]: [probe] });
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error;
     const prefix = `${KIND_OF[option]}[0]`;
