@@ -3,17 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { Floodgate, ManualClock } from '@floodgate/core';
 import { createApp } from '../../examples/nestjs/app';
-
-/** An upstream whose slowness advances the engine's ManualClock. */
-function upstreamOn(clock: ManualClock) {
-  return {
-    latencyMs: 20,
-    async forUser(userId: string): Promise<readonly string[]> {
-      await clock.advance(this.latencyMs);
-      return [`${userId}: new releases`];
-    },
-  };
-}
+import { upstreamOn } from '../http/example-api';
 
 describe.each(['express', 'fastify'] as const)('examples/nestjs on %s', (platform) => {
   let clock: ManualClock;
