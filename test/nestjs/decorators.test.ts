@@ -217,6 +217,11 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
     await request(server).get('/orgs/globex/orders/1').expect(200);
   });
 
+  it('fail when a module rule names, by class and method, a handler entered under a resource of its own', async () => {
+    const error = await fail([SharedResourceController], { rules: { flow: [{ resource: 'SharedResourceController.a', threshold: 1 }] } });
+    expect(error.message).toBe('Invalid Floodgate setup: rules.flow[0].resource: "SharedResourceController.a" names a handler entered as "shared-reads": use that name');
+  });
+
   it('fail when a @HotParam names a route parameter the route does not have, naming both', async () => {
     @Controller('accounts')
     class AccountsController {

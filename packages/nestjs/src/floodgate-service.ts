@@ -214,8 +214,7 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
 
   /** Declares a checked handler's rules on the engine under its resource. */
   private declare(site: HandlerSite, rules: Record<HandlerRuleOption, readonly HandlerRule[]>): GuardedHandler {
-    // Only a handler's own decorators may name its resource (not its controller's, nor defaults).
-    const resource = OPTIONS.flatMap((option) => rules[option]).find((rule) => rule.resource !== undefined)?.resource ?? `${site.controller.name}.${site.name}`;
+    const resource = resourceOf(site, rules);
     const label = labelOf(site);
     // The fields were validated by the engine's own normalisers when read.
     const route = {
@@ -273,22 +272,33 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Module rules naming a controller must name one of its handlers (and a route parameter for hotspots). */
-  private checkModuleRules(found: readonly { site: HandlerSite; rules: unknown }[], issues: RuleIssue[]): void {
+  private checkModuleRules(found: readonly { site: HandlerSite; rules: Record<HandlerRuleOption, readonly HandlerRule[]> | null }[], issues: RuleIssue[]): void {
     if (this.rules === undefined) return;
     const byResource = new Map<string, HandlerSite>();
-    const byController = new Map<string, string[]>();
-    for (const { site } of found) {
-      byResource.set(`${site.controller.name}.${site.name}`, site);
-      byController.set(site.controller.name, [...(byController.get(site.controller.name) ?? []), site.name]);
+    /** Per controller name, each handler's resource (`null`: skipped). */
+    const byController = new Map<string, Map<string, string | null>>();
+    for (const { site, rules } of found) {
+      const resource = rules === null ? null : resourceOf(site, rules);
+      if (resource !== null) byResource.set(resource, site);
+      const handlers = byController.get(site.controller.name) ?? new Map<string, string | null>();
+      byController.set(site.controller.name, handlers.set(site.name, resource));
     }
     for (const kind of ['flow', 'circuitBreakers', 'hotParams', 'authority'] as const) {
       (this.rules[kind] ?? []).forEach((rule, i) => {
         const path = `rules.${kind}[${i}]`;
+        const site = byResource.get(rule.resource);
         const dot = rule.resource.indexOf('.');
         const handlers = dot > 0 ? byController.get(rule.resource.slice(0, dot)) : undefined;
-        const site = byResource.get(rule.resource);
-        if (handlers !== undefined && site === undefined) {
-          issues.push({ path: `${path}.resource`, message: `${JSON.stringify(rule.resource)} names no handler of ${rule.resource.slice(0, dot)} (it has: ${handlers.join(', ')})` });
+        if (site === undefined && handlers !== undefined) {
+          const [controller, method] = [rule.resource.slice(0, dot), rule.resource.slice(dot + 1)];
+          const resource = handlers.get(method);
+          const why =
+            resource === undefined
+              ? `names no handler of ${controller} (it has: ${[...handlers.keys()].join(', ')})`
+              : resource === null
+                ? 'names a handler that @SkipFloodgate() leaves unguarded'
+                : `names a handler entered as ${JSON.stringify(resource)}: use that name`;
+          issues.push({ path: `${path}.resource`, message: `${JSON.stringify(rule.resource)} ${why}` });
         }
         if (kind !== 'hotParams' || site === undefined) return;
         const hot = rule as RuleSet['hotParams'][number];
@@ -344,6 +354,11 @@ function asList(path: unknown): string[] {
 
 function paramNames(path: string): string[] {
   return [...path.matchAll(PATH_PARAM)].map((match) => match[1]!);
+}
+
+/** The handler's resource: the one its own decorators name (never its controller's or a default's), else `Controller.method`. */
+function resourceOf(site: HandlerSite, rules: Record<HandlerRuleOption, readonly HandlerRule[]>): string {
+  return OPTIONS.flatMap((option) => rules[option]).find((rule) => rule.resource !== undefined)?.resource ?? `${site.controller.name}.${site.name}`;
 }
 
 function labelOf(site: HandlerSite): string {
