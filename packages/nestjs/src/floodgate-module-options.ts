@@ -71,7 +71,10 @@ export interface FloodgateModuleOptions {
    * @defaultValue every caller is `''`
    */
   readonly origin?: (request: any) => string;
-  /** Observes each block before it is answered; what it throws fails the request (500). */
+  /**
+   * Observes each block before it is answered; what it throws fails the request (500).
+   * @defaultValue none
+   */
   readonly onBlock?: (error: BlockError, request: any) => void;
   /**
    * The form of the IETF RateLimit headers on blocked responses to QPS rules, or `false` for
