@@ -45,6 +45,12 @@ describe('system caps', () => {
     expect(inbound(fg, 'GET /other')).toBeInstanceOf(Entry);
   });
 
+  it('counts every call in flight for maxConcurrency, whatever its acquireCount', () => {
+    const { fg } = engineWith([{ maxConcurrency: 1 }]);
+    fg.entry('GET /a', { inbound: true, acquireCount: 0 });
+    expect(fg.tryEntry('GET /a', { inbound: true, acquireCount: 0 })).toBeInstanceOf(SystemBlockError);
+  });
+
   it('refuses while the average inbound response time of the last second is over maxAvgRtMs', async () => {
     const { fg, clock } = engineWith([{ maxAvgRtMs: 100 }]);
     await complete(fg, clock, 2, 150);
