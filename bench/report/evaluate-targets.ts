@@ -4,7 +4,7 @@ import { median } from '../lib/median';
 import { formatNs, formatRatio } from '../lib/format';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 
-/** One of issue #7's targets, checked against this run. */
+/** One of the benchmark targets (issues #7 and #14), checked against this run. */
 export interface TargetCheck {
   readonly target: string;
   /** The figure, in words (`0.97 (0.96, 0.98)`). */
@@ -23,7 +23,7 @@ export interface SuiteResults {
   readonly http?: HttpFrameworkResult[];
 }
 
-/** Checks every target of issue #7 that this run measured. */
+/** Checks every target (issues #7 and #14) that this run measured. */
 export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const core = new Map((results.core ?? []).map((c) => [c.id, c]));
@@ -39,7 +39,17 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   ns('fg.sync.three', 500, 'sync entry()+exit() with QPS + breaker + hotspot <= 0.5 µs');
   ns('fg.block.tryEntry', 300, 'blocked tryEntry() <= 0.3 µs');
 
-  const fgPass = core.get('fg.sync.qps');
+  const qps = core.get('fg.sync.qps');
+  const system = core.get('fg.sync.qpsSystem');
+  const systemTarget = 'sync entry()+exit() with one QPS rule + a system rule (inbound) <= 1.3× one QPS rule';
+  if (qps === undefined || system === undefined || !Number.isFinite(qps.medianNs) || !Number.isFinite(system.medianNs)) {
+    checks.push({ target: systemTarget, figure: system?.failed ?? 'not run', verdict: 'pending' });
+  } else {
+    const times = system.medianNs / qps.medianNs;
+    checks.push({ target: systemTarget, figure: `${times.toFixed(2)}× (${formatNs(system.medianNs)} vs ${formatNs(qps.medianNs)})`, verdict: times <= 1.3 ? 'met' : 'missed' });
+  }
+
+  const fgPass = qps;
   for (const peer of ['rlf.pass', 'cockatiel.pass', 'opossum.pass'] as const) {
     const p = core.get(peer);
     const target = `sync one-QPS-rule pass several times (>= 3×) under ${peer}`;

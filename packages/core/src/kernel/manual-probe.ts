@@ -33,10 +33,12 @@ export class ManualProbe implements SystemProbe {
     this.signals = merge(this.signals, signals);
   }
 
+  /** The signals as last set. */
   read(): SystemSignals {
     return this.signals;
   }
 
+  /** Records a request to sample (see {@link ManualProbe.sampling}); returns the function that withdraws it. */
   start(): () => void {
     this.users++;
     let stopped = false;

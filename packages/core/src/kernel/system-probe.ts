@@ -88,10 +88,12 @@ export class ProcessProbe implements SystemProbe {
     return this.users > 0;
   }
 
+  /** What the last sample stored (every signal 0 while not sampling). */
   read(): SystemSignals {
     return this.signals;
   }
 
+  /** Starts sampling, unless it already is; returns the function that withdraws this request. */
   start(): () => void {
     if (this.users++ === 0) this.begin();
     let stopped = false;
