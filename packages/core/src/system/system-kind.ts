@@ -1,7 +1,7 @@
 import type { Entry } from '../kernel/entry';
 import type { Checker, CompileContext, CompiledRules, RuleKind } from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
-import type { SystemProbe, SystemSignals } from '../kernel/system-probe';
+import type { SystemProbe } from '../kernel/system-probe';
 import { normalizeSystemRule, SystemBlockError, type SystemLimit, type SystemRule, type SystemRuleOptions } from './system-rule';
 
 /**
@@ -12,26 +12,12 @@ export const STATISTIC_MAX_RT_MS = 5000;
 
 /** One limit in force: the least threshold any rule sets for it, and that rule. */
 interface Threshold {
-  readonly limit: SystemLimit;
   readonly value: number;
   readonly rule: SystemRule;
 }
 
-/** A limit read from the probe, with the signal it compares. */
-interface SignalThreshold extends Threshold {
-  readonly signal: keyof SystemSignals;
-}
-
-/** The probe's signal behind each memory cap and load limit. */
-const MEMORY: readonly (readonly [SystemLimit, keyof SystemSignals])[] = [
-  ['maxHeapUsedBytes', 'heapUsedBytes'],
-  ['maxRssBytes', 'rssBytes'],
-];
-const LOAD: readonly (readonly [SystemLimit, keyof SystemSignals])[] = [
-  ['maxEventLoopDelayMs', 'eventLoopDelayMs'],
-  ['maxEventLoopUtilization', 'eventLoopUtilization'],
-  ['maxCpuUsage', 'cpuUsage'],
-];
+/** The limits read from the probe: memory caps and load limits. */
+const SIGNAL_LIMITS: readonly SystemLimit[] = ['maxHeapUsedBytes', 'maxRssBytes', 'maxEventLoopDelayMs', 'maxEventLoopUtilization', 'maxCpuUsage'];
 
 /**
  * Whether the BBR check fails: more inbound calls are in flight than the process has shown it
@@ -60,11 +46,17 @@ export function bbrFails(inbound: StatisticNode, now: number): boolean {
  * Calls that pass take nothing, so there is nothing to give back.
  */
 export class SystemChecker implements Checker {
-  private readonly maxQps: Threshold | undefined;
-  private readonly maxConcurrency: Threshold | undefined;
-  private readonly maxAvgRtMs: Threshold | undefined;
-  private readonly memory: readonly SignalThreshold[];
-  private readonly load: readonly SignalThreshold[];
+  /** Each limit's least threshold, `Infinity` when no rule sets it: plain numbers on the hot path. */
+  private readonly maxQps: number;
+  private readonly maxConcurrency: number;
+  private readonly maxAvgRtMs: number;
+  private readonly maxHeapUsedBytes: number;
+  private readonly maxRssBytes: number;
+  private readonly maxEventLoopDelayMs: number;
+  private readonly maxEventLoopUtilization: number;
+  private readonly maxCpuUsage: number;
+  /** Each limit some rule sets, with the rule that sets its least threshold (for the refusal). */
+  private readonly thresholds: Partial<Record<SystemLimit, Threshold>>;
   /** Whether any limit reads the probe (then the probe samples while the rules are in force). */
   readonly readsSignals: boolean;
 
@@ -73,69 +65,59 @@ export class SystemChecker implements Checker {
     private readonly inbound: StatisticNode,
     private readonly probe: SystemProbe,
   ) {
-    this.maxQps = tightest(rules, 'maxQps');
-    this.maxConcurrency = tightest(rules, 'maxConcurrency');
-    this.maxAvgRtMs = tightest(rules, 'maxAvgRtMs');
-    const signalLimits = (pairs: typeof MEMORY): SignalThreshold[] =>
-      pairs.flatMap(([limit, signal]) => {
-        const threshold = tightest(rules, limit);
-        return threshold === undefined ? [] : [{ ...threshold, signal }];
-      });
-    this.memory = signalLimits(MEMORY);
-    this.load = signalLimits(LOAD);
-    this.readsSignals = this.memory.length + this.load.length > 0;
+    const thresholds: Partial<Record<SystemLimit, Threshold>> = {};
+    for (const rule of rules) {
+      for (const limit of Object.keys(rule) as (SystemLimit | 'retryAfterMs')[]) {
+        if (limit === 'retryAfterMs') continue;
+        const value = rule[limit]!;
+        if (!(value >= (thresholds[limit]?.value ?? Number.POSITIVE_INFINITY))) thresholds[limit] = { value, rule };
+      }
+    }
+    const least = (limit: SystemLimit): number => thresholds[limit]?.value ?? Number.POSITIVE_INFINITY;
+    this.thresholds = thresholds;
+    this.maxQps = least('maxQps');
+    this.maxConcurrency = least('maxConcurrency');
+    this.maxAvgRtMs = least('maxAvgRtMs');
+    this.maxHeapUsedBytes = least('maxHeapUsedBytes');
+    this.maxRssBytes = least('maxRssBytes');
+    this.maxEventLoopDelayMs = least('maxEventLoopDelayMs');
+    this.maxEventLoopUtilization = least('maxEventLoopUtilization');
+    this.maxCpuUsage = least('maxCpuUsage');
+    this.readsSignals = SIGNAL_LIMITS.some((limit) => thresholds[limit] !== undefined);
   }
 
   check(entry: Entry, now: number): SystemBlockError | undefined {
     const node = this.inbound;
-    const count = entry.acquireCount;
-    let cap = this.maxQps;
-    if (cap !== undefined) {
+    if (this.maxQps !== Number.POSITIVE_INFINITY) {
       const qps = node.passQps(now);
-      if (qps + count > cap.value) return refuse(entry, cap, qps, node.msUntilPassesDrop(now));
+      if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
     }
-    cap = this.maxConcurrency;
-    if (cap !== undefined && node.concurrency >= cap.value) return refuse(entry, cap, node.concurrency, undefined);
-    cap = this.maxAvgRtMs;
-    if (cap !== undefined) {
+    if (node.concurrency >= this.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
+    if (this.maxAvgRtMs !== Number.POSITIVE_INFINITY) {
       const rt = node.avgRtMs(now);
-      if (rt > cap.value) return refuse(entry, cap, rt, undefined);
+      if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
     }
     if (!this.readsSignals) return undefined;
     const signals = this.probe.read();
-    for (const limit of this.memory) if (signals[limit.signal] > limit.value) return refuse(entry, limit, signals[limit.signal], undefined);
-    let bbr: boolean | undefined;
-    for (const limit of this.load) {
-      if (signals[limit.signal] > limit.value && (bbr ??= bbrFails(node, now))) return refuse(entry, limit, signals[limit.signal], undefined);
-    }
-    return undefined;
+    if (signals.heapUsedBytes > this.maxHeapUsedBytes) return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
+    if (signals.rssBytes > this.maxRssBytes) return this.refuse(entry, 'maxRssBytes', signals.rssBytes, undefined);
+    const delay = signals.eventLoopDelayMs > this.maxEventLoopDelayMs;
+    const utilization = signals.eventLoopUtilization > this.maxEventLoopUtilization;
+    if (!(delay || utilization || signals.cpuUsage > this.maxCpuUsage) || !bbrFails(node, now)) return undefined;
+    if (delay) return this.refuse(entry, 'maxEventLoopDelayMs', signals.eventLoopDelayMs, undefined);
+    if (utilization) return this.refuse(entry, 'maxEventLoopUtilization', signals.eventLoopUtilization, undefined);
+    return this.refuse(entry, 'maxCpuUsage', signals.cpuUsage, undefined);
   }
-}
 
-/** The least threshold of `limit` over `rules`, with the rule that sets it; `undefined` when no rule sets it. */
-function tightest(rules: readonly SystemRule[], limit: SystemLimit): Threshold | undefined {
-  let best: Threshold | undefined;
-  for (const rule of rules) {
-    const value = rule[limit];
-    if (value !== undefined && (best === undefined || value < best.value)) best = { limit, value, rule };
+  private refuse(entry: Entry, limit: SystemLimit, value: number, retryAfterMs: number | undefined): SystemBlockError {
+    const { rule } = this.thresholds[limit]!;
+    return new SystemBlockError({ resource: entry.resource, rule, limit, value, retryAfterMs: retryAfterMs ?? rule.retryAfterMs, origin: entry.origin });
   }
-  return best;
-}
-
-function refuse(entry: Entry, threshold: Threshold, value: number, retryAfterMs: number | undefined): SystemBlockError {
-  return new SystemBlockError({
-    resource: entry.resource,
-    rule: threshold.rule,
-    limit: threshold.limit,
-    value,
-    retryAfterMs: retryAfterMs ?? threshold.rule.retryAfterMs,
-    origin: entry.origin,
-  });
 }
 
 /** Whether a rule sets a limit read from the probe (memory or load). */
 function readsSignals(rule: SystemRule): boolean {
-  return [...MEMORY, ...LOAD].some(([limit]) => rule[limit] !== undefined);
+  return SIGNAL_LIMITS.some((limit) => rule[limit] !== undefined);
 }
 
 /** A system rule's claim on the probe: the probe samples while the rule is in force. */
