@@ -1,29 +1,43 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
+/** Options of {@link openLoop}. */
+export interface OpenLoopOptions {
+  /** Requests sent per second, whatever the answers. */
+  readonly ratePerSecond: number;
+  /** Requests in all. */
+  readonly count: number;
+  /** The path requested. @defaultValue '/report' */
+  readonly path?: string;
+  /** Most requests outstanding at once; past it sending waits (the load becomes a closed loop). @defaultValue unbounded */
+  readonly maxInFlight?: number;
+  /** A request unanswered this many ms after it was sent is abandoned, as a client giving up. @defaultValue never */
+  readonly deadlineMs?: number;
+}
+
 /** What one open-loop run saw. */
 export interface OpenLoopResult {
   readonly sent: number;
   /** Answers by status code. */
-  readonly statuses: Record<string, number>;
+  readonly statuses: Readonly<Record<string, number>>;
   /** Requests abandoned at the deadline. */
   readonly timedOut: number;
-  /** Requests that failed without an answer. */
+  /** Requests that failed without an answer (connection errors). */
   readonly failed: number;
   /** Latency of every 200, in ms. */
-  readonly okLatenciesMs: number[];
+  readonly okLatenciesMs: readonly number[];
   /** From the first request sent to the last one ended, in s. */
   readonly seconds: number;
 }
 
 /**
- * Sends `GET path` to 127.0.0.1:`port` at `ratePerSecond` for `seconds`, whatever the answers
- * (open loop: users keep arriving whether or not the service keeps up, unlike a fixed number of
- * connections that slow down with it), at most `maxInFlight` outstanding. A request unanswered
- * after `deadlineMs` is abandoned (its socket destroyed, as a client giving up does).
+ * Sends `count` requests to 127.0.0.1:`port` at `ratePerSecond`, whatever the answers: open
+ * loop, as users keep arriving whether or not the service keeps up (a fixed number of clients
+ * would slow down with it and hide its queue). Resolves when every request has ended. Shared by
+ * the overload benchmark, `examples/overload` and its end-to-end test.
  */
-export function openLoop(port: number, path: string, ratePerSecond: number, seconds: number, deadlineMs: number, maxInFlight = Number.POSITIVE_INFINITY): Promise<OpenLoopResult> {
-  const count = Math.max(1, Math.round(ratePerSecond * seconds));
+export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const { ratePerSecond, count, path = '/report', maxInFlight = Number.POSITIVE_INFINITY, deadlineMs } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const statuses: Record<string, number> = {};
   const okLatenciesMs: number[] = [];
@@ -34,41 +48,40 @@ export function openLoop(port: number, path: string, ratePerSecond: number, seco
   let failed = 0;
   const started = performance.now();
   return new Promise((resolve) => {
-    const end = (): void => {
-      inFlight--;
-      if (++ended < count) return;
-      agent.destroy();
-      resolve({ sent, statuses, timedOut, failed, okLatenciesMs, seconds: (performance.now() - started) / 1000 });
-    };
     const send = (): void => {
       sent++;
       inFlight++;
       const at = performance.now();
       let done = false;
+      let deadline: NodeJS.Timeout | undefined;
+      /** Ends the request once, however it ends: `record` counts how. */
+      const finish = (record: () => void): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        record();
+        inFlight--;
+        if (++ended < count) return;
+        agent.destroy();
+        resolve({ sent, statuses, timedOut, failed, okLatenciesMs, seconds: (performance.now() - started) / 1000 });
+      };
       const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
         res.resume();
-        res.on('end', () => {
-          if (done) return;
-          done = true;
-          const status = String(res.statusCode);
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          if (res.statusCode === 200) okLatenciesMs.push(performance.now() - at);
-          end();
-        });
+        res.on('end', () =>
+          finish(() => {
+            statuses[String(res.statusCode)] = (statuses[String(res.statusCode)] ?? 0) + 1;
+            if (res.statusCode === 200) okLatenciesMs.push(performance.now() - at);
+          }),
+        );
       });
-      req.on('error', () => {
-        if (done) return;
-        done = true;
-        failed++;
-        end();
-      });
-      req.setTimeout(deadlineMs, () => {
-        if (done) return;
-        done = true;
-        timedOut++;
-        req.destroy();
-        end();
-      });
+      req.on('error', () => finish(() => failed++));
+      if (deadlineMs !== undefined) {
+        const giveUp = (): void => {
+          timedOut++;
+          req.destroy();
+        };
+        deadline = setTimeout(() => finish(giveUp), deadlineMs);
+      }
       req.end();
     };
     const tick = (): void => {

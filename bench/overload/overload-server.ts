@@ -7,7 +7,6 @@
  * until SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Floodgate, type FlowRuleOptions, type SystemRuleOptions } from '@floodgate/core';
 import { resilience } from '@floodgate/express';
@@ -26,13 +25,17 @@ export const OVERLOAD_SYSTEM_RULE: SystemRuleOptions = { maxEventLoopUtilization
 /** The rule of the `adaptive` variant: a latency-driven concurrency limit from 10 (defaults: 3 to 1000). */
 export const OVERLOAD_ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = { metric: 'concurrency', behavior: 'adaptive', threshold: 10 };
 
-/** Iterations of the work loop per slice, measured once (after a warm-up) to take WORK_MS / SLICES. */
+/**
+ * Iterations of the work loop per slice, measured once (after a warm-up) to take WORK_MS / SLICES
+ * of CPU time (not wall time, which other processes on the machine would stretch).
+ */
 function calibrate(): number {
-  spin(1_000_000);
-  const probe = 2_000_000;
-  const started = performance.now();
+  spin(2_000_000);
+  const probe = 4_000_000;
+  const started = process.cpuUsage();
   spin(probe);
-  return Math.round(((probe / (performance.now() - started)) * WORK_MS) / SLICES);
+  const spent = process.cpuUsage(started);
+  return Math.round(((probe / ((spent.user + spent.system) / 1000)) * WORK_MS) / SLICES);
 }
 
 let sink = 0;

@@ -64,8 +64,8 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
   {
     const server = await start('none');
     try {
-      await openLoop(server.port, PATH, 1e6, 200 / 1e6, 10_000, 4); // warm-up
-      const measured = await openLoop(server.port, PATH, 1e6, 400 / 1e6, 10_000, 4);
+      await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 200, maxInFlight: 4 }); // warm-up
+      const measured = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 });
       capacity = measured.okLatenciesMs.length / measured.seconds;
     } finally {
       await server.stop();
@@ -79,10 +79,10 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
     for (const variant of order) {
       const server = await start(variant);
       try {
-        await openLoop(server.port, PATH, capacity / 2, 1, settings.deadlineMs); // warm-up, unrecorded
+        await openLoop(server.port, { path: PATH, ratePerSecond: capacity / 2, count: Math.round(capacity / 2), deadlineMs: settings.deadlineMs }); // warm-up, unrecorded
         await waitUntilIdle(server.pid);
         const cpuBefore = processCpuMs(server.pid);
-        const result = await openLoop(server.port, PATH, rate, settings.seconds, settings.deadlineMs);
+        const result = await openLoop(server.port, { path: PATH, ratePerSecond: rate, count: Math.round(rate * settings.seconds), deadlineMs: settings.deadlineMs });
         const run: OverloadRun = {
           ...result,
           p50Ms: percentile(result.okLatenciesMs, 50),

@@ -13,7 +13,6 @@
  * examples/overload/main.ts`) and test/examples/overload.test.ts.
  */
 import express, { type Express } from 'express';
-import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Floodgate, type FlowRuleOptions, type SystemRuleOptions } from '@floodgate/core';
 import { resilience } from '@floodgate/express';
@@ -40,8 +39,9 @@ export interface OverloadAppOptions {
 }
 
 /**
- * Fixed CPU work: a loop of a number of iterations measured once to take `ms` on this machine
- * (so a busy machine makes each request slower, as real work would be).
+ * Fixed CPU work: a loop of as many iterations as take `ms` of CPU time on this machine,
+ * measured once in CPU time (not wall time, which other processes would stretch); a busy
+ * machine then makes each request slower, as it would real work.
  */
 export class CpuWork {
   private readonly iterationsPerSlice: number;
@@ -52,10 +52,12 @@ export class CpuWork {
     readonly ms: number,
     readonly slices: number,
   ) {
-    const probe = 200_000;
-    const started = performance.now();
+    this.spin(2_000_000); // compiled before it is timed
+    const probe = 4_000_000;
+    const started = process.cpuUsage();
     this.spin(probe);
-    const perMs = probe / Math.max(0.01, performance.now() - started);
+    const spent = process.cpuUsage(started);
+    const perMs = probe / Math.max(0.01, (spent.user + spent.system) / 1000);
     this.iterationsPerSlice = Math.max(1, Math.round((perMs * ms) / slices));
   }
 

@@ -7,12 +7,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Protection } from './app';
-import { drive, measureCapacity, percentile, startServer, type LoadReport } from './load';
+import { measureCapacity, openLoop, percentile, startServer, type OpenLoopResult } from './load';
 
 /** One protection's run. */
 export interface OverloadRun {
   readonly protection: Protection;
-  readonly report: LoadReport;
+  readonly report: OpenLoopResult;
   readonly p99Ms: number;
   /** 200 answers per second of the run (every one within the deadline). */
   readonly goodput: number;
@@ -42,7 +42,7 @@ export async function runOverload(options: RunOverloadOptions = {}): Promise<{ c
     try {
       if (capacity === 0) capacity = await measureCapacity(server.port);
       const rate = capacity * (options.overload ?? 2);
-      const report = await drive(server.port, { ratePerSecond: rate, count: Math.round(rate * seconds), timeoutMs: deadlineMs });
+      const report = await openLoop(server.port, { ratePerSecond: rate, count: Math.round(rate * seconds), deadlineMs });
       runs.push({ protection, report, p99Ms: percentile(report.okLatenciesMs, 99), goodput: report.okLatenciesMs.length / report.seconds });
     } finally {
       await server.stop();
@@ -61,8 +61,8 @@ async function main(): Promise<void> {
     ...runs.map(({ protection, report, p99Ms, goodput }) => [
       protection,
       String(report.sent),
-      String(report.statuses[200] ?? 0),
-      String(report.statuses[503] ?? 0),
+      String(report.statuses['200'] ?? 0),
+      String(report.statuses['503'] ?? 0),
       String(report.timedOut + report.failed),
       `${p99Ms.toFixed(0)} ms`,
       `${goodput.toFixed(0)} req/s`,

@@ -1,7 +1,6 @@
 import request from 'supertest';
 import { Floodgate, ManualClock, ManualProbe } from '@floodgate/core';
 import { ADAPTIVE_RULE, createApp, SYSTEM_RULE } from '../../examples/overload/app';
-import { percentile } from '../../examples/overload/load';
 
 const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
 
@@ -53,10 +52,3 @@ describe('examples/overload createApp', () => {
   });
 });
 
-describe('examples/overload percentile', () => {
-  it('takes the nearest rank', () => {
-    expect(percentile([5, 1, 4, 2, 3], 50)).toBe(3);
-    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99)).toBe(99);
-    expect(percentile([], 99)).toBe(0);
-  });
-});
