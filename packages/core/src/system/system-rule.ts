@@ -34,24 +34,8 @@ export interface SystemRuleOptions {
   readonly retryAfterMs?: number;
 }
 
-/** A system rule in force: the limits it sets (the others absent), and its retry hint. */
-export interface SystemRule {
-  /** Load limit on the event-loop delay, in ms. */
-  readonly maxEventLoopDelayMs?: number;
-  /** Load limit on the event-loop utilisation, 0–1. */
-  readonly maxEventLoopUtilization?: number;
-  /** Load limit on the CPU (a share of one core), 0–1. */
-  readonly maxCpuUsage?: number;
-  /** Cap on the V8 heap in use, in bytes. */
-  readonly maxHeapUsedBytes?: number;
-  /** Cap on the resident set size, in bytes. */
-  readonly maxRssBytes?: number;
-  /** Cap on inbound calls in flight. */
-  readonly maxConcurrency?: number;
-  /** Cap on inbound calls passed per second. */
-  readonly maxQps?: number;
-  /** Cap on the inbound average response time, in ms. */
-  readonly maxAvgRtMs?: number;
+/** A system rule in force: the limits it sets (the others absent), and its retry hint resolved. */
+export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs'> {
   /** The retry hint of a refusal, in ms. */
   readonly retryAfterMs: number;
 }
