@@ -38,9 +38,9 @@ export function bbrFails(inbound: StatisticNode, now: number): boolean {
  * Checks every inbound call against the system rules in force, merged as Sentinel's
  * `SystemRuleManager.loadSystemConf` merges them: each limit at the least threshold any rule
  * gives it. In Sentinel's `checkSystem` order: the caps refuse as soon as they are passed
- * (inbound QPS + this call over `maxQps`, inbound calls in flight with this one over
- * `maxConcurrency` (calls, whatever their `acquireCount`), inbound average response time over `maxAvgRtMs`, heap or RSS over theirs);
- * a load limit (event-loop delay, event-loop utilisation, CPU) refuses only while its signal is
+ * (inbound QPS + this call over `maxQps`; inbound calls in flight with this one over
+ * `maxConcurrency`, counting calls whatever their `acquireCount`; the inbound average response
+ * time over `maxAvgRtMs`; heap or RSS over theirs); a load limit (event-loop delay, event-loop utilisation, CPU) refuses only while its signal is
  * over it and the BBR check ({@link bbrFails}) fails, so a loaded process still admits the calls
  * it is completing fast enough (Sentinel checks load with BBR; sentinel-golang also CPU).
  * Calls that pass take nothing, so there is nothing to give back.
