@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--only core,memory,http,cluster,overload] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
+ * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
  *
  * Runs every benchmark of issues #7 and #14 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
@@ -19,6 +20,7 @@ import { parseBenchOptions } from './lib/bench-options';
 import { machineInfo } from './lib/machine-info';
 import { canPin } from './lib/pinned-command';
 import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
+import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
   log(`bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`);
 
   let core: CoreCaseResult[] | undefined;
+  let rules: DeclareResult[] | undefined;
   let memory: MemorySubjectResult[] | undefined;
   let http: HttpFrameworkResult[] | undefined;
   let cluster: ClusterSuiteResult | undefined;
@@ -67,6 +70,10 @@ async function main(): Promise<void> {
   if (options.suites.includes('core')) {
     log('core, in-process');
     core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
+  }
+  if (options.suites.includes('rules')) {
+    log('rules: declaring one by one');
+    rules = await runDeclareSuite(distDir, { counts: [250, 1000, 10_000], processes: runs, core: MEASURE_CORE, log });
   }
   if (options.suites.includes('memory')) {
     log('memory');
@@ -95,13 +102,22 @@ async function main(): Promise<void> {
     machine,
     pinned: canPin(),
     ...(core ? { core, coreSettings } : {}),
+    ...(rules ? { rules } : {}),
     ...(memory ? { memory, memorySettings } : {}),
     ...(http ? { http, httpSettings } : {}),
     ...(cluster ? { cluster, clusterSettings } : {}),
     ...(overload ? { overload, overloadSettings } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
-  if (options.write) {
+  if (options.into !== undefined) {
+    // The saved run keeps its other suites; the ones measured now replace theirs.
+    const path = resolve(options.into);
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const merged = { ...saved, ...Object.fromEntries(Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite)))) } as unknown as BenchRun & { startedAt: string };
+    writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
+    writeFileSync(path.replace(/\.json$/, '.md'), renderMarkdown({ ...merged, startedAt: new Date(merged.startedAt) }));
+    log(`wrote the suites ${options.suites.join(', ')} into ${relative(root, path)} and its .md`);
+  } else if (options.write) {
     const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, renderMarkdown(run));

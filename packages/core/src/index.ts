@@ -25,7 +25,7 @@ export { ManualClock } from './kernel/manual-clock';
 export { processProbe, ProcessProbe, PROCESS_PROBE_DEFAULTS, type SystemProbe, type SystemSignals, type ProcessProbeOptions } from './kernel/system-probe';
 export { ManualProbe } from './kernel/manual-probe';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
-export type { ResourceStats, WindowStats, ResourceTotals } from './kernel/statistic-node';
+export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from './kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
 
 // Rules
@@ -43,6 +43,9 @@ export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavio
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority';
 export { SYSTEM_RULE_DEFAULTS, type SystemRule, type SystemRuleOptions, type SystemLimit, type SystemBlockErrorOptions } from './system/system-rule';
 export { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from './kernel/rule-reader';
+
+// Rule sources
+export { fileRuleSource, FileRuleSource, FILE_RULE_SOURCE_DEFAULTS, type FileRuleSourceOptions } from './sources/file-rule-source';
 
 // Errors
 export {

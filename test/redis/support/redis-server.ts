@@ -16,6 +16,12 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Kills the server (SIGKILL: no shutdown of any kind) and waits for it to exit. */
+  kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing is answered. */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
 }
 
 /** A free loopback TCP port. */
@@ -33,7 +39,7 @@ export function freePort(): Promise<number> {
 
 function launch(port: number): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+    const child = spawn(process.env.FLOODGATE_REDIS_SERVER_BIN || 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let settled = false;
@@ -83,16 +89,18 @@ function accepts(port: number): Promise<boolean> {
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | undefined = await launch(port);
-  const stop = async (): Promise<void> => {
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       running.removeAllListeners('exit');
       running.once('exit', () => resolve());
-      running.kill('SIGTERM');
+      running.kill('SIGCONT'); // in case it is frozen
+      running.kill(signal);
     });
   };
+  const stop = (): Promise<void> => end('SIGTERM');
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -100,6 +108,13 @@ export async function startRedisServer(): Promise<RedisServer> {
     async restart() {
       await stop();
       child = await launch(port);
+    },
+    kill: () => end('SIGKILL'),
+    freeze() {
+      child?.kill('SIGSTOP');
+    },
+    thaw() {
+      child?.kill('SIGCONT');
     },
   };
 }

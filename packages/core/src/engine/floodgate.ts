@@ -7,7 +7,7 @@ import { isBlockError, RuleValidationError, type BlockError } from '../kernel/er
 import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
-import { StatisticNode, type ResourceStats, type ResourceTotals } from '../kernel/statistic-node';
+import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
 import { processProbe, type SystemProbe } from '../kernel/system-probe';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
@@ -123,8 +123,8 @@ export class Floodgate {
   private inboundVersion = 0;
   /** The checks of an inbound call to an untracked resource. */
   private untrackedInbound = EMPTY_RULES;
-  /** Resources read by `relate` rules, with how many rules read each: tracked past the cap. */
-  private readonly references = new Map<string, number>();
+  /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
+  private references: ReadonlySet<string> | undefined;
   private readonly services: CompileServices;
   private capWarned = false;
 
@@ -255,6 +255,7 @@ export class Floodgate {
       if (typeof result === 'number') wait = Math.max(wait, result);
       else throw this.refuse(entry, result as BlockError, now);
     }
+    entry.startedAt = now;
     this.admit(entry, now);
     if (wait > 0) {
       try {
@@ -410,6 +411,7 @@ export class Floodgate {
 
   /** Resources tracked whatever the cap: those with rules, and those `relate` rules read. */
   private isPinned(resource: string): boolean {
+    this.references ??= new Set(this.store.effective().flow.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource])));
     return this.references.has(resource) || this.store.hasRules(resource);
   }
 
@@ -491,6 +493,15 @@ export class Floodgate {
     return this.store.describe();
   }
 
+  /**
+   * For rule sources: reports a rule set that could not even be read (not JSON, an unreadable
+   * file) by emitting `rulesRejected`, as a rule set failing validation does. Nothing changes.
+   * @throws TypeError for a bad `options.source`.
+   */
+  reportRejectedRules(error: RuleValidationError, options?: LoadOptions): void {
+    this.events.emit('rulesRejected', { issues: error.issues, error, source: sourceOf(options) });
+  }
+
   /** Validates rules to load; a rejected set emits `rulesRejected` (rule sources report with it). */
   private validated<T>(normalize: () => T, source: string): T {
     try {
@@ -514,7 +525,7 @@ export class Floodgate {
       for (const resource of change.resources) resources.add(resource);
     }
     if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.scope === 'inbound')) this.compileInbound();
-    if (kinds.has('flow')) this.countReferences();
+    if (kinds.has('flow')) this.references = undefined;
     for (const resource of resources) {
       const state = this.resources.get(resource);
       if (state !== undefined) state.dirty = true;
@@ -545,13 +556,6 @@ export class Floodgate {
     );
   }
 
-  private countReferences(): void {
-    this.references.clear();
-    for (const rule of this.store.effective().flow) {
-      if (rule.refResource !== undefined) this.references.set(rule.refResource, (this.references.get(rule.refResource) ?? 0) + 1);
-    }
-  }
-
   // ---------------------------------------------------------------- observing
 
   /** Adds a typed listener; returns a function that removes it. */
@@ -572,6 +576,15 @@ export class Floodgate {
   /** A snapshot of a resource's statistics; `undefined` if the resource is not tracked. */
   stats(resource: string): ResourceStats | undefined {
     return this.resources.get(resource)?.node.snapshot(resource, this.clock.now());
+  }
+
+  /**
+   * The completed seconds of a resource's minute-level window (at most the last 60), oldest
+   * first, that started at or after `sinceMs`: read-only, for dashboards that chart history.
+   * Empty if the resource is not tracked.
+   */
+  history(resource: string, sinceMs = Number.NEGATIVE_INFINITY): SecondStats[] {
+    return this.resources.get(resource)?.node.completedSeconds(this.clock.now(), sinceMs) ?? [];
   }
 
   /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */
