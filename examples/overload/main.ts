@@ -2,7 +2,7 @@
  * The overload example: the same CPU-bound Express route (app.ts) driven at about twice what it
  * can serve, unguarded, with a system rule and with an adaptive concurrency rule, one fresh server
  * process each. Prints what clients got: answers by status, the p99 latency of the 200s, and the
- * goodput (200s answered within a second, per second). About 25 seconds.
+ * goodput (200s answered within a second, per second). About 20 seconds.
  * Run: `npx tsx --conditions=@floodgate/source examples/overload/main.ts`.
  */
 import { performance } from 'node:perf_hooks';
@@ -20,7 +20,7 @@ export interface OverloadRun {
 
 /** Options of {@link runOverload}. */
 export interface RunOverloadOptions {
-  /** Seconds of load per protection. @defaultValue 5 */
+  /** Seconds of load per protection. @defaultValue 4 */
   readonly seconds?: number;
   /** Load as a multiple of the measured capacity. @defaultValue 2 */
   readonly overload?: number;
@@ -32,7 +32,7 @@ export interface RunOverloadOptions {
 
 /** Measures the capacity, then drives each protection at `overload` × capacity. */
 export async function runOverload(options: RunOverloadOptions = {}): Promise<{ capacity: number; rate: number; runs: OverloadRun[] }> {
-  const seconds = options.seconds ?? 5;
+  const seconds = options.seconds ?? 4;
   const deadlineMs = options.deadlineMs ?? 1000;
   const workMs = options.workMs ?? 10;
   let capacity = 0;
@@ -40,7 +40,7 @@ export async function runOverload(options: RunOverloadOptions = {}): Promise<{ c
   for (const protection of ['none', 'system', 'adaptive'] as const) {
     const server = await startServer(protection, workMs);
     try {
-      if (capacity === 0) capacity = await measureCapacity(server.port);
+      if (capacity === 0) capacity = await measureCapacity(server.port, 100);
       const rate = capacity * (options.overload ?? 2);
       const report = await openLoop(server.port, { ratePerSecond: rate, count: Math.round(rate * seconds), deadlineMs });
       runs.push({ protection, report, p99Ms: percentile(report.okLatenciesMs, 99), goodput: report.okLatenciesMs.length / report.seconds });
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   console.log('Floodgate overload example: one CPU-bound Express route (10 ms of CPU per request), driven at twice its capacity.\n');
   const { capacity, rate, runs } = await runOverload();
-  console.log(`Capacity measured: ${capacity.toFixed(0)} req/s; load: ${rate.toFixed(0)} req/s for 5 s per run; clients give up after 1 s.\n`);
+  console.log(`Capacity measured: ${capacity.toFixed(0)} req/s; load: ${rate.toFixed(0)} req/s for 4 s per run; clients give up after 1 s.\n`);
   const rows = [
     ['protection', 'sent', '200', '503', 'gave up', 'p99 of 200s', 'goodput'],
     ...runs.map(({ protection, report, p99Ms, goodput }) => [
