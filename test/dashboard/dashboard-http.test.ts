@@ -229,7 +229,7 @@ describe('dashboard rule edits', () => {
     const { server } = await mount('express', { token: TOKEN, store });
     const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(200);
     expect(answer.body.via).toBe('file');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], system: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
     expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
 

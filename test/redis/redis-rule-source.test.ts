@@ -86,7 +86,7 @@ describe('redisRuleSource', () => {
     const event = await rejected;
     expect(event.issues).toEqual([
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"fast\"" },
+      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"" },
     ]);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
     expect(errors).toEqual([event.error]);

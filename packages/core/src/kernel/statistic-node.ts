@@ -159,6 +159,14 @@ export class StatisticNode {
     return this.second.min(now, MIN_RT);
   }
 
+  /**
+   * The most calls completed in one bucket of the minute-level window, per second: the highest
+   * throughput seen lately (Sentinel's `StatisticNode.maxSuccessQps`, read by the BBR check).
+   */
+  maxSuccessQps(now: number): number {
+    return (this.minute.max(now, SUCCESS) * 1000) / this.minute.windowLengthMs;
+  }
+
   /** Passed calls in the previous whole second (used by warm-up). */
   previousPassQps(now: number): number {
     return this.minute.previous(now, PASS);
