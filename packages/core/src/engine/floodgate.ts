@@ -115,8 +115,12 @@ export class Floodgate {
   private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS);
   private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
-  /** Every inbound call, all resources together (what system protection reads). */
-  private readonly inboundNode = new StatisticNode();
+  /**
+   * Every inbound call, all resources together (what system protection reads), counted while an
+   * inbound kind has rules: an HTTP request pays for it only where it is read.
+   */
+  private readonly inboundNode = new StatisticNode('inbound');
+  private inboundCounted = false;
   /** The inbound kinds' compiled rules, by kind position (`undefined` for resource kinds). */
   private inbound: (CompiledRules | undefined)[] = RULE_KINDS.map(() => undefined);
   private readonly inboundPool = new RulePool();
@@ -347,7 +351,7 @@ export class Floodgate {
       entry.exitHooks = state.rules.exitHooks;
       if (origin !== '') entry.originNode = state.originNode(origin);
     }
-    if (inbound) entry.inboundNode = this.inboundNode;
+    if (inbound && this.inboundCounted) entry.inboundNode = this.inboundNode;
     return entry;
   }
 
@@ -550,6 +554,7 @@ export class Floodgate {
       kind.scope === 'inbound' ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services) : undefined,
     );
     this.inboundVersion++;
+    this.inboundCounted = this.inbound.some((compiled) => compiled !== undefined && compiled.checkers.length > 0);
     this.untrackedInbound = new ResourceRules(
       RULE_KINDS.map(() => ({ checkers: [] })),
       this.inbound,
@@ -592,7 +597,10 @@ export class Floodgate {
     return this.resources.get(resource)?.node.readTotals();
   }
 
-  /** A snapshot of every inbound call's statistics, all resources together (what system protection reads). */
+  /**
+   * A snapshot of every inbound call's statistics, all resources together (what system protection
+   * reads); counted only while system rules are loaded.
+   */
   inboundStats(): ResourceStats {
     return this.inboundNode.snapshot('(inbound)', this.clock.now());
   }

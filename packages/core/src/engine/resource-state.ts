@@ -189,13 +189,13 @@ export class ResourceState {
     if (spec.named.has(origin)) {
       const named = (this.named ??= new Map<string, StatisticNode>());
       let node = named.get(origin);
-      if (node === undefined) named.set(origin, (node = new StatisticNode(false)));
+      if (node === undefined) named.set(origin, (node = new StatisticNode('origin')));
       return node;
     }
     if (!spec.other) return undefined;
     const others = (this.others ??= new LRUCache<string, StatisticNode>({ max: MAX_OTHER_ORIGINS }));
     let node = others.get(origin);
-    if (node === undefined) others.set(origin, (node = new StatisticNode(false)));
+    if (node === undefined) others.set(origin, (node = new StatisticNode('origin')));
     return node;
   }
 }

@@ -96,10 +96,13 @@ export class StatisticNode {
   /** Growing counters; `undefined` on per-origin nodes. */
   private readonly totals: Float64Array | undefined;
 
-  /** @param full - keep the minute window and the totals (resources); per-origin nodes do not. */
-  constructor(full = true) {
-    this.minute = full ? new LeapArray(60, 60_000, FIELDS, RESET) : new LeapArray(2, 2000, FIELDS, RESET);
-    this.totals = full ? new Float64Array(TOTAL_FIELDS) : undefined;
+  /**
+   * @param scope - `'resource'`: the minute window and the totals; `'inbound'` (every inbound
+   * call, read by system protection): the minute window only; `'origin'`: what checks read only.
+   */
+  constructor(scope: 'resource' | 'inbound' | 'origin' = 'resource') {
+    this.minute = scope === 'origin' ? new LeapArray(2, 2000, FIELDS, RESET) : new LeapArray(60, 60_000, FIELDS, RESET);
+    this.totals = scope === 'resource' ? new Float64Array(TOTAL_FIELDS) : undefined;
   }
 
   /** Records `count` passed calls. */
