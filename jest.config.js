@@ -11,13 +11,17 @@ const shared = {
 // Two projects, because decorators compile two ways: everything with standard (TC39)
 // decorators, and test/core/decorators/legacy with experimentalDecorators +
 // emitDecoratorMetadata (as NestJS compiles), through its own tsconfig.
+// globalSetup provides the programs and servers the tests use (test/support/test-services.ts):
+// FLOODGATE_REDIS_URL, FLOODGATE_REDIS_SERVER_BIN, FLOODGATE_PROMETHEUS_BIN, FLOODGATE_CHROMIUM_BIN.
 module.exports = {
+  globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
   projects: [
     {
       ...shared,
       displayName: 'standard',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/', '<rootDir>/test/packages/consumer/'],
       transform: {
         '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }],
       },

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { T0 } from './support/cluster-fixture';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
 const ROOT = join(__dirname, '..', '..');
 const WORKER = join(__dirname, 'support', 'cluster-worker.ts');
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 
 
 interface Worker {
@@ -42,7 +42,7 @@ async function nextLine(worker: Worker): Promise<string> {
 
 describe('redisCluster across processes', () => {
   it('lets two processes pass exactly the threshold between them', async () => {
-    const env = { FG_REDIS_URL: redis.url, FG_PREFIX: `fg-test:processes:${process.pid}`, FG_NOW: String(T0), FG_THRESHOLD: '7', FG_CALLS: '10' };
+    const env = { FG_REDIS_URL: redisUrl, FG_PREFIX: `fg-test:processes:${process.pid}`, FG_NOW: String(T0), FG_THRESHOLD: '7', FG_CALLS: '10' };
     const workers = [startWorker(env), startWorker(env)];
     try {
       for (const worker of workers) expect(await nextLine(worker)).toBe('ready');
