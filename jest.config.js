@@ -16,6 +16,9 @@ const shared = {
 module.exports = {
   globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
+  // `npm test` reports coverage of the packages' sources (a summary; coverage/ holds the details).
+  collectCoverageFrom: ['packages/*/src/**/*.ts'],
+  coverageReporters: ['text-summary', 'json-summary'],
   projects: [
     {
       ...shared,

@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import {
   Floodgate,
   isBlockError,
-  normalizeRuleList,
+  normalizeRuleSet,
   type HotParamRuleOptions,
 } from '@floodgate/core';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
@@ -101,7 +101,7 @@ async function runSubject(subject: Subject, total: number, durationMs: number): 
 }
 
 function capacityOf(durationMs: number): number {
-  return normalizeRuleList('hotParams', [ruleOf(durationMs)])[0]!.capacity;
+  return normalizeRuleSet({ hotParams: [ruleOf(durationMs)] }).hotParams![0]!.capacity;
 }
 
 /** Parent process: runs each subject in a fresh child and prints one table. */

@@ -19,6 +19,7 @@ import { parseBenchOptions } from './lib/bench-options';
 import { machineInfo } from './lib/machine-info';
 import { canPin } from './lib/pinned-command';
 import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
+import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
 /** Cores: servers on one, everything that measures from the outside (load, workers) on the other. */
@@ -58,12 +59,17 @@ async function main(): Promise<void> {
   log(`bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`);
 
   let core: CoreCaseResult[] | undefined;
+  let rules: DeclareResult[] | undefined;
   let memory: MemorySubjectResult[] | undefined;
   let http: HttpFrameworkResult[] | undefined;
   let cluster: ClusterSuiteResult | undefined;
   if (options.suites.includes('core')) {
     log('core, in-process');
     core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
+  }
+  if (options.suites.includes('rules')) {
+    log('rules: declaring one by one');
+    rules = await runDeclareSuite(distDir, { counts: [250, 1000, 10_000], processes: runs, core: MEASURE_CORE, log });
   }
   if (options.suites.includes('memory')) {
     log('memory');
@@ -88,6 +94,7 @@ async function main(): Promise<void> {
     machine,
     pinned: canPin(),
     ...(core ? { core, coreSettings } : {}),
+    ...(rules ? { rules } : {}),
     ...(memory ? { memory, memorySettings } : {}),
     ...(http ? { http, httpSettings } : {}),
     ...(cluster ? { cluster, clusterSettings } : {}),

@@ -139,6 +139,7 @@ function fixManifests(): void {
 export function writeEsmWrapper(pkg: WorkspacePackage, entry: EntryPoint): void {
   const cjsFile = join(pkg.dir, `${entry.base}.js`);
   if (!existsSync(cjsFile)) throw new Error(`${pkg.name}: ${relative(ROOT, cjsFile)} is missing: run tsc -b first`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loads the built CommonJS module to list its exports
   const moduleExports = require(cjsFile) as Record<string, unknown>;
   const names = Object.keys(moduleExports).filter((n) => n !== 'default' && n !== '__esModule');
   const file = entry.base.slice(entry.base.lastIndexOf('/') + 1);

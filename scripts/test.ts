@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-/** One step: its name, its npm script, and what it does (printed as it starts). */
+/** One step: its name, its npm script (with `args`), and what it does (printed as it starts). */
 interface Step {
   readonly name: string;
   readonly script: string;
+  readonly args?: readonly string[];
   readonly what: string;
 }
 
@@ -22,8 +23,11 @@ interface Step {
 const STEPS: readonly Step[] = [
   { name: 'services', script: 'test:services', what: 'redis-server, prometheus and chromium found, or installed; a given FLOODGATE_REDIS_URL answers' },
   { name: 'typecheck', script: 'typecheck', what: 'tsc over the packages, tests, examples, bench and scripts' },
-  { name: 'build', script: 'build', what: 'tsc -b, then each package\'s ES module wrappers and LICENSE' },
-  { name: 'jest', script: 'test:jest', what: 'every test, on the packages\' sources, with a redis-server of its own' },
+  { name: 'lint', script: 'lint', what: 'eslint' },
+  { name: 'deps', script: 'deps', what: 'the layering of the packages (dependency-cruiser)' },
+  { name: 'build', script: 'build', what: "tsc -b, then each package's ES module wrappers and LICENSE" },
+  { name: 'api', script: 'api', what: "core's public API against packages/core/api (API Extractor)" },
+  { name: 'jest', script: 'test:jest', args: ['--coverage'], what: "every test, on the packages' sources, with a redis-server of its own; coverage" },
   { name: 'packages', script: 'test:packages', what: 'each packed tarball: contents, source maps, publint, attw' },
   { name: 'imports', script: 'test:imports', what: 'the import matrix: {CommonJS, ES module} x {JavaScript, TypeScript node16, nodenext, bundler}' },
 ];
@@ -56,7 +60,8 @@ async function main(): Promise<number> {
     for (const [i, step] of steps.entries()) {
       console.log(`\n== npm test ${i + 1}/${steps.length}: ${step.name} (npm run ${step.script}): ${step.what}`);
       const stepStarted = performance.now();
-      const code = await npmRun(step.script, step.name === 'jest' ? ['--json', `--outputFile=${jestResults}`] : []);
+      const args = [...(step.args ?? []), ...(step.script === 'test:jest' ? ['--json', `--outputFile=${jestResults}`] : [])];
+      const code = await npmRun(step.script, args);
       timings.push(`  ${step.name.padEnd(10)} ${seconds(performance.now() - stepStarted).padStart(7)}${code === 0 ? '' : `  FAILED (exit code ${code})`}`);
       if (code !== 0) {
         failed = step;

@@ -83,7 +83,7 @@ async function startRedis(core: number): Promise<{ url: string; child: ChildProc
     } catch (error) {
       if (attempt >= 50) {
         child.kill();
-        throw new Error(`redis-server on port ${port} did not answer within 5 s: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`redis-server on port ${port} did not answer within 5 s: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {

@@ -8,11 +8,13 @@ import { FRAMEWORKS, HTTP_VARIANTS, type Framework, type HttpVariant } from './h
 type Starter = (variant: HttpVariant) => Promise<Server>;
 
 /** Each framework's server, required on demand (this is CommonJS) so a process loads one framework only. */
+/* eslint-disable @typescript-eslint/no-require-imports */
 const STARTERS: Record<Framework, () => Starter> = {
   express: () => (require('./express-server') as typeof import('./express-server')).startExpressServer,
   koa: () => (require('./koa-server') as typeof import('./koa-server')).startKoaServer,
   fastify: () => (require('./fastify-server') as typeof import('./fastify-server')).startFastifyServer,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 async function main(): Promise<void> {
   const framework = process.argv[2] as Framework;

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { normalizeRuleList } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core';
 import { median } from '../lib/median';
 import { runJsonWorker } from '../lib/run-json-worker';
 
@@ -57,7 +57,7 @@ const DURATION_MS = 1000;
  */
 export async function runMemorySuite(root: string, settings: MemorySuiteSettings): Promise<MemorySubjectResult[]> {
   const script = join(root, 'bench', 'hot-param-memory.ts');
-  const capacity = normalizeRuleList('hotParams', [{ resource: 'getProfile', paramIndex: 0, threshold: 10, durationMs: DURATION_MS }])[0]!.capacity;
+  const capacity = normalizeRuleSet({ hotParams: [{ resource: 'getProfile', paramIndex: 0, threshold: 10, durationMs: DURATION_MS }] }).hotParams![0]!.capacity;
   if (!existsSync(script)) {
     const pending = 'bench/hot-param-memory.ts is not in the tree yet (issue #4)';
     return (['floodgate', 'rlf'] as const).map((subject) => ({ subject, pending, capacity, points: [], nsPerValue: Number.NaN }));

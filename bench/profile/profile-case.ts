@@ -20,7 +20,10 @@ async function main(): Promise<void> {
   for (const c of cases) if (c.pending === undefined) fns.set(c.id, await c.setup());
   for (const [caseId, fn] of fns) {
     const isAsync = cases.find((c) => c.id === caseId)!.async;
-    for (let i = 0; i < 20_000; i++) (isAsync ? await fn() : fn());
+    for (let i = 0; i < 20_000; i++) {
+      if (isAsync) await fn();
+      else fn();
+    }
   }
   const fn = fns.get(chosen.id)!;
   const end = performance.now() + Number(seconds ?? 5) * 1000;

@@ -7,6 +7,7 @@ import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
+import type { DeclareResult } from '../rules/declare-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 
 /** Everything one bench run produced, and how it ran. */
@@ -19,6 +20,7 @@ export interface BenchRun extends SuiteResults {
   readonly seconds: number;
   readonly machine: MachineInfo;
   readonly coreSettings?: { processes: number; passes: number; minCpuMs: number; batchSamples: number };
+  readonly rules?: readonly DeclareResult[];
   readonly memorySettings?: { values: number; processes: number };
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
   readonly cluster?: ClusterSuiteResult;
@@ -35,6 +37,7 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
   sections.push({ title: 'Targets (issue #7)', body: renderTargets(run) });
   sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
+  if (run.rules) sections.push({ title: 'Declaring rules one by one (issue #13)', body: renderRules(run.rules, run) });
   if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
   if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http) });
   if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
@@ -139,6 +142,23 @@ function renderSummary(run: BenchRun): string {
     rows.push(['Cluster check over Redis, 1,000 keys, 64 in flight', ops('floodgate cluster hotspot rule'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`]);
   }
   return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
+}
+
+function renderRules(rules: readonly DeclareResult[], run: BenchRun): string {
+  const rows = rules.map((r) => [
+    formatCount(r.count),
+    formatCount(r.rules),
+    `${r.declareUsPerRule.toFixed(2)} µs`,
+    `${r.firstUseUsPerRule.toFixed(2)} µs`,
+    `${r.relative.toFixed(2)}×`,
+  ]);
+  const worst = Math.max(...rules.map((r) => r.relative));
+  return (
+    `${markdownTable(['Resources declared', 'Rules', 'declareRules() per rule', 'First call per rule (compiles)', 'Cost per rule vs the smallest'], rows, ['r', 'r', 'r', 'r', 'r'])}\n\n` +
+    `Each resource declares a flow rule and a circuit breaker (as a decorated method does), one \`declareRules()\` at a time on a fresh engine, then is called once. ` +
+    `${plural(run.runs, 'fresh process', 'fresh processes')} per count, medians. Target: the cost per rule stays within 2× from 250 to 10,000 resources: ` +
+    `${worst <= 2 ? 'met' : 'missed'} (${worst.toFixed(2)}×).`
+  );
 }
 
 function renderCore(cases: CoreCaseResult[], run: BenchRun): string {

@@ -63,7 +63,7 @@ function answeringBlocks(guard: Guard, routeHandler: ErrorHandler | undefined): 
     if (!isBlockError(error)) guard.traceError(reply.raw, error);
     if (routeHandler !== undefined) return routeHandler.call(this, error, request, reply);
     throw error;
-  } as ErrorHandler;
+  };
 }
 
 /**

@@ -213,7 +213,7 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
 function positive(options: RedisClusterOptions, key: keyof RedisClusterOptions, fallback: number, integer = false): number {
   const value = options[key] ?? fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new RangeError(`redisCluster(options): ${key} must be ${integer ? 'an integer' : 'a finite number'} > 0, got ${String(value)}`);
+    throw new RangeError(`redisCluster(options): ${key} must be ${integer ? 'an integer' : 'a finite number'} > 0, got ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
   }
   return value;
 }

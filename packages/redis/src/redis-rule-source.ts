@@ -77,7 +77,7 @@ export class RedisRuleSource {
       return;
     }
     if (this.received !== before || value === null || value === undefined) return;
-    this.apply(String(value));
+    this.apply(typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value));
   }
 
   /** Stops following the channel and closes the subscriber connection; the rules stay loaded. */

@@ -77,7 +77,7 @@ describe('compileCircuitBreakerRules', () => {
   it('starts a changed rule with an empty window', () => {
     const { fg } = setup([{ ...RULE, threshold: 1 }]);
     fail(fg);
-    fg.loadCircuitBreakerRules([{ ...RULE, threshold: 1, minRequestAmount: 0 }]);
+    fg.loadCircuitBreakerRules([{ ...RULE, threshold: 1, minRequestAmount: 2 }]);
     fail(fg);
     expect(stateOf(fg)).toEqual(['closed']);
   });

@@ -1,10 +1,5 @@
-import {
-  CIRCUIT_BREAKER_RULE_DEFAULTS,
-  Floodgate,
-  ManualClock,
-  RuleValidationError,
-  type RuleIssue,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import { CIRCUIT_BREAKER_RULE_DEFAULTS } from '../../../packages/core/src/circuit-breaker/circuit-breaker-rule';
 
 const VALID = { resource: 'r', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000 } as const;
 
@@ -36,7 +31,7 @@ describe('normalizeCircuitBreakerRule', () => {
   it('keeps every field given', () => {
     const fg = new Floodgate({ clock: new ManualClock() });
     const rule = {
-      resource: 'r', strategy: 'slowRequestRatio', threshold: 0.2, maxAllowedRtMs: 0, minRequestAmount: 0,
+      resource: 'r', strategy: 'slowRequestRatio', threshold: 0.2, maxAllowedRtMs: 0, minRequestAmount: 1,
       statIntervalMs: 3000, bucketCount: 3, retryTimeoutMs: 500, halfOpenProbes: 2,
     } as const;
     fg.loadCircuitBreakerRules([rule]);
@@ -66,18 +61,18 @@ describe('normalizeCircuitBreakerRule', () => {
 
   it('requires retryTimeoutMs', () => {
     const { retryTimeoutMs: _, ...rule } = VALID;
-    expect(issuesOf([rule])).toEqual([{ path: 'circuitBreakers[0].retryTimeoutMs', message: 'is required (a finite number > 0)' }]);
+    expect(issuesOf([rule])).toEqual([{ path: 'circuitBreakers[0].retryTimeoutMs', message: 'is required (a finite number > 0 and <= 2147483647)' }]);
   });
 
   it.each([0, -1])('refuses retryTimeoutMs %p', (retryTimeoutMs) => {
     expect(issuesOf([{ ...VALID, retryTimeoutMs }])).toEqual([
-      { path: 'circuitBreakers[0].retryTimeoutMs', message: `must be a finite number > 0, got ${retryTimeoutMs}` },
+      { path: 'circuitBreakers[0].retryTimeoutMs', message: `must be a finite number > 0 and <= 2147483647, got ${retryTimeoutMs}` },
     ]);
   });
 
   it.each([0, -1000])('refuses statIntervalMs %p', (statIntervalMs) => {
     expect(issuesOf([{ ...VALID, statIntervalMs }])).toEqual([
-      { path: 'circuitBreakers[0].statIntervalMs', message: `must be a finite number > 0, got ${statIntervalMs}` },
+      { path: 'circuitBreakers[0].statIntervalMs', message: `must be a finite number > 0 and <= 2147483647, got ${statIntervalMs}` },
     ]);
   });
 
@@ -101,13 +96,13 @@ describe('normalizeCircuitBreakerRule', () => {
 
   it('requires maxAllowedRtMs for slowRequestRatio', () => {
     expect(issuesOf([{ ...VALID, strategy: 'slowRequestRatio' }])).toEqual([
-      { path: 'circuitBreakers[0].maxAllowedRtMs', message: 'is required (a finite number >= 0)' },
+      { path: 'circuitBreakers[0].maxAllowedRtMs', message: 'is required (a finite number within [0, 2147483647])' },
     ]);
   });
 
   it('refuses a negative maxAllowedRtMs', () => {
     expect(issuesOf([{ ...VALID, strategy: 'slowRequestRatio', maxAllowedRtMs: -5 }])).toEqual([
-      { path: 'circuitBreakers[0].maxAllowedRtMs', message: 'must be a finite number >= 0, got -5' },
+      { path: 'circuitBreakers[0].maxAllowedRtMs', message: 'must be a finite number within [0, 2147483647], got -5' },
     ]);
   });
 
@@ -117,21 +112,21 @@ describe('normalizeCircuitBreakerRule', () => {
     ]);
   });
 
-  it.each([-1, 2.5])('refuses minRequestAmount %p', (minRequestAmount) => {
+  it.each([-1, 0, 2.5])('refuses minRequestAmount %p (0 too, as Sentinel Java)', (minRequestAmount) => {
     expect(issuesOf([{ ...VALID, minRequestAmount }])).toEqual([
-      { path: 'circuitBreakers[0].minRequestAmount', message: `must be an integer >= 0, got ${minRequestAmount}` },
+      { path: 'circuitBreakers[0].minRequestAmount', message: `must be a safe integer >= 1, got ${minRequestAmount}` },
     ]);
   });
 
   it.each([0, 1.5])('refuses halfOpenProbes %p', (halfOpenProbes) => {
     expect(issuesOf([{ ...VALID, halfOpenProbes }])).toEqual([
-      { path: 'circuitBreakers[0].halfOpenProbes', message: `must be an integer >= 1, got ${halfOpenProbes}` },
+      { path: 'circuitBreakers[0].halfOpenProbes', message: `must be a safe integer >= 1, got ${halfOpenProbes}` },
     ]);
   });
 
   it.each([0, 2.5])('refuses bucketCount %p', (bucketCount) => {
     expect(issuesOf([{ ...VALID, bucketCount }])).toEqual([
-      { path: 'circuitBreakers[0].bucketCount', message: `must be an integer >= 1, got ${bucketCount}` },
+      { path: 'circuitBreakers[0].bucketCount', message: `must be a safe integer >= 1, got ${bucketCount}` },
     ]);
   });
 

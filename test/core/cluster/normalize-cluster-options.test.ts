@@ -47,7 +47,7 @@ describe('the cluster field of flow rules', () => {
   it('rejects a bad value and an unknown field, naming each', () => {
     expect(issuesOf({ flow: [{ resource: 'r', threshold: 1, cluster: { thresholdType: 'avgLocal', leaseTokens: 1.5, flowId: 3 } }] })).toEqual([
       { path: 'flow[0].cluster.flowId', message: 'unknown field (allowed: thresholdType, fallbackToLocal, leaseTokens)' },
-      { path: 'flow[0].cluster.leaseTokens', message: 'must be an integer >= 0, got 1.5' },
+      { path: 'flow[0].cluster.leaseTokens', message: 'must be a safe integer >= 0, got 1.5' },
       { path: 'flow[0].cluster.thresholdType', message: "must be one of 'global', 'perInstance', got \"avgLocal\"" },
     ]);
   });

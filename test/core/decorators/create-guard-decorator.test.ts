@@ -13,7 +13,6 @@ function engine(): Floodgate {
 }
 
 /** A decorator with its type erased, to apply it where TypeScript would refuse it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const loose = (decorator: GuardDecorator): any => decorator;
 
 /** What `fn` throws. */

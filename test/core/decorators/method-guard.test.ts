@@ -187,6 +187,7 @@ describe('blockHandler and fallback', () => {
         threshold: 0,
         floodgate: fg,
         fallback(this: unknown) {
+          // eslint-disable-next-line @typescript-eslint/no-this-alias
           seen = this;
           return 'x';
         },

@@ -186,7 +186,7 @@ describe('Floodgate events', () => {
     const loaded = jest.fn();
     fg.on('rulesLoaded', loaded);
     fg.loadFlowRules([{ resource: 'r', threshold: 3 }]);
-    expect(loaded).toHaveBeenCalledWith({ rules: fg.getRules() });
+    expect(loaded).toHaveBeenCalledWith(expect.objectContaining({ rules: fg.getRules(), kinds: ['flow'], resources: ['r'], source: 'api' }));
     expect(fg.getRules().flow[0]).toMatchObject({ resource: 'r', threshold: 3 });
   });
 
@@ -239,7 +239,7 @@ describe('bounded resources', () => {
   });
 
   it('rejects bad engine options', () => {
-    expect(() => new Floodgate({ maxResources: 0 })).toThrow('options.maxResources: must be an integer >= 1, got 0');
+    expect(() => new Floodgate({ maxResources: 0 })).toThrow('options.maxResources: must be a safe integer >= 1, got 0');
     expect(() => new Floodgate({ clock: {} as never, colour: 'red' } as never)).toThrow(RuleValidationError);
   });
 });

@@ -47,13 +47,13 @@ describe('flow rule validation', () => {
       { path: 'flow[2].threshold', message: 'must be a finite number >= 0, got Infinity' },
       { path: 'flow[2].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"drop\"" },
       { path: 'flow[3].refResource', message: "is required when strategy is 'relate'" },
-      { path: 'flow[4].warmUpPeriodMs', message: 'is required (a finite number > 0)' },
-      { path: 'flow[5].warmUpPeriodMs', message: 'must be a finite number > 0, got 0' },
+      { path: 'flow[4].warmUpPeriodMs', message: 'is required (a finite number > 0 and <= 2147483647)' },
+      { path: 'flow[5].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got 0' },
       { path: 'flow[5].coldFactor', message: 'must be a finite number > 1, got 1' },
       { path: 'flow[6].behavior', message: "must be 'reject' for a concurrency rule, got 'throttle'" },
       { path: 'flow[7].treshold', message: expect.stringContaining('unknown field') },
       { path: 'flow[7].threshold', message: 'must be a finite number >= 0, got "5"' },
-      { path: 'flow[7].maxQueueingTimeMs', message: 'must be a finite number >= 0, got -5' },
+      { path: 'flow[7].maxQueueingTimeMs', message: 'must be a finite number within [0, 2147483647], got -5' },
     ]);
   });
 
@@ -67,7 +67,7 @@ describe('flow rule validation', () => {
   });
 
   it('rejects a rule set that is not an array or a rule that is not an object', () => {
-    expect(issuesOf(() => new Floodgate().loadFlowRules({} as never))).toEqual([{ path: 'flow', message: 'must be an array, got {}' }]);
+    expect(issuesOf(() => new Floodgate().loadFlowRules({} as never))).toEqual([{ path: 'flow', message: 'must be an array, got an object {}' }]);
     expect(issuesOf(() => new Floodgate().loadFlowRules([null as never]))).toEqual([{ path: 'flow[0]', message: 'must be an object, got null' }]);
   });
 

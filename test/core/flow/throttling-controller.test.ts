@@ -71,7 +71,7 @@ describe('QPS throttle (ThrottlingController)', () => {
   it('rejects at once when the signal is already aborted', async () => {
     const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
     await expect(fg.enter('r', { signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow('early');
-    expect(fg.stats('r')).toBeUndefined();
+    expect(fg.stats('r')).toMatchObject({ concurrency: 0, lastSecond: { pass: 0, block: 0 } });
   });
 
   it('blocks everything at threshold 0 and passes calls taking no tokens', async () => {

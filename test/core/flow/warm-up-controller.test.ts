@@ -1,4 +1,4 @@
-import { WarmUpTokens } from '../../../packages/core/src/flow/warm-up-tokens';
+import { WarmUpTokens } from '../../../packages/core/src/flow/traffic-controllers';
 import { engineWith, passesUntilBlocked } from './helpers';
 
 /** Passes per second when every second starts with as many calls as the rule admits. */

@@ -1,16 +1,12 @@
-import {
-  Floodgate,
-  HOT_PARAM_RULE_DEFAULTS,
-  RuleValidationError,
-  normalizeRuleList,
-  type HotParamRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, RuleValidationError, type HotParamRuleOptions } from '@floodgate/core';
+import { HOT_PARAM_RULE_DEFAULTS } from '../../../packages/core/src/hot-param/hot-param-rule';
+import { normalizeRules } from '../rules';
 import { arg, engineWith, isEntry } from './helpers';
 
 /** The issues `loadHotParamRules` reports for `rules`, as `path: message` lines. */
 function issuesOf(rules: unknown[]): string[] {
   try {
-    normalizeRuleList('hotParams', rules);
+    normalizeRules('hotParams', rules);
   } catch (error) {
     expect(error).toBeInstanceOf(RuleValidationError);
     return (error as RuleValidationError).issues.map((issue) => `${issue.path}: ${issue.message}`);
@@ -22,7 +18,7 @@ const base = { resource: 'r', paramIndex: 0, threshold: 5 } as const;
 
 describe('normalizeHotParamRule', () => {
   it('resolves every default', () => {
-    expect(normalizeRuleList('hotParams', [base])).toEqual([
+    expect(normalizeRules('hotParams', [base])).toEqual([
       {
         resource: 'r',
         paramIndex: 0,
@@ -39,7 +35,7 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('keeps a paramKey rule without a paramIndex', () => {
-    const [rule] = normalizeRuleList('hotParams', [{ resource: 'r', paramKey: 'userId', threshold: 1 }]);
+    const [rule] = normalizeRules('hotParams', [{ resource: 'r', paramKey: 'userId', threshold: 1 }]);
     expect(rule).toMatchObject({ paramKey: 'userId' });
     expect(rule).not.toHaveProperty('paramIndex');
   });
@@ -52,20 +48,20 @@ describe('normalizeHotParamRule', () => {
     [10_000, 40_000],
     [60_000, 200_000],
   ])('sizes a qps rule of %s ms for %s values by default', (durationMs, capacity) => {
-    expect(normalizeRuleList('hotParams', [{ ...base, durationMs }])[0]!.capacity).toBe(capacity);
+    expect(normalizeRules('hotParams', [{ ...base, durationMs }])[0]!.capacity).toBe(capacity);
   });
 
   it('sizes a concurrency rule for 4000 values by default', () => {
-    expect(normalizeRuleList('hotParams', [{ ...base, metric: 'concurrency', durationMs: 60_000 }])[0]!.capacity).toBe(HOT_PARAM_RULE_DEFAULTS.concurrencyCapacity);
+    expect(normalizeRules('hotParams', [{ ...base, metric: 'concurrency', durationMs: 60_000 }])[0]!.capacity).toBe(HOT_PARAM_RULE_DEFAULTS.concurrencyCapacity);
   });
 
   it('takes the given capacity', () => {
-    expect(normalizeRuleList('hotParams', [{ ...base, capacity: 10 }])[0]!.capacity).toBe(10);
+    expect(normalizeRules('hotParams', [{ ...base, capacity: 10 }])[0]!.capacity).toBe(10);
   });
 
   it('copies and freezes specificItems, leaving the caller’s object alone', () => {
     const items: Record<string, number> = { vip: 10 };
-    const [rule] = normalizeRuleList('hotParams', [{ ...base, specificItems: items }]);
+    const [rule] = normalizeRules('hotParams', [{ ...base, specificItems: items }]);
     expect(rule!.specificItems).toEqual({ vip: 10 });
     expect(rule!.specificItems).not.toBe(items);
     expect(Object.isFrozen(rule!.specificItems)).toBe(true);
@@ -73,12 +69,12 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('keeps a "__proto__" item as an item', () => {
-    const [rule] = normalizeRuleList('hotParams', [{ ...base, specificItems: JSON.parse('{"__proto__": 3}') }]);
+    const [rule] = normalizeRules('hotParams', [{ ...base, specificItems: JSON.parse('{"__proto__": 3}') }]);
     expect(Object.keys(rule!.specificItems)).toEqual(['__proto__']);
   });
 
   it('resolves the cluster settings of a qps rule', () => {
-    const [rule] = normalizeRuleList('hotParams', [{ ...base, cluster: {} }]);
+    const [rule] = normalizeRules('hotParams', [{ ...base, cluster: {} }]);
     expect(rule!.cluster).toMatchObject({ thresholdType: 'global', fallbackToLocal: true });
   });
 
@@ -99,33 +95,33 @@ describe('normalizeHotParamRule', () => {
 
   it('refuses a non-integer paramIndex and an empty paramKey', () => {
     expect(issuesOf([{ ...base, paramIndex: 1.5 }, { resource: 'r', paramKey: '', threshold: 1 }])).toEqual([
-      'hotParams[0].paramIndex: must be an integer, got 1.5',
+      'hotParams[0].paramIndex: must be a safe integer, got 1.5',
       'hotParams[1].paramKey: must be a non-empty string, got ""',
     ]);
   });
 
   it('refuses negative or fractional counts', () => {
     expect(issuesOf([{ ...base, threshold: -1, burstCount: -2 }, { ...base, threshold: 2.5 }])).toEqual([
-      'hotParams[0].threshold: must be an integer >= 0, got -1',
-      'hotParams[0].burstCount: must be an integer >= 0, got -2',
-      'hotParams[1].threshold: must be an integer >= 0, got 2.5',
+      'hotParams[0].threshold: must be a safe integer >= 0, got -1',
+      'hotParams[0].burstCount: must be a safe integer >= 0, got -2',
+      'hotParams[1].threshold: must be a safe integer >= 0, got 2.5',
     ]);
   });
 
   it('refuses a capacity that is not a positive integer', () => {
     expect(issuesOf([{ ...base, capacity: 0 }, { ...base, capacity: 2.5 }, { ...base, capacity: -3 }, { ...base, capacity: 1e9 }])).toEqual([
-      'hotParams[0].capacity: must be an integer within [1, 10000000], got 0',
-      'hotParams[1].capacity: must be an integer within [1, 10000000], got 2.5',
-      'hotParams[2].capacity: must be an integer within [1, 10000000], got -3',
-      'hotParams[3].capacity: must be an integer within [1, 10000000], got 1000000000',
+      'hotParams[0].capacity: must be a safe integer within [1, 10000000], got 0',
+      'hotParams[1].capacity: must be a safe integer within [1, 10000000], got 2.5',
+      'hotParams[2].capacity: must be a safe integer within [1, 10000000], got -3',
+      'hotParams[3].capacity: must be a safe integer within [1, 10000000], got 1000000000',
     ]);
   });
 
   it('refuses a duration that is not positive and a negative queueing time', () => {
     expect(issuesOf([{ ...base, durationMs: 0, maxQueueingTimeMs: -1 }, { ...base, durationMs: -1000 }])).toEqual([
-      'hotParams[0].durationMs: must be a finite number > 0, got 0',
-      'hotParams[0].maxQueueingTimeMs: must be a finite number >= 0, got -1',
-      'hotParams[1].durationMs: must be a finite number > 0, got -1000',
+      'hotParams[0].durationMs: must be a finite number > 0 and <= 2147483647, got 0',
+      'hotParams[0].maxQueueingTimeMs: must be a finite number within [0, 2147483647], got -1',
+      'hotParams[1].durationMs: must be a finite number > 0 and <= 2147483647, got -1000',
     ]);
   });
 
@@ -145,20 +141,23 @@ describe('normalizeHotParamRule', () => {
 
   it('refuses non-numeric or negative specific thresholds, by path', () => {
     expect(issuesOf([{ ...base, specificItems: { vip: 'many', abuser: -1, '10.0.0.1': 1.5, ok: 3 } }])).toEqual([
-      'hotParams[0].specificItems.vip: must be an integer >= 0, got "many"',
-      'hotParams[0].specificItems.abuser: must be an integer >= 0, got -1',
-      'hotParams[0].specificItems["10.0.0.1"]: must be an integer >= 0, got 1.5',
+      'hotParams[0].specificItems.vip: must be a safe integer >= 0, got "many"',
+      'hotParams[0].specificItems.abuser: must be a safe integer >= 0, got -1',
+      'hotParams[0].specificItems["10.0.0.1"]: must be a safe integer >= 0, got 1.5',
     ]);
   });
 
   it('refuses specificItems that are not an object', () => {
-    expect(issuesOf([{ ...base, specificItems: [['vip', 3]] }])).toEqual(['hotParams[0].specificItems: must be an object, got [["vip",3]]']);
+    expect(issuesOf([{ ...base, specificItems: [['vip', 3]] }])).toEqual(['hotParams[0].specificItems: must be an object, got an array [["vip",3]]']);
   });
 
   it('refuses a bucket larger than a safe integer', () => {
-    expect(issuesOf([{ ...base, threshold: 2 ** 53, specificItems: { vip: 2 ** 60 } }])).toEqual([
+    const max = Number.MAX_SAFE_INTEGER;
+    expect(issuesOf([{ ...base, threshold: max, burstCount: 1, specificItems: { vip: max - 1 }, behavior: 'reject' }])).toEqual([
       'hotParams[0].threshold: threshold + burstCount must be at most 9007199254740991, got 9007199254740992',
-      `hotParams[0].specificItems.vip: item + burstCount must be at most 9007199254740991, got ${2 ** 60}`,
+    ]);
+    expect(issuesOf([{ ...base, threshold: 1, burstCount: 2, specificItems: { vip: max } }])).toEqual([
+      `hotParams[0].specificItems.vip: item + burstCount must be at most 9007199254740991, got ${max + 2}`,
     ]);
   });
 
@@ -183,6 +182,6 @@ describe('normalizeHotParamRule', () => {
         'hotParams[1].capacity',
       ]);
     }
-    expect(fg.getRules().hotParams).toEqual(normalizeRuleList('hotParams', [base]));
+    expect(fg.getRules().hotParams).toEqual(normalizeRules('hotParams', [base]));
   });
 });

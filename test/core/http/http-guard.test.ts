@@ -89,7 +89,7 @@ describe('HttpGuard options', () => {
   });
 
   it('rejects a floodgate option that is not an engine', () => {
-    expect(issuesOf(() => HttpGuard.resilience({ floodgate: {} }, 'resilience()'))).toEqual([{ path: 'floodgate', message: 'must be a Floodgate engine, got {}' }]);
+    expect(issuesOf(() => HttpGuard.resilience({ floodgate: {} }, 'resilience()'))).toEqual([{ path: 'floodgate', message: 'must be a Floodgate engine, got an object {}' }]);
   });
 
   it('rejects a per-route factory rule field at the top level', () => {

@@ -1,3 +1,5 @@
+import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
+
 /**
  * What trips a breaker: the ratio of slow calls, the ratio of failed calls, or the count of
  * failed calls in its window.
@@ -32,7 +34,7 @@ export interface CircuitBreakerRuleOptions {
    * its response time is greater. At least 0.
    */
   readonly maxAllowedRtMs?: number;
-  /** No trip while the window holds fewer calls. @defaultValue 5 */
+  /** No trip while the window holds fewer calls; at least 1. @defaultValue 5 */
   readonly minRequestAmount?: number;
   /** The breaker's statistics window. @defaultValue 1000 */
   readonly statIntervalMs?: number;
@@ -83,4 +85,81 @@ export interface CircuitStateChangeEvent {
    * failed) as in Sentinel. Otherwise `undefined`.
    */
   readonly value: number | undefined;
+}
+
+/**
+ * Defaults of a circuit breaker rule's optional fields (Sentinel's `DegradeRule` defaults).
+ * `strategy`, `threshold` and `retryTimeoutMs` have none: a rule must name them.
+ */
+export const CIRCUIT_BREAKER_RULE_DEFAULTS = Object.freeze({
+  /** No trip while the window holds fewer completed calls (Sentinel's `minRequestAmount`). */
+  minRequestAmount: 5,
+  /** One second of statistics (Sentinel's `statIntervalMs`). */
+  statIntervalMs: 1000,
+  /** One bucket: a tumbling window, as Sentinel's `LeapArray(1, statIntervalMs)`. */
+  bucketCount: 1,
+  /** A single probe when half-open, as Sentinel Java. */
+  halfOpenProbes: 1,
+} as const);
+
+const FIELDS = [
+  'resource', 'strategy', 'threshold', 'maxAllowedRtMs', 'minRequestAmount',
+  'statIntervalMs', 'bucketCount', 'retryTimeoutMs', 'halfOpenProbes',
+] as const;
+
+const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
+const STRATEGIES: readonly CircuitBreakerStrategy[] = ['slowRequestRatio', 'errorRatio', 'errorCount'];
+
+/**
+ * Validates one circuit breaker rule and resolves its defaults. Problems go to `reader`; the
+ * result is only meaningful when none were found.
+ *
+ * Checks: a known `strategy`; a ratio `threshold` within [0, 1] (`errorCount`: >= 0);
+ * `maxAllowedRtMs` >= 0, required by `slowRequestRatio` and refused by the other strategies;
+ * `retryTimeoutMs` and `statIntervalMs` > 0 and at most 2^31 − 1; `minRequestAmount` an integer
+ * >= 1 (as Sentinel Java's `DegradeRuleManager.isValidRule`; sentinel-golang accepts 0, which
+ * can only mean 1 here: a breaker never trips on an empty window);
+ * `halfOpenProbes` and `bucketCount` integers >= 1, with `statIntervalMs` splitting into
+ * `bucketCount` buckets of whole milliseconds; no unknown field.
+ */
+export function normalizeCircuitBreakerRule(input: unknown, path: string, reader: RuleReader): CircuitBreakerRule | undefined {
+  const D = CIRCUIT_BREAKER_RULE_DEFAULTS;
+  const obj = reader.object(input, path);
+  if (obj === undefined) return undefined;
+  reader.knownKeys(obj, FIELDS, path);
+  const resource = reader.resource(obj, 'resource', path);
+  const strategy = reader.oneOf(obj, 'strategy', path, STRATEGIES);
+  const knownStrategy = STRATEGIES.includes(obj.strategy as CircuitBreakerStrategy);
+  const slow = strategy === 'slowRequestRatio' && knownStrategy;
+  const threshold = strategy === 'errorCount' || !knownStrategy
+    ? reader.number(obj, 'threshold', path, { min: 0 })
+    : reader.number(obj, 'threshold', path, { min: 0, max: 1 });
+  let maxAllowedRtMs: number | undefined;
+  if (slow) {
+    maxAllowedRtMs = reader.number(obj, 'maxAllowedRtMs', path, { min: 0, max: MAX_DURATION_MS });
+  } else if (knownStrategy && obj.maxAllowedRtMs !== undefined) {
+    reader.fail(`${path}.maxAllowedRtMs`, `is only allowed when strategy is 'slowRequestRatio', got strategy '${strategy}'`);
+  }
+  const minRequestAmount = reader.number(obj, 'minRequestAmount', path, { min: 1, integer: true }, D.minRequestAmount);
+  const statIntervalMs = reader.number(obj, 'statIntervalMs', path, DURATION, D.statIntervalMs);
+  const bucketCount = reader.number(obj, 'bucketCount', path, { min: 1, integer: true }, D.bucketCount);
+  const retryTimeoutMs = reader.number(obj, 'retryTimeoutMs', path, DURATION);
+  const halfOpenProbes = reader.number(obj, 'halfOpenProbes', path, { min: 1, integer: true }, D.halfOpenProbes);
+  if (!Number.isInteger(statIntervalMs / bucketCount)) {
+    reader.fail(
+      `${path}.statIntervalMs`,
+      `must split into bucketCount (${bucketCount}) buckets of whole milliseconds, got ${statIntervalMs}`,
+    );
+  }
+  return {
+    resource,
+    strategy,
+    threshold,
+    ...(slow ? { maxAllowedRtMs } : {}),
+    minRequestAmount,
+    statIntervalMs,
+    bucketCount,
+    retryTimeoutMs,
+    halfOpenProbes,
+  };
 }

@@ -3,19 +3,21 @@
  * `@floodgate/redis` is one). Users of cluster mode need only `@floodgate/redis`.
  * @packageDocumentation
  */
-export type { ClusterRuleOptions, ClusterRuleConfig, ClusterThresholdType } from './cluster-rule-options';
-export type {
-  ClusterBackend,
-  ClusterLimiter,
-  ClusterLimiterSpec,
-  ClusterWindowSpec,
-  ClusterPaceSpec,
-  ClusterTokenBucketSpec,
-  ClusterDecision,
-  ClusterPass,
-  ClusterWait,
-  ClusterBlock,
-  ClusterUnavailable,
-  ClusterUnavailableReason,
-} from './cluster-backend';
-export { CLUSTER_RULE_DEFAULTS } from './normalize-cluster-options';
+export {
+  CLUSTER_RULE_DEFAULTS,
+  type ClusterRuleOptions,
+  type ClusterRuleConfig,
+  type ClusterThresholdType,
+  type ClusterBackend,
+  type ClusterLimiter,
+  type ClusterLimiterSpec,
+  type ClusterWindowSpec,
+  type ClusterPaceSpec,
+  type ClusterTokenBucketSpec,
+  type ClusterDecision,
+  type ClusterPass,
+  type ClusterWait,
+  type ClusterBlock,
+  type ClusterUnavailable,
+  type ClusterUnavailableReason,
+} from '../kernel/cluster-contract';

@@ -1,11 +1,15 @@
-import { Floodgate } from '../engine/floodgate';
-import { RuleValidationError, type RuleIssue } from '../errors/rule-validation-error';
-import { normalizeRuleList } from '../rules/normalize-rule-set';
-import { RuleReader, show } from '../rules/rule-reader';
-import { DECORATOR_DEFAULTS } from './decorator-defaults';
-import './decorator-metadata-keys';
-import type { GuardDecorator } from './guard-decorator';
-import { MethodGuard, methodName, type GuardSpec, type GuardedRuleKind, type SharedGuardOptions } from './method-guard';
+import { Floodgate, normalizeRuleSet } from '../engine/floodgate';
+import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import { MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
+import { readMetadata } from './metadata';
+import {
+  DECORATOR_DEFAULTS,
+  MethodGuard,
+  methodName,
+  type GuardDecorator,
+  type GuardSpec,
+  type GuardedRuleKind,
+} from './method-guard';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -111,7 +115,7 @@ function decorationSite(decorator: string, args: readonly unknown[]): Decoration
       isStatic,
       owner: typeof owner === 'function' ? owner : undefined,
       label,
-      returnsPromise: Reflect.getOwnMetadata('design:returntype', first, second) === Promise,
+      returnsPromise: readMetadata('design:returntype', first, second) === Promise,
       descriptor,
     };
   }
@@ -131,7 +135,7 @@ function rejectGenerators(decorator: string, site: DecorationSite): void {
   }
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore'] as const;
+const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
 
 /**
  * Validates one decorator's options: the shared ones here, the rule through the rule kind's
@@ -157,6 +161,8 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
   if (ignore !== undefined && typeof ignore !== 'function' && !(Array.isArray(ignore) && ignore.every((type) => typeof type === 'function'))) {
     reader.fail('exceptionsToIgnore', `must be an array of error classes or a predicate, got ${show(ignore)}`);
   }
+  reader.number(obj, 'timeoutMs', '', { above: 0, max: MAX_DURATION_MS }, undefined);
+  reader.boolean(obj, 'inbound', '', false);
 
   const rule: Record<string, unknown> = { ...obj };
   for (const key of SHARED_KEYS) delete rule[key];
@@ -183,7 +189,7 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
   const prefix = `${kind}[0]`;
   try {
     // The resource may not be known yet (standard decorators): any name checks the rest.
-    normalizeRuleList(kind, [{ ...checked, resource: resource ?? 'pending' }]);
+    normalizeRuleSet({ [kind]: [{ ...checked, resource: resource ?? 'pending' }] });
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error;
     for (const issue of error.issues) reader.fail(unprefix(issue, prefix), issue.message);
@@ -192,7 +198,7 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
 
   const shared: Record<string, unknown> = {};
   for (const key of SHARED_KEYS) if (obj[key] !== undefined) shared[key] = obj[key];
-  return { decorator, kind, rule: Object.freeze(rule), param, paramKey, shared: shared as SharedGuardOptions };
+  return { decorator, kind, rule: Object.freeze(rule), param, paramKey, shared };
 }
 
 function unprefix(issue: RuleIssue, prefix: string): string {

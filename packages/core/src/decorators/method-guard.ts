@@ -1,16 +1,110 @@
 import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
-import { Entry } from '../engine/entry';
-import type { Floodgate, RunOptions } from '../engine/floodgate';
-import { answerBlock, answerFailure, settle, type ErrorMatcher } from '../engine/run-outcome';
-import { RuleValidationError, type RuleIssue } from '../errors/rule-validation-error';
+import { floodgate, normalizeRuleSet, type Floodgate, type RunOptions } from '../engine/floodgate';
+import type { RuleSetOptions } from '../engine/kinds';
+import type { ErrorMatcher } from '../engine/run-outcome';
 import type { FlowRule } from '../flow/flow-rule';
 import type { HotParamRule } from '../hot-param/hot-param-rule';
-import { normalizeRuleList } from '../rules/normalize-rule-set';
-import type { RuleSetOptions } from '../rules/rule-set';
-import { show } from '../rules/rule-reader';
-import { DECORATOR_DEFAULTS } from './decorator-defaults';
-import { DECORATOR_METADATA_KEYS } from './decorator-metadata-keys';
-import type { GuardHandler } from './method-guard-options';
+import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import { show } from '../kernel/rule-reader';
+import { copyMetadata, DECORATOR_METADATA_KEYS, writeMetadata } from './metadata';
+
+/**
+ * A `blockHandler` or `fallback`: the name of a method of the same class (called on the same
+ * `this`: the instance, or the class for a static method), or a function (called with the
+ * same `this`). It receives the guarded method's arguments followed by the error.
+ */
+// Handlers take the guarded method's arguments, which a decorator factory cannot name: `any`
+// keeps `(id: string, error: BlockError) => User` assignable.
+export type GuardHandler = string | ((...args: any[]) => unknown);
+
+/**
+ * Options shared by `@RateLimit`, `@CircuitBreaker` and `@HotParam`. When several of these
+ * decorators are stacked on one method, each option may be given by any one of them (or
+ * repeated with the same value); giving two different values is an error.
+ */
+export interface MethodGuardOptions {
+  /**
+   * The resource the method's calls are counted and limited as.
+   *
+   * When the rules are declared: legacy decorators (`experimentalDecorators`) see the class,
+   * so they declare the rules and check handler names when the class is defined. Standard
+   * decorators do not see the class of the method they decorate, so for the default resource
+   * the decorators validate every option when the class is defined but declare the rules (and
+   * check handler names) once the class is known: at class definition for a static method (an
+   * initializer), at the first construction for an instance method (an initializer), or at
+   * the first call or `getGuardedMethods()` if earlier. Give `resource` to declare at class
+   * definition in both modes.
+   * @defaultValue `ClassName.methodName`, the class being the one that defines the method
+   */
+  readonly resource?: string;
+  /**
+   * The engine the rules are declared on and the calls go through.
+   * @defaultValue the shared `floodgate` engine
+   */
+  readonly floodgate?: Floodgate;
+  /**
+   * Answers a blocked call: `blockHandler(...args, blockError)`; its result (or its own thrown
+   * error) replaces the call's. As Sentinel's `blockHandler`.
+   * @defaultValue none: a block goes to `fallback`, else the `BlockError` is thrown
+   */
+  readonly blockHandler?: GuardHandler;
+  /**
+   * Answers a blocked call when there is no `blockHandler`, and a call that threw an error not
+   * in `exceptionsToIgnore`: `fallback(...args, error)`; its result (or its own thrown error)
+   * replaces the call's. As Sentinel's `fallback`.
+   * @defaultValue none: the error is thrown
+   */
+  readonly fallback?: GuardHandler;
+  /**
+   * Errors rethrown as they are: not traced for circuit breakers and not given to `fallback`.
+   * Classes (matched with `instanceof`) or a predicate. As Sentinel's `exceptionsToIgnore`.
+   * @defaultValue none: every business error is traced
+   */
+  readonly exceptionsToIgnore?: ErrorMatcher;
+  /**
+   * Answers a call of an `async` (or promise-returning) method still unsettled after this many
+   * ms with a `TimeoutError` (a failure, and a slow call, for circuit breakers): its entry exits
+   * then, and the call's `AbortSignal` (not visible to the method) aborts. At most 2^31 − 1.
+   * @defaultValue no timeout
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Whether calls of the method enter the service from outside (a message handler, an RPC
+   * endpoint): system protection rules check inbound calls only.
+   * @defaultValue false
+   */
+  readonly inbound?: boolean;
+}
+
+/**
+ * A method decorator that works with both of TypeScript's decorator modes: standard (TC39)
+ * decorators, and legacy decorators (`experimentalDecorators`, as NestJS uses). TypeScript
+ * picks the signature of the mode the project compiles with.
+ */
+export interface GuardDecorator {
+  /** Standard (TC39) method decorator: returns the guarded method. */
+  <This, Args extends unknown[], Return>(
+    method: (this: This, ...args: Args) => Return,
+    context: ClassMethodDecoratorContext<This, (this: This, ...args: Args) => Return>,
+  ): (this: This, ...args: Args) => Return;
+  /** Legacy (`experimentalDecorators`) method decorator: returns the guarded descriptor. */
+  (target: object, propertyKey: string | symbol, descriptor: PropertyDescriptor): PropertyDescriptor;
+}
+
+/**
+ * Defaults of the method decorators (`@RateLimit`, `@CircuitBreaker`, `@HotParam`). The
+ * default `resource` is computed, not stored: `ClassName.methodName` of the class that defines
+ * the method.
+ */
+export const DECORATOR_DEFAULTS = Object.freeze({
+  /** The engine rules are declared on and calls are checked by: the shared engine. */
+  floodgate,
+  /**
+   * The `paramKey` under which a `@HotParam({ param })` value is passed to the engine; a
+   * second `param`-based `@HotParam` on the same method gets `param1`, a third `param2`...
+   */
+  paramKey: 'param',
+});
 
 /** The rule kinds a method decorator declares. */
 export type GuardedRuleKind = 'flow' | 'circuitBreakers' | 'hotParams';
@@ -29,6 +123,8 @@ export interface SharedGuardOptions {
   readonly blockHandler?: GuardHandler;
   readonly fallback?: GuardHandler;
   readonly exceptionsToIgnore?: ErrorMatcher;
+  readonly timeoutMs?: number;
+  readonly inbound?: boolean;
 }
 
 /** One decorator's contribution to a guarded method, already validated. */
@@ -50,7 +146,7 @@ interface ParamSource {
   readonly fn: (...args: unknown[]) => unknown;
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore'] as const;
+const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
 const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = [
   ['flow', DECORATOR_METADATA_KEYS.rateLimit],
   ['circuitBreakers', DECORATOR_METADATA_KEYS.circuitBreaker],
@@ -86,6 +182,8 @@ export class MethodGuard {
   private shared: SharedGuardOptions = {};
   private engine: Floodgate = DECORATOR_DEFAULTS.floodgate;
   private withdraw: (() => void) | undefined = undefined;
+  /** The rules declared, validated, once the resource is known: the decorators' own registry. */
+  private declared: GuardedRules | undefined = undefined;
 
   constructor(
     private readonly original: (...args: unknown[]) => unknown,
@@ -96,6 +194,8 @@ export class MethodGuard {
     /** Whether calls go through `Floodgate.run()` (may queue) rather than `tryEntry()` (never waits). */
     private readonly async: boolean,
   ) {
+    // The wrapper gets its own `this` (the instance the method is called on).
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const guard = this;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       return guard.invoke(this, args);
@@ -104,9 +204,7 @@ export class MethodGuard {
     Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
     // Metadata other decorators put on the function (NestJS route decorators applied before
     // this one, say) must survive the swap.
-    for (const key of Reflect.getOwnMetadataKeys(original)) {
-      Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
-    }
+    copyMetadata(original, wrapper);
     this.wrapper = wrapper;
     GUARDS.set(wrapper, this);
   }
@@ -209,14 +307,14 @@ export class MethodGuard {
     if (resource === undefined) return;
     const declared: Record<GuardedRuleKind, Record<string, unknown>[]> = { flow: [], circuitBreakers: [], hotParams: [] };
     for (const spec of this.specs) declared[spec.kind].push({ ...spec.rule, resource });
-    if (holder !== undefined) {
-      Reflect.defineMetadata(DECORATOR_METADATA_KEYS.resource, resource, holder, this.name);
-      for (const [kind, key] of RULE_METADATA) {
-        Reflect.defineMetadata(key, Object.freeze(normalizeRuleList(kind, declared[kind])), holder, this.name);
-      }
-    }
+    const rules = normalizeRuleSet(declared) as unknown as GuardedRules;
     this.dispose();
     this.withdraw = this.engine.declareRules(declared as unknown as RuleSetOptions);
+    this.declared = rules;
+    if (holder !== undefined) {
+      writeMetadata(DECORATOR_METADATA_KEYS.resource, resource, holder, this.name);
+      for (const [kind, key] of RULE_METADATA) writeMetadata(key, rules[kind], holder, this.name);
+    }
   }
 
   /** Withdraws the declared rules (a decoration that failed leaves nothing behind). */
@@ -240,34 +338,18 @@ export class MethodGuard {
     const options = this.callOptions(thisArg, args);
     const original = this.original;
     const call = (): unknown => original.apply(thisArg, args);
-    if (this.async) return this.engine.run(resource, call, options);
-    // Not Floodgate.runSync(): that exits the entry as soon as `fn` returns, and a method that
-    // returns a promise without being `async` must hold its entry until the promise settles.
-    const entry = this.engine.tryEntry(resource, options);
-    if (!(entry instanceof Entry)) return answerBlock(entry, options);
-    let result: unknown;
-    try {
-      result = call();
-    } catch (error) {
-      return answerFailure(entry, error, options);
-    }
-    return settle(entry, result, options);
+    // A sync method stays sync (and never waits); one that returns a promise without being
+    // `async` holds its entry until the promise settles (runSync does that).
+    return this.async ? this.engine.run(resource, call, options) : this.engine.runSync(resource, call, options);
   }
 
-  /** The rules this method declares, as recorded in its metadata; `undefined` before binding. */
+  /** The rules this method declares, validated; `undefined` before the class is known. */
   rules(): GuardedRules | undefined {
-    const holder = this.holder;
-    if (holder === undefined) return undefined;
-    const read = (key: string): readonly never[] => (Reflect.getOwnMetadata(key, holder, this.name) as readonly never[] | undefined) ?? [];
-    return {
-      flow: read(DECORATOR_METADATA_KEYS.rateLimit),
-      circuitBreakers: read(DECORATOR_METADATA_KEYS.circuitBreaker),
-      hotParams: read(DECORATOR_METADATA_KEYS.hotParam),
-    };
+    return this.holder === undefined ? undefined : this.declared;
   }
 
   private callOptions(thisArg: unknown, args: unknown[]): RunOptions<unknown> {
-    const { blockHandler, fallback, exceptionsToIgnore } = this.shared;
+    const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound } = this.shared;
     let params: Record<string, unknown> | undefined;
     if (this.params.length > 0) {
       params = {};
@@ -279,6 +361,8 @@ export class MethodGuard {
       blockHandler: blockHandler === undefined ? undefined : (error) => this.callHandler('blockHandler', blockHandler, thisArg, args, error),
       fallback: fallback === undefined ? undefined : (error) => this.callHandler('fallback', fallback, thisArg, args, error),
       exceptionsToIgnore,
+      timeoutMs,
+      inbound,
     };
   }
 
@@ -326,4 +410,64 @@ export class MethodGuard {
 /** A method name as it appears in a resource: `getUser`, or `[Symbol.description]`. */
 export function methodName(name: string | symbol): string {
   return typeof name === 'symbol' ? `[${name.description ?? ''}]` : name;
+}
+
+/** One method guarded by `@RateLimit`, `@CircuitBreaker` and/or `@HotParam`. */
+export interface GuardedMethodInfo {
+  /** The class that defines the method (a base class for an inherited method). */
+  readonly target: Function;
+  /** The method's name. */
+  readonly name: string | symbol;
+  /** Whether the method is static. */
+  readonly static: boolean;
+  /** The resource its calls are counted and limited as. */
+  readonly resource: string;
+  /**
+   * The rules its decorators declared, validated and with defaults resolved, as recorded in its
+   * metadata. Rules loaded for the same kind and resource take precedence while loaded.
+   */
+  readonly rules: GuardedRules;
+  /** The engine its rules are declared on and its calls go through. */
+  readonly floodgate: Floodgate;
+}
+
+/**
+ * Lists the guarded methods of a class, or of an instance's class: instance methods, then
+ * static ones, each from the class itself up through its base classes (an override hides the
+ * method it overrides).
+ *
+ * @example
+ * for (const m of getGuardedMethods(UserService)) console.log(m.resource, m.rules.flow);
+ */
+export function getGuardedMethods(classOrInstance: Function | object): GuardedMethodInfo[] {
+  const cls = typeof classOrInstance === 'function' ? classOrInstance : (classOrInstance as { constructor?: unknown } | null)?.constructor;
+  if (typeof cls !== 'function') throw new TypeError('getGuardedMethods() takes a class or an instance of one');
+  const found: GuardedMethodInfo[] = [];
+  collect(cls.prototype as object | undefined, false, found);
+  collect(cls, true, found);
+  return found;
+}
+
+function collect(start: object | undefined, isStatic: boolean, found: GuardedMethodInfo[]): void {
+  const seen = new Set<string | symbol>();
+  for (let holder = start; holder != null && holder !== Object.prototype && holder !== Function.prototype; holder = Object.getPrototypeOf(holder) as object | null ?? undefined) {
+    for (const key of Reflect.ownKeys(holder)) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const descriptor = Object.getOwnPropertyDescriptor(holder, key);
+      const guard = descriptor !== undefined && 'value' in descriptor ? MethodGuard.of(descriptor.value) : undefined;
+      if (guard === undefined || guard.isStatic !== isStatic) continue;
+      // With standard decorators an instance method may not have met its class yet.
+      if (guard.owner === undefined) {
+        const owner: unknown = isStatic ? holder : (holder as { constructor?: unknown }).constructor;
+        if (typeof owner === 'function') {
+          guard.bind(owner);
+          guard.refresh();
+        }
+      }
+      const rules = guard.rules();
+      if (guard.owner === undefined || guard.resource === undefined || rules === undefined) continue;
+      found.push({ target: guard.owner, name: guard.name, static: isStatic, resource: guard.resource, rules, floodgate: guard.floodgate });
+    }
+  }
 }

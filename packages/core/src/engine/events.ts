@@ -1,10 +1,7 @@
 import type { CircuitStateChangeEvent } from '../circuit-breaker/circuit-breaker-rule';
-import type { ClusterUnavailableReason } from '../cluster/cluster-backend';
-import type { BlockError } from '../errors/block-error';
-import type { RuleIssue, RuleValidationError } from '../errors/rule-validation-error';
-import type { FlowRule } from '../flow/flow-rule';
-import type { HotParamRule } from '../hot-param/hot-param-rule';
-import type { RuleSet } from '../rules/rule-set';
+import type { ClusterUnavailableReason } from '../kernel/cluster-contract';
+import type { BlockError, RuleIssue, RuleValidationError } from '../kernel/errors';
+import type { AnyRule, RuleKindKey, RuleSet } from './kinds';
 
 /** The `pass` event: a call passed every check. */
 export interface PassEvent {
@@ -22,8 +19,14 @@ export interface BlockEvent {
 
 /** The `rulesLoaded` event: the rules in force changed. */
 export interface RulesLoadedEvent {
-  /** Every rule now in force, by kind. */
+  /** Every rule now in force, by kind (built when first read). */
   readonly rules: RuleSet;
+  /** The kinds whose rules changed. */
+  readonly kinds: readonly RuleKindKey[];
+  /** The resources whose rules changed (`''` stands for inbound kinds' rules). */
+  readonly resources: readonly string[];
+  /** Who changed them: `'code'` for declarations, else the `source` given to `loadRules` (`'api'` by default). */
+  readonly source: string;
 }
 
 /** The `warning` event: something the operator should know (e.g. the resource cap was hit). */
@@ -39,7 +42,7 @@ export interface WarningEvent {
 export interface ClusterFallbackEvent {
   readonly resource: string;
   /** The cluster rule, as it is in force. */
-  readonly rule: FlowRule | HotParamRule;
+  readonly rule: AnyRule;
   /** The backend's name (`'redis'`). */
   readonly backend: string;
   readonly reason: ClusterUnavailableReason;
@@ -62,69 +65,36 @@ export interface RulesRejectedEvent {
   /** Every problem, by path (`flow[2].threshold`). */
   readonly issues: readonly RuleIssue[];
   readonly error: RuleValidationError;
+  /** Who tried to load them (the `source` given to `loadRules`). */
+  readonly source: string;
 }
 
-/** Every event a {@link Floodgate} emits, with its payload. */
+/** Every event a Floodgate engine emits, with its payload. */
 export interface FloodgateEventMap {
   pass: PassEvent;
   block: BlockEvent;
   circuitStateChange: CircuitStateChangeEvent;
   rulesLoaded: RulesLoadedEvent;
+  rulesRejected: RulesRejectedEvent;
   warning: WarningEvent;
   clusterFallback: ClusterFallbackEvent;
   clusterRecover: ClusterRecoverEvent;
-  rulesRejected: RulesRejectedEvent;
 }
 
 /** A listener for event `K`. */
 export type FloodgateListener<K extends keyof FloodgateEventMap> = (event: FloodgateEventMap[K]) => void;
 
 /**
- * Typed listeners per event. Emitting costs one length check when nobody listens. A listener
- * that throws does not break the call that emitted: its error is reported with
- * `process.emitWarning`.
+ * The `node:diagnostics_channel` channel each event is also published on, so APM agents can
+ * subscribe without a dependency (nothing is built when nobody subscribes or listens).
  */
-export class EventHub {
-  private readonly listeners: { [K in keyof FloodgateEventMap]: FloodgateListener<K>[] } = {
-    pass: [],
-    block: [],
-    circuitStateChange: [],
-    rulesLoaded: [],
-    warning: [],
-    clusterFallback: [],
-    clusterRecover: [],
-    rulesRejected: [],
-  };
-
-  /** Whether anyone listens to `name`. */
-  has(name: keyof FloodgateEventMap): boolean {
-    return this.listeners[name].length > 0;
-  }
-
-  /** Adds a listener; returns a function that removes it. */
-  on<K extends keyof FloodgateEventMap>(name: K, listener: FloodgateListener<K>): () => void {
-    const list = this.listeners[name];
-    if (list === undefined) throw new TypeError(`Unknown Floodgate event ${JSON.stringify(name)} (known: ${Object.keys(this.listeners).join(', ')})`);
-    if (typeof listener !== 'function') throw new TypeError(`Listener for "${name}" must be a function`);
-    (this.listeners as Record<string, unknown[]>)[name] = [...list, listener];
-    return () => this.off(name, listener);
-  }
-
-  /** Removes a listener. */
-  off<K extends keyof FloodgateEventMap>(name: K, listener: FloodgateListener<K>): void {
-    const all = this.listeners as Record<string, unknown[]>;
-    all[name] = (all[name] ?? []).filter((l) => l !== listener);
-  }
-
-  /** Calls every listener of `name` with `event`. */
-  emit<K extends keyof FloodgateEventMap>(name: K, event: FloodgateEventMap[K]): void {
-    const list = this.listeners[name];
-    for (let i = 0; i < list.length; i++) {
-      try {
-        list[i]!(event);
-      } catch (error) {
-        process.emitWarning(`A Floodgate "${name}" listener threw: ${String(error)}`, { code: 'FLOODGATE_LISTENER_ERROR', detail: error instanceof Error ? error.stack : undefined });
-      }
-    }
-  }
-}
+export const DIAGNOSTICS_CHANNELS = Object.freeze({
+  pass: 'floodgate:pass',
+  block: 'floodgate:block',
+  circuitStateChange: 'floodgate:circuit',
+  rulesLoaded: 'floodgate:rules',
+  rulesRejected: 'floodgate:rules-rejected',
+  warning: 'floodgate:warning',
+  clusterFallback: 'floodgate:cluster-fallback',
+  clusterRecover: 'floodgate:cluster-recover',
+} satisfies { readonly [K in keyof FloodgateEventMap]: string });

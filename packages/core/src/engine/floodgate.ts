@@ -1,25 +1,22 @@
 import type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-rule';
-import { monotonicClock, type Clock } from '../clock/clock';
-import type { ClusterBackend } from '../cluster/cluster-backend';
-import { isBlockError, type BlockError } from '../errors/block-error';
-import { RuleValidationError } from '../errors/rule-validation-error';
-import type { AuthorityRuleOptions } from '../authority/authority-rule';
+import { CircuitBreakerChecker } from '../circuit-breaker/circuit-breaker-kind';
+import { monotonicClock, type Clock } from '../kernel/clock';
+import type { ClusterBackend } from '../kernel/cluster-contract';
+import { Entry } from '../kernel/entry';
+import { isBlockError, RuleValidationError, type BlockError } from '../kernel/errors';
+import { EventHub } from '../kernel/events';
+import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
+import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
+import { StatisticNode, type ResourceStats, type ResourceTotals } from '../kernel/statistic-node';
+import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
+import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
+import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
+import { RuleStore, type RuleChange, type RuleDescription } from './rule-store';
+import { answerBlock, answerFailure, settle, type Deadline, type OutcomeHandlers } from './run-outcome';
+import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRuleOptions } from '../flow/flow-rule';
 import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
-import { normalizeRuleList, normalizeRuleSet } from '../rules/normalize-rule-set';
-import { RuleReader } from '../rules/rule-reader';
-import { RuleRegistry } from '../rules/rule-registry';
-import type { RuleKind, RuleSet, RuleSetOptions } from '../rules/rule-set';
-import type { ResourceStats, StatisticNode } from '../stat/statistic-node';
-import type { CheckResult } from './checker';
-import { Entry, type EntryOwner } from './entry';
-import { EventHub, type FloodgateEventMap, type FloodgateListener } from './events';
-import { FLOODGATE_DEFAULTS } from './floodgate-defaults';
-import { ResourceRules } from './resource-rules';
-import { ResourceState } from './resource-state';
-import { RuleCompiler, type CompiledRules } from './rule-compiler';
-import { answerBlock, answerFailure, settle, type OutcomeHandlers } from './run-outcome';
 
 /** Options of a {@link Floodgate} engine. */
 export interface FloodgateOptions {
@@ -29,10 +26,18 @@ export interface FloodgateOptions {
   readonly cluster?: ClusterBackend;
   /**
    * Most resources tracked. Past it, new resource names without rules are neither tracked nor
-   * limited, and a `warning` is emitted once. @defaultValue 6000
+   * limited (inbound calls still pass through system protection), and a `warning` is emitted
+   * once. With names of at most 1024 characters, this bounds what resources cost.
+   * @defaultValue 6000
    */
   readonly maxResources?: number;
 }
+
+/** Defaults of the engine's options. */
+export const FLOODGATE_DEFAULTS = Object.freeze({
+  /** Sentinel's `MAX_SLOT_CHAIN_SIZE`: resources beyond it are not limited. */
+  maxResources: 6000,
+} as const);
 
 /** Options of one guarded call. */
 export interface EntryOptions {
@@ -40,10 +45,16 @@ export interface EntryOptions {
   readonly args?: readonly unknown[];
   /** Named parameters, for hotspot rules with `paramKey`. */
   readonly params?: Readonly<Record<string, unknown>>;
-  /** Tokens the call takes. @defaultValue 1 */
+  /** Tokens the call takes: a safe integer >= 0. @defaultValue 1 */
   readonly acquireCount?: number;
   /** Who is calling, for origin-specific flow rules and authority rules. @defaultValue '' */
   readonly origin?: string;
+  /**
+   * Whether the call enters the service from outside (an HTTP request, a message): system
+   * protection rules check inbound calls only. HTTP adapters set it.
+   * @defaultValue false
+   */
+  readonly inbound?: boolean;
 }
 
 /** Options of a call that may wait (`enter`). */
@@ -52,17 +63,31 @@ export interface EnterOptions extends EntryOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Options of `run()`: an entry's options plus how blocks and failures are answered. */
+/** Options of `run()`: an entry's options plus how blocks, failures and timeouts are answered. */
 export interface RunOptions<T> extends EnterOptions, OutcomeHandlers<T | Promise<T>> {}
 
 /** Options of `runSync()`. */
 export interface RunSyncOptions<T> extends EntryOptions, OutcomeHandlers<T> {}
 
+/** Options of `loadRules()`. */
+export interface LoadOptions {
+  /**
+   * Who loads the rules, as `describeRules()` and `rulesLoaded` report it: `'file'`, `'redis'`,
+   * `'dashboard'`, or any name.
+   * @defaultValue 'api'
+   */
+  readonly source?: string;
+}
+
 const OPTION_KEYS = ['clock', 'cluster', 'maxResources'] as const;
+const EMPTY_RULES = new ResourceRules(
+  RULE_KINDS.map(() => ({ checkers: [] })),
+  [],
+);
 
 /**
  * An isolated traffic-governance engine: statistics per resource, rules by kind, and the
- * checks authority → hotspot → flow → circuit breaker on every entry.
+ * checks authority → system → hotspot → flow → circuit breaker on every entry.
  *
  * @example
  * const fg = new Floodgate();
@@ -70,18 +95,26 @@ const OPTION_KEYS = ['clock', 'cluster', 'maxResources'] as const;
  * const entry = fg.entry('getUser');
  * try { return getUser(); } catch (e) { entry.traceError(e); throw e; } finally { entry.exit(); }
  */
-export class Floodgate implements EntryOwner {
+export class Floodgate {
   /** The engine's clock. */
   readonly clock: Clock;
   /** The cluster backend, if any. */
   readonly cluster: ClusterBackend | undefined;
   private readonly maxResources: number;
-  private readonly events = new EventHub();
-  private readonly registry = new RuleRegistry();
-  private readonly compiler = new RuleCompiler();
+  private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS);
+  private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
-  private compiled: CompiledRules = { byResource: new Map(), pinned: new Set() };
-  private rules: RuleSet;
+  /** Every inbound call, all resources together (what system protection reads). */
+  private readonly inboundNode = new StatisticNode();
+  /** The inbound kinds' compiled rules, by kind position (`undefined` for resource kinds). */
+  private inbound: (CompiledRules | undefined)[] = RULE_KINDS.map(() => undefined);
+  private readonly inboundPool = new RulePool();
+  private inboundVersion = 0;
+  /** The checks of an inbound call to an untracked resource. */
+  private untrackedInbound = EMPTY_RULES;
+  /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
+  private references: ReadonlySet<string> | undefined;
+  private readonly services: CompileServices;
   private capWarned = false;
 
   /** @throws RuleValidationError when an option is unknown or has a wrong value. */
@@ -94,7 +127,7 @@ export class Floodgate implements EntryOwner {
       reader.fail('options.clock', 'must have now() and sleep(ms) methods');
     }
     const cluster = obj.cluster as ClusterBackend | undefined;
-    if (cluster !== undefined && (typeof cluster !== 'object' || cluster === null)) {
+    if (cluster !== undefined && (typeof cluster !== 'object' || cluster === null || typeof cluster.limiter !== 'function')) {
       reader.fail('options.cluster', 'must be a cluster backend, such as redisCluster() from @floodgate/redis');
     }
     const maxResources = reader.number(obj, 'maxResources', 'options', { min: 1, integer: true }, FLOODGATE_DEFAULTS.maxResources);
@@ -102,15 +135,23 @@ export class Floodgate implements EntryOwner {
     this.clock = clock ?? monotonicClock;
     this.cluster = cluster;
     this.maxResources = maxResources;
-    this.rules = this.registry.effective();
+    this.services = {
+      clock: this.clock,
+      events: this.events,
+      cluster,
+      inbound: this.inboundNode,
+      lookupNode: (resource) => this.resources.get(resource)?.node,
+      rulesOf: (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource),
+    };
   }
 
   // ---------------------------------------------------------------- entries
 
   /**
    * Guards one call synchronously; never waits. Where a throttling rule would queue the call,
-   * it passes only if no wait is needed.
+   * it passes only if no wait is needed; cluster rules decide from leased tokens or locally.
    * @throws BlockError when a rule refuses the call.
+   * @throws TypeError for a bad resource name; RangeError for a bad `acquireCount`.
    */
   entry(resource: string, options?: EntryOptions): Entry {
     const result = this.tryEntry(resource, options);
@@ -120,18 +161,19 @@ export class Floodgate implements EntryOwner {
 
   /** As {@link Floodgate.entry}, but returns the {@link BlockError} instead of throwing it. */
   tryEntry(resource: string, options?: EntryOptions): Entry | BlockError {
-    return this.decideNow(this.resourceState(resource), resource, options);
-  }
-
-  /** The synchronous decision: every check at one instant, never waiting. */
-  private decideNow(state: ResourceState | undefined, resource: string, options: EntryOptions | undefined): Entry | BlockError {
+    const state = this.stateOf(resource);
     const now = this.clock.now();
     const entry = this.newEntry(resource, options, state, now);
-    if (state === undefined) return entry;
-    const checkers = state.rules.checkers;
-    for (let i = 0; i < checkers.length; i++) {
-      const result = checkers[i]!.check(entry, now, false);
-      if (result !== undefined) return this.refuse(entry, result as BlockError, now);
+    const checkers = this.checkersOf(state, entry.inbound);
+    try {
+      for (let i = 0; i < checkers.length; i++) {
+        const result = checkers[i]!.check(entry, now, false);
+        if (result !== undefined) return this.refuse(entry, result as BlockError, now);
+      }
+    } catch (error) {
+      // A check that throws gives back what the earlier ones took.
+      entry.refused(now);
+      throw error;
     }
     this.admit(entry, now);
     return entry;
@@ -146,51 +188,87 @@ export class Floodgate implements EntryOwner {
     try {
       const signal = options?.signal;
       signal?.throwIfAborted();
-      const state = this.resourceState(resource);
-      if (state !== undefined && state.rules.mayWait) return this.enterWaiting(state, resource, options, signal);
-      const result = this.decideNow(state, resource, options);
+      const state = this.stateOf(resource);
+      if (this.mayWaitOn(state, options?.inbound === true)) return this.enterWaiting(state, resource, options, signal);
+      const result = this.tryEntry(resource, options);
       return result instanceof Entry ? Promise.resolve(result) : Promise.reject(result);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** The decision that may wait (a throttling queue) or ask a shared store between checks. */
-  private async enterWaiting(state: ResourceState, resource: string, options: EnterOptions | undefined, signal: AbortSignal | undefined): Promise<Entry> {
-    let now = this.clock.now();
-    const entry = this.newEntry(resource, options, state, now);
-    const checkers = state.rules.checkers;
+  /**
+   * The decision that may wait or ask a shared store. Every asynchronous check (cluster rules)
+   * is awaited first; then every local check runs and the call is admitted in one synchronous
+   * step, so no concurrent call can pass a local rule between a check and its admission; the
+   * call is counted at once and then waits out the longest queueing wait its rules reserved.
+   */
+  private async enterWaiting(state: ResourceState | undefined, resource: string, options: EnterOptions | undefined, signal: AbortSignal | undefined): Promise<Entry> {
+    const entry = this.newEntry(resource, options, state, this.clock.now());
+    const checkers = this.checkersOf(state, entry.inbound);
+    let decisions: AsyncCheckResult[] | undefined;
     for (let i = 0; i < checkers.length; i++) {
       const checker = checkers[i]!;
-      const result: CheckResult = checker.checkAsync ? await checker.checkAsync(entry, now) : checker.check(entry, now, true);
-      if (result === undefined) continue;
-      if (typeof result !== 'number') throw this.refuse(entry, result, this.clock.now());
+      if (checker.checkAsync === undefined) continue;
+      let decision: AsyncCheckResult;
       try {
-        await this.clock.sleep(result, signal);
+        decision = await checker.checkAsync(entry, this.clock.now());
+      } catch (error) {
+        entry.refused(this.clock.now());
+        throw error;
+      }
+      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now());
+      (decisions ??= [])[i] = decision;
+    }
+    const now = this.clock.now();
+    let wait = 0;
+    for (let i = 0; i < checkers.length; i++) {
+      const checker = checkers[i]!;
+      let result: AsyncCheckResult;
+      if (checker.checkAsync !== undefined && decisions?.[i] !== DECIDE_LOCALLY) result = decisions?.[i];
+      else {
+        try {
+          result = checker.check(entry, now, true);
+        } catch (error) {
+          entry.refused(now);
+          throw error;
+        }
+      }
+      if (result === undefined) continue;
+      if (typeof result === 'number') wait = Math.max(wait, result);
+      else throw this.refuse(entry, result as BlockError, now);
+    }
+    this.admit(entry, now);
+    if (wait > 0) {
+      try {
+        await this.clock.sleep(wait, signal);
       } catch (reason) {
-        checker.refund?.(entry, now + result);
-        release(entry, this.clock.now());
+        entry.cancel();
         throw reason;
       }
-      now = this.clock.now();
+      entry.startedAt = this.clock.now();
     }
-    entry.createdAt = now;
-    this.admit(entry, now);
     return entry;
   }
 
   /**
    * Enters, calls `fn`, traces what it throws, and exits. A block goes to `blockHandler`, else
-   * `fallback`, else is thrown; a failure goes to `fallback` (unless ignored), else is thrown.
+   * `fallback`, else is thrown; a failure (or a timeout) goes to `fallback` (unless ignored),
+   * else is thrown. `fn` gets the entry and an `AbortSignal` that aborts when `timeoutMs` passes
+   * (or when `options.signal` aborts).
    * @example
-   * const user = await fg.run('getUser', () => api.getUser(id), { fallback: () => cached(id) });
+   * const user = await fg.run('getUser', (entry, signal) => api.getUser(id, { signal }), {
+   *   timeoutMs: 2000,
+   *   fallback: () => cached(id),
+   * });
    */
-  run<T>(resource: string, fn: (entry: Entry) => T | Promise<T>, options: RunOptions<T> = {}): Promise<T> {
+  run<T>(resource: string, fn: (entry: Entry, signal: AbortSignal | undefined) => T | Promise<T>, options: RunOptions<T> = {}): Promise<T> {
     try {
       const signal = options.signal;
       signal?.throwIfAborted();
-      const state = this.resourceState(resource);
-      if (state === undefined || !state.rules.mayWait) return Promise.resolve(this.call(this.decideNow(state, resource, options), fn, options));
+      checkTimeout(options.timeoutMs);
+      const state = this.stateOf(resource);
+      if (!this.mayWaitOn(state, options.inbound === true)) return Promise.resolve(this.call(this.tryEntry(resource, options), fn, options));
       return this.enterWaiting(state, resource, options, signal).then(
         (entry) => this.call(entry, fn, options),
         (error: unknown) => (isBlockError(error) ? answerBlock(error, options) : Promise.reject(error)),
@@ -202,91 +280,121 @@ export class Floodgate implements EntryOwner {
 
   /**
    * As {@link Floodgate.run} without waiting: returns what `fn` returns. When `fn` returns a
-   * promise, the entry exits (and a rejection is traced) when it settles.
+   * promise, the entry exits (and a rejection is traced) when it settles, or at `timeoutMs`.
    */
-  runSync<T>(resource: string, fn: (entry: Entry) => T, options: RunSyncOptions<T> = {}): T {
+  runSync<T>(resource: string, fn: (entry: Entry, signal: AbortSignal | undefined) => T, options: RunSyncOptions<T> = {}): T {
+    checkTimeout(options.timeoutMs);
     return this.call(this.tryEntry(resource, options), fn, options);
   }
 
   /** Calls `fn` in an admitted entry, or answers the block; shared by `run` and `runSync`. */
-  private call<R>(admitted: Entry | BlockError, fn: (entry: Entry) => R, handlers: OutcomeHandlers<R>): R {
-    if (!(admitted instanceof Entry)) return answerBlock(admitted, handlers);
+  private call<R>(admitted: Entry | BlockError, fn: (entry: Entry, signal: AbortSignal | undefined) => R, options: OutcomeHandlers<R> & { readonly signal?: AbortSignal }): R {
+    if (!(admitted instanceof Entry)) return answerBlock(admitted, options);
+    let deadline: Deadline | undefined;
+    let signal = options.signal;
+    if (options.timeoutMs !== undefined) {
+      const controller = new AbortController();
+      deadline = { clock: this.clock, timeoutMs: options.timeoutMs, controller };
+      signal = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
+    }
     let result: R;
     try {
-      result = fn(admitted);
+      result = fn(admitted, signal);
     } catch (error) {
-      return answerFailure(admitted, error, handlers);
+      return answerFailure(admitted, error, options);
     }
-    return settle(admitted, result, handlers);
-  }
-
-  /** @internal Called by {@link Entry.exit}. */
-  exitEntry(entry: Entry): void {
-    const node = entry.node;
-    if (node === undefined) return;
-    const now = this.clock.now();
-    const rtMs = now - entry.createdAt;
-    const errored = entry.hasError;
-    node.addExit(now, entry.acquireCount, rtMs, errored);
-    node.concurrency--;
-    const originNode = entry.originNode;
-    if (originNode !== undefined) {
-      originNode.addExit(now, entry.acquireCount, rtMs, errored);
-      originNode.concurrency--;
-    }
-    const hooks = entry.rules!.exitHooks;
-    for (let i = 0; i < hooks.length; i++) hooks[i]!.onExit(entry, now, rtMs);
-    const attachments = entry.attachments;
-    if (attachments !== undefined) for (let i = 0; i < attachments.length; i++) attachments[i]!.exited(entry, now, rtMs);
+    return settle(admitted, result, options, deadline);
   }
 
   private newEntry(resource: string, options: EntryOptions | undefined, state: ResourceState | undefined, now: number): Entry {
     let acquireCount = 1;
     let origin = '';
+    let inbound = false;
     if (options !== undefined) {
       if (options.acquireCount !== undefined) {
         acquireCount = options.acquireCount;
-        if (!(acquireCount >= 0)) throw new RangeError(`acquireCount must be a number >= 0, got ${String(acquireCount)}`);
+        if (!Number.isSafeInteger(acquireCount) || acquireCount < 0) {
+          throw new RangeError(`acquireCount must be a safe integer >= 0, got ${show(acquireCount)}`);
+        }
       }
-      if (options.origin !== undefined) origin = options.origin;
+      if (options.origin !== undefined) {
+        origin = options.origin;
+        if (typeof origin !== 'string') throw new TypeError(`origin must be a string, got ${show(origin)}`);
+      }
+      inbound = options.inbound === true;
     }
-    const entry = new Entry(this, resource, now, acquireCount, origin, options?.args, options?.params, state?.node, state?.rules);
-    if (origin !== '' && state?.rules.originNames !== undefined) entry.originNode = state.originNode(origin);
+    const entry = new Entry(this.clock, resource, now, acquireCount, origin, inbound, options?.args, options?.params);
+    if (state !== undefined) {
+      entry.node = state.node;
+      entry.exitHooks = state.rules.exitHooks;
+      if (origin !== '') entry.originNode = state.originNode(origin);
+    }
+    if (inbound) entry.inboundNode = this.inboundNode;
     return entry;
   }
 
+  private checkersOf(state: ResourceState | undefined, inbound: boolean): readonly Checker[] {
+    if (state === undefined) return inbound ? this.untrackedInbound.inboundCheckers : EMPTY_RULES.checkers;
+    return inbound ? state.rules.inboundCheckers : state.rules.checkers;
+  }
+
+  private mayWaitOn(state: ResourceState | undefined, inbound: boolean): boolean {
+    const rules = state === undefined ? (inbound ? this.untrackedInbound : undefined) : state.rules;
+    return rules !== undefined && (inbound ? rules.info.inboundMayWait : rules.info.mayWait);
+  }
+
   private admit(entry: Entry, now: number): void {
-    entry.node!.addPass(now, entry.acquireCount);
-    entry.node!.concurrency++;
+    const count = entry.acquireCount;
+    const node = entry.node;
+    if (node !== undefined) {
+      node.addPass(now, count);
+      node.concurrency++;
+    }
     const originNode = entry.originNode;
     if (originNode !== undefined) {
-      originNode.addPass(now, entry.acquireCount);
+      originNode.addPass(now, count);
       originNode.concurrency++;
     }
-    if (this.events.has('pass')) this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: entry.acquireCount });
+    const inboundNode = entry.inboundNode;
+    if (inboundNode !== undefined) {
+      inboundNode.addPass(now, count);
+      inboundNode.concurrency++;
+    }
+    entry.admitted(now);
+    if (this.events.has('pass')) this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: count });
   }
 
   private refuse(entry: Entry, error: BlockError, now: number): BlockError {
-    entry.node!.addBlock(now, entry.acquireCount);
+    entry.node?.addBlock(now, entry.acquireCount);
     entry.originNode?.addBlock(now, entry.acquireCount);
-    release(entry, now);
+    entry.inboundNode?.addBlock(now, entry.acquireCount);
+    entry.refused(now);
     if (this.events.has('block')) this.events.emit('block', { resource: entry.resource, origin: entry.origin, error });
     return error;
   }
 
-  private resourceState(resource: string): ResourceState | undefined {
-    const known = this.resources.get(resource);
-    if (known !== undefined) return known;
-    if (typeof resource !== 'string' || resource.length === 0) {
-      throw new TypeError(`resource must be a non-empty string, got ${JSON.stringify(resource)}`);
+  /** The resource's state with its rules up to date; `undefined` past the resource cap. */
+  private stateOf(resource: string): ResourceState | undefined {
+    let state = this.resources.get(resource);
+    if (state === undefined) {
+      if (typeof resource !== 'string' || resource.length === 0 || resource.length > MAX_RESOURCE_NAME_LENGTH) {
+        throw new TypeError(`resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got ${show(resource)}`);
+      }
+      if (this.resources.size >= this.maxResources && !this.isPinned(resource)) {
+        this.warnCapReached();
+        return undefined;
+      }
+      state = new ResourceState(resource, EMPTY_RULES);
+      this.resources.set(resource, state);
     }
-    if (this.resources.size >= this.maxResources && !this.compiled.pinned.has(resource)) {
-      this.warnCapReached();
-      return undefined;
-    }
-    const state = new ResourceState(resource, this.compiled.byResource.get(resource) ?? ResourceRules.EMPTY);
-    this.resources.set(resource, state);
+    if (state.dirty || state.inboundVersion !== this.inboundVersion) state.refresh(this.services, this.inbound, this.inboundVersion);
     return state;
+  }
+
+  /** Resources tracked whatever the cap: those with rules, and those `relate` rules read. */
+  private isPinned(resource: string): boolean {
+    this.references ??= new Set(this.store.effective().flow.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource])));
+    return this.references.has(resource) || this.store.hasRules(resource);
   }
 
   private warnCapReached(): void {
@@ -304,78 +412,113 @@ export class Floodgate implements EntryOwner {
    * everything first: on any problem nothing changes, and `rulesRejected` is emitted.
    * @throws RuleValidationError listing every problem by path.
    */
-  loadRules(rules: RuleSetOptions): void {
-    this.registry.load(this.validated(() => normalizeRuleSet(rules)));
-    this.recompile();
+  loadRules(rules: RuleSetOptions, options?: LoadOptions): void {
+    const source = sourceOf(options);
+    const set = this.validated(() => normalizeRuleSet(rules), source);
+    const changes = (Object.keys(set) as RuleKindKey[]).map((kind) => this.store.load(kind, set[kind]! as readonly AnyRule[], source));
+    this.applied(changes, source);
   }
 
   /** Replaces the loaded flow rules. @throws RuleValidationError */
-  loadFlowRules(rules: readonly FlowRuleOptions[]): void {
-    this.loadKind('flow', rules);
+  loadFlowRules(rules: readonly FlowRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ flow: rules }, options);
   }
 
   /** Replaces the loaded circuit breaker rules. @throws RuleValidationError */
-  loadCircuitBreakerRules(rules: readonly CircuitBreakerRuleOptions[]): void {
-    this.loadKind('circuitBreakers', rules);
+  loadCircuitBreakerRules(rules: readonly CircuitBreakerRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ circuitBreakers: rules }, options);
   }
 
   /** Replaces the loaded hotspot rules. @throws RuleValidationError */
-  loadHotParamRules(rules: readonly HotParamRuleOptions[]): void {
-    this.loadKind('hotParams', rules);
+  loadHotParamRules(rules: readonly HotParamRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ hotParams: rules }, options);
   }
 
   /** Replaces the loaded authority rules. @throws RuleValidationError */
-  loadAuthorityRules(rules: readonly AuthorityRuleOptions[]): void {
-    this.loadKind('authority', rules);
+  loadAuthorityRules(rules: readonly AuthorityRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ authority: rules }, options);
   }
 
   /**
    * Declares rules from code (decorators and middleware do this). Loaded rules for the same
    * kind and resource take precedence; removing them restores these. Returns a function that
-   * withdraws the declaration.
+   * withdraws the declaration. Only the resources declared are compiled again, lazily, so
+   * declaring thousands of rules costs linear time.
    * @throws RuleValidationError listing every problem by path.
    */
   declareRules(rules: RuleSetOptions): () => void {
-    const withdraw = this.registry.declare(normalizeRuleSet(rules));
-    this.recompile();
+    const declaration = this.store.declare(normalizeRuleSet(rules));
+    this.applied([declaration.change], 'code');
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      withdraw();
-      this.recompile();
+      this.applied([declaration.withdraw()], 'code');
     };
   }
 
   /** Every rule in force, by kind, with defaults resolved. */
   getRules(): RuleSet {
-    return this.rules;
+    return this.store.effective();
   }
 
-  private loadKind(kind: RuleKind, rules: unknown): void {
-    this.registry.load(this.validated(() => ({ [kind]: normalizeRuleList(kind, rules) })));
-    this.recompile();
+  /** Every rule known, loaded and declared, with where it came from and whether it is in force. */
+  describeRules(): RuleDescription[] {
+    return this.store.describe();
   }
 
   /** Validates rules to load; a rejected set emits `rulesRejected` (rule sources report with it). */
-  private validated<T>(normalize: () => T): T {
+  private validated<T>(normalize: () => T, source: string): T {
     try {
       return normalize();
     } catch (error) {
-      if (error instanceof RuleValidationError) this.events.emit('rulesRejected', { issues: error.issues, error });
+      if (error instanceof RuleValidationError) this.events.emit('rulesRejected', { issues: error.issues, error, source });
       throw error;
     }
   }
 
-  private recompile(): void {
-    this.rules = this.registry.effective();
-    this.compiled = this.compiler.compile(this.rules, {
-      lookupNode: (resource: string): StatisticNode | undefined => this.resources.get(resource)?.node,
-      events: this.events,
-      cluster: this.cluster,
-    });
-    for (const state of this.resources.values()) state.rules = this.compiled.byResource.get(state.name) ?? ResourceRules.EMPTY;
-    this.events.emit('rulesLoaded', { rules: this.rules });
+  /**
+   * Announces a change and compiles what it touched: loaded rules take effect at once (so a rule
+   * removed and loaded again starts afresh, and a replaced breaker stops announcing); declared
+   * rules (thousands at boot) are compiled at the resource's next use, once per batch.
+   */
+  private applied(changes: readonly RuleChange[], source: string): void {
+    const kinds = new Set<RuleKindKey>();
+    const resources = new Set<string>();
+    for (const change of changes) {
+      for (const kind of change.kinds) kinds.add(kind);
+      for (const resource of change.resources) resources.add(resource);
+    }
+    if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.scope === 'inbound')) this.compileInbound();
+    if (kinds.has('flow')) this.references = undefined;
+    for (const resource of resources) {
+      const state = this.resources.get(resource);
+      if (state !== undefined) state.dirty = true;
+      // Compiling a loaded rule creates what it needs at once (a cluster backend's limiter).
+      if (source !== 'code' && resource !== '' && (state !== undefined || this.store.hasRules(resource))) this.stateOf(resource);
+    }
+    if (this.events.has('rulesLoaded')) {
+      const store = this.store;
+      this.events.emit('rulesLoaded', {
+        get rules() {
+          return store.effective();
+        },
+        kinds: [...kinds],
+        resources: [...resources],
+        source,
+      });
+    }
+  }
+
+  private compileInbound(): void {
+    this.inbound = RULE_KINDS.map((kind) =>
+      kind.scope === 'inbound' ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services) : undefined,
+    );
+    this.inboundVersion++;
+    this.untrackedInbound = new ResourceRules(
+      RULE_KINDS.map(() => ({ checkers: [] })),
+      this.inbound,
+    );
   }
 
   // ---------------------------------------------------------------- observing
@@ -390,17 +533,43 @@ export class Floodgate implements EntryOwner {
     this.events.off(event, listener);
   }
 
+  /** How many times an event listener threw (each listener's first error is also a process warning). */
+  get listenerErrors(): number {
+    return this.events.listenerErrors;
+  }
+
   /** A snapshot of a resource's statistics; `undefined` if the resource is not tracked. */
   stats(resource: string): ResourceStats | undefined {
     return this.resources.get(resource)?.node.snapshot(resource, this.clock.now());
   }
 
+  /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */
+  totals(resource: string): ResourceTotals | undefined {
+    return this.resources.get(resource)?.node.readTotals();
+  }
+
+  /** A snapshot of every inbound call's statistics, all resources together (what system protection reads). */
+  inboundStats(): ResourceStats {
+    return this.inboundNode.snapshot('(inbound)', this.clock.now());
+  }
+
   /** The state of each circuit breaker on a resource, in rule order. */
   circuitState(resource: string): CircuitBreakerStatus[] {
-    const rules = this.compiled.byResource.get(resource);
-    if (rules === undefined) return [];
+    if (!this.resources.has(resource) && !this.store.hasRules(resource)) return [];
+    const state = this.stateOf(resource);
+    if (state === undefined) return [];
     const now = this.clock.now();
-    return rules.breakers.map((breaker) => breaker.status(now));
+    const out: CircuitBreakerStatus[] = [];
+    for (const checker of state.rules.checkers) if (checker instanceof CircuitBreakerChecker) out.push(checker.status(now));
+    return out;
+  }
+
+  /**
+   * What a resource's rules need from adapters: whether `enter()` may wait, and which named
+   * parameters hotspot rules read. Cheap (no allocation): adapters call it per request.
+   */
+  resourceInfo(resource: string): ResourceInfo {
+    return (this.stateOf(resource)?.rules ?? this.untrackedInbound).info;
   }
 
   /** The names of the tracked resources. */
@@ -409,8 +578,46 @@ export class Floodgate implements EntryOwner {
   }
 }
 
-/** Undoes what checks took for an entry that will not run. */
-function release(entry: Entry, now: number): void {
-  const attachments = entry.attachments;
-  if (attachments !== undefined) for (let i = 0; i < attachments.length; i++) attachments[i]!.blocked(entry, now);
+/**
+ * Validates a rule set (any subset of kinds) and resolves every default, without loading it
+ * (rule sources and `publishRules` validate before they store or send).
+ * @throws RuleValidationError listing every problem, by path (`flow[2].threshold`).
+ */
+export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
+  const reader = new RuleReader();
+  const obj = reader.object(input, 'rules');
+  const result: Partial<Record<RuleKindKey, readonly AnyRule[]>> = {};
+  if (obj !== undefined) {
+    reader.knownKeys(
+      obj,
+      RULE_KINDS.map((kind) => kind.key),
+      '',
+    );
+    for (const kind of RULE_KINDS) {
+      if (obj[kind.key] === undefined) continue;
+      const list = reader.array(obj[kind.key], kind.key);
+      const normalized = list.map((rule, i) => Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule);
+      result[kind.key] = Object.freeze(normalized);
+    }
+  }
+  reader.throwIfAny();
+  return result as Partial<RuleSet>;
 }
+
+function sourceOf(options: LoadOptions | undefined): string {
+  const source = options?.source ?? 'api';
+  if (typeof source !== 'string' || source.length === 0 || source.length > 100) {
+    throw new TypeError(`loadRules options.source must be a non-empty string of at most 100 characters, got ${show(source)}`);
+  }
+  return source;
+}
+
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs === undefined) return;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_DURATION_MS) {
+    throw new RangeError(`timeoutMs must be a number > 0 and <= ${MAX_DURATION_MS}, got ${show(timeoutMs)}`);
+  }
+}
+
+/** The shared engine, for code that does not make its own (decorators use it by default). */
+export const floodgate = new Floodgate();

@@ -1,4 +1,6 @@
-import type { ClusterRuleConfig, ClusterRuleOptions } from '../cluster/cluster-rule-options';
+import { normalizeClusterOptions, type ClusterRuleConfig, type ClusterRuleOptions, type ClusterSupport } from '../kernel/cluster-contract';
+import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
 /** What a flow rule counts: passed calls per second, or calls in flight. */
 export type FlowMetric = 'qps' | 'concurrency';
@@ -20,11 +22,11 @@ export interface FlowRuleOptions {
   readonly threshold: number;
   /** Only `reject` for `concurrency`. @defaultValue 'reject' */
   readonly behavior?: FlowBehavior;
-  /** Required for `warmUp` and `warmUpThrottle`: time from cold to full rate. */
+  /** Required for `warmUp` and `warmUpThrottle`: time from cold to full rate, in ms. */
   readonly warmUpPeriodMs?: number;
   /** A cold system admits about `threshold / coldFactor`; must be > 1. @defaultValue 3 */
   readonly coldFactor?: number;
-  /** Longest wait in the throttling queue for `enter()`. @defaultValue 500 */
+  /** Longest wait in the throttling queue for `enter()`, in ms. @defaultValue 500 */
   readonly maxQueueingTimeMs?: number;
   /** @defaultValue 'direct' */
   readonly strategy?: FlowStrategy;
@@ -57,4 +59,118 @@ export interface FlowRule {
   readonly refResource?: string;
   readonly limitOrigin: string;
   readonly cluster?: ClusterRuleConfig;
+}
+
+/** Defaults of a flow rule's optional fields. */
+export const FLOW_RULE_DEFAULTS = Object.freeze({
+  /** Count passed calls per second. */
+  metric: 'qps',
+  /** Block over the threshold. */
+  behavior: 'reject',
+  /** Sentinel's `csp.sentinel.flow.cold.factor`. */
+  coldFactor: 3,
+  /** Sentinel's `FlowRule.maxQueueingTimeMs`. */
+  maxQueueingTimeMs: 500,
+  /** Count the resource's own traffic. */
+  strategy: 'direct',
+  /** All callers, counted together (Sentinel's `limitApp = "default"`). */
+  limitOrigin: 'default',
+} as const);
+
+/** A flow rule (QPS or concurrency limit) refused the call. Code `ERR_FLOW_BLOCKED`. */
+export class FlowBlockError extends BlockError<FlowRule> {
+  get code(): 'ERR_FLOW_BLOCKED' {
+    return 'ERR_FLOW_BLOCKED';
+  }
+  get kind(): 'flow' {
+    return 'flow';
+  }
+  get refusal(): Refusal {
+    return 'quota';
+  }
+  get detail(): string {
+    return this.rule.metric === 'concurrency'
+      ? 'The limit of concurrent requests to this resource was reached.'
+      : 'The request rate limit of this resource was exceeded.';
+  }
+  get name(): string {
+    return 'FlowBlockError';
+  }
+  get message(): string {
+    return `Blocked by a ${this.rule.metric} flow rule on "${this.resource}"`;
+  }
+  /** The QPS rule's quota: its threshold per second. */
+  override quota(): QuotaPolicy | undefined {
+    return this.rule.metric === 'qps' ? { name: 'flow', quota: Math.floor(this.rule.threshold), windowSeconds: 1 } : undefined;
+  }
+}
+
+const FIELDS = [
+  'resource', 'metric', 'threshold', 'behavior', 'warmUpPeriodMs', 'coldFactor',
+  'maxQueueingTimeMs', 'strategy', 'refResource', 'limitOrigin', 'cluster',
+] as const;
+
+const WARM: readonly FlowBehavior[] = ['warmUp', 'warmUpThrottle'];
+const QUEUED: readonly FlowBehavior[] = ['throttle', 'warmUpThrottle'];
+const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
+
+/**
+ * Validates one flow rule and resolves its defaults. Problems go to `reader`; the result is
+ * only meaningful when none were found.
+ */
+export function normalizeFlowRule(input: unknown, path: string, reader: RuleReader): FlowRule | undefined {
+  const obj = reader.object(input, path);
+  if (obj === undefined) return undefined;
+  reader.knownKeys(obj, FIELDS, path);
+  const D = FLOW_RULE_DEFAULTS;
+  const resource = reader.resource(obj, 'resource', path);
+  const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
+  const threshold = reader.number(obj, 'threshold', path, { min: 0 });
+  const behavior = reader.oneOf(obj, 'behavior', path, ['reject', 'warmUp', 'throttle', 'warmUpThrottle'], D.behavior);
+  if (metric === 'concurrency' && behavior !== 'reject') {
+    reader.fail(`${path}.behavior`, `must be 'reject' for a concurrency rule, got '${behavior}'`);
+  }
+  const strategy = reader.oneOf(obj, 'strategy', path, ['direct', 'relate'], D.strategy);
+  const refResource = obj.refResource === undefined ? undefined : reader.resource(obj, 'refResource', path);
+  if (strategy === 'relate' && obj.refResource === undefined) {
+    reader.fail(`${path}.refResource`, "is required when strategy is 'relate'");
+  }
+  const warm = WARM.includes(behavior);
+  const queued = QUEUED.includes(behavior);
+  const warmUpPeriodMs = warm
+    ? reader.number(obj, 'warmUpPeriodMs', path, DURATION)
+    : reader.number(obj, 'warmUpPeriodMs', path, DURATION, undefined);
+  const coldFactor = reader.number(obj, 'coldFactor', path, { above: 1 }, D.coldFactor);
+  const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0, max: MAX_DURATION_MS }, D.maxQueueingTimeMs);
+  const limitOrigin = reader.string(obj, 'limitOrigin', path, D.limitOrigin);
+  const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport(metric, behavior, strategy));
+  return {
+    resource,
+    metric,
+    threshold,
+    behavior,
+    ...(warm ? { warmUpPeriodMs, coldFactor } : {}),
+    ...(queued ? { maxQueueingTimeMs } : {}),
+    strategy,
+    ...(strategy === 'relate' && refResource !== undefined ? { refResource } : {}),
+    limitOrigin,
+    ...(cluster ? { cluster } : {}),
+  };
+}
+
+const REJECT_CLUSTER: ClusterSupport = Object.freeze({ leasable: true });
+const THROTTLE_CLUSTER: ClusterSupport = Object.freeze({});
+
+/**
+ * Which cluster settings a flow rule can take. The store enforces QPS rules that `reject`
+ * (a shared sliding window) or `throttle` (shared pacing), counting the resource's own
+ * traffic. Concurrency, warm-up and `relate` rules stay local, as in Sentinel's token server,
+ * which only checks QPS: a `cluster` field on them is a load error, not silently ignored.
+ */
+function clusterSupport(metric: FlowMetric, behavior: FlowBehavior, strategy: FlowStrategy): ClusterSupport {
+  if (metric !== 'qps') return { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
+  if (strategy !== 'direct') return { unsupported: `cluster mode applies to strategy 'direct' only, got '${strategy}'` };
+  if (behavior === 'reject') return REJECT_CLUSTER;
+  if (behavior === 'throttle') return THROTTLE_CLUSTER;
+  return { unsupported: `cluster mode applies to behavior 'reject' or 'throttle' only, got '${behavior}'` };
 }

@@ -1,17 +1,78 @@
-import type { Checker, CheckResult } from '../engine/checker';
-import type { Entry } from '../engine/entry';
-import { HotParamBlockError } from '../errors/hot-param-block-error';
-import { BLOCKED, PASS } from '../flow/traffic-controller';
-import { hotParamKey } from './hot-param-key';
-import type { HotParamRule } from './hot-param-rule';
-import { ValueChange } from './value-change';
+import type { LRUCache } from 'lru-cache';
+import type { Entry } from '../kernel/entry';
+import type { Checker, CheckResult, EntryAttachment } from '../kernel/rule-kind';
+import { HotParamBlockError, type HotParamRule } from './hot-param-rule';
+import { refillTokens } from './refill-tokens';
+
+/** {@link HotParamChecker.take}: the value passes now. */
+const PASS = 0;
+/** {@link HotParamChecker.take}: the value is refused. */
+const BLOCKED = -1;
+
+/**
+ * The key a parameter value is counted under: the string form of a string, number, bigint or
+ * boolean (so `42`, `42n` and `'42'` are one value, and JSON-loaded `specificItems` match
+ * numeric arguments); `undefined` for any other type, which hotspot rules do not limit.
+ *
+ * Objects, symbols and functions are left alone on purpose: their identity does not repeat
+ * across requests (each request parses a new object), so counting them would only fill the
+ * LRU, and their string forms (`[object Object]`) would lump unrelated values together.
+ */
+export function hotParamKey(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The state a QPS hotspot rule keeps for one value: one small object per value in one LRU
+ * (Sentinel keeps two maps, times and tokens; one object halves the lookups and the entries).
+ */
+export class ParamValueState {
+  constructor(
+    /**
+     * `reject`: when tokens were last added (clock ms). `throttle`: when the latest admitted
+     * call is due (the end of the pacing queue).
+     */
+    public time: number,
+    /** `reject`: the tokens left. Unused by `throttle` (0). */
+    public tokens: number,
+  ) {}
+}
+
+/**
+ * Calls in flight for one value of a concurrency hotspot rule. The counter is itself the
+ * entry's attachment: each admitted call holds the very object it incremented and decrements
+ * it when it exits or does not run, even after the LRU has evicted the value (a value seen
+ * again after eviction gets a fresh counter, which old calls never touch).
+ */
+export class InFlightCounter implements EntryAttachment {
+  /** Calls admitted and not yet ended. */
+  inFlight = 0;
+
+  exited(): void {
+    this.inFlight--;
+  }
+
+  released(): void {
+    this.inFlight--;
+  }
+}
 
 /**
  * Checks one hotspot rule: reads the parameter value from the entry, gives it its threshold
  * (a specific item's, or the rule's) and lets the rule's mode decide per value, with the
  * per-value state in an LRU of at most `rule.capacity` values. An absent value, or one of a
- * type that is not limited (see `hotParamKey`), passes; an array passes only if each element
- * does, and a refused array charges none of its elements.
+ * type that is not limited (see {@link hotParamKey}), passes; an array passes only if each
+ * element does. What each value took is attached to the entry, so a call that does not run
+ * (refused by a later element or check, cancelled, or aborted in a queue) takes nothing.
  *
  * Subclasses are the three modes: {@link HotParamRejectChecker} (token bucket),
  * {@link HotParamThrottleChecker} (pacing) and {@link HotParamConcurrencyChecker}.
@@ -24,8 +85,6 @@ export abstract class HotParamChecker implements Checker {
 
   /** Set by {@link HotParamChecker.take} when it refuses: ms until a retry could pass. */
   protected retryAfter: number | undefined = undefined;
-  /** While an array value is checked: the changes made so far, to undo on a refusal. */
-  protected journal: ValueChange[] | undefined = undefined;
 
   /** The per-value state (an LRU), kept across reloads while the rule is unchanged. */
   protected abstract readonly cache: { readonly size: number };
@@ -53,7 +112,7 @@ export abstract class HotParamChecker implements Checker {
     return this.refuse(entry, value);
   }
 
-  /** @internal How many values the rule tracks now (never more than `rule.capacity`). */
+  /** How many values the rule tracks now (never more than `rule.capacity`). */
   trackedCount(): number {
     return this.cache.size;
   }
@@ -61,16 +120,11 @@ export abstract class HotParamChecker implements Checker {
   /**
    * Decides one value: {@link PASS}, {@link BLOCKED} (with {@link HotParamChecker.retryAfter}
    * set), or a wait in ms (> 0, only when `canWait`) after which the call passes, its slot
-   * reserved. Records each change in {@link HotParamChecker.journal} while one is open.
+   * reserved. Attaches to the entry what gives the value's share back.
    */
   protected abstract take(entry: Entry, key: string, threshold: number, now: number, canWait: boolean): number;
 
-  /** Keeps the changes of a queued call, to give them back if it is aborted. */
-  protected keepForRefund(_entry: Entry, _changes: ValueChange[]): void {
-    // Only pacing queues calls.
-  }
-
-  /** @internal The rule's parameter value in `entry` (the cluster checker reads it here too). */
+  /** The rule's parameter value in `entry` (the cluster binding reads it here too). */
   read(entry: Entry): unknown {
     if (this.paramKey !== undefined) return entry.params?.[this.paramKey];
     const args = entry.args;
@@ -78,7 +132,7 @@ export abstract class HotParamChecker implements Checker {
     return index >= 0 ? args[index] : undefined;
   }
 
-  /** @internal The threshold of the value counted under `key`: its specific item's, or the rule's. */
+  /** The threshold of the value counted under `key`: its specific item's, or the rule's. */
   thresholdOf(key: string): number {
     if (this.items === undefined) return this.threshold;
     const item = this.items.get(key);
@@ -86,14 +140,11 @@ export abstract class HotParamChecker implements Checker {
   }
 
   /**
-   * Each element in turn; the first refusal undoes what the earlier elements took (Sentinel
-   * keeps it), so a refused call costs no value anything. Concurrency counters need no journal:
-   * they are attached to the entry as they are taken, and the engine releases them on refusal.
-   * The call waits for the longest of its elements' waits.
+   * Each element in turn; the first refusal refuses the call, and the engine then gives back
+   * what the earlier elements took (Sentinel keeps it), so a refused call costs no value
+   * anything. The call waits for the longest of its elements' waits.
    */
   private checkEach(entry: Entry, values: readonly unknown[], now: number, canWait: boolean): CheckResult {
-    const journal: ValueChange[] = [];
-    this.journal = journal;
     let wait = 0;
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
@@ -101,26 +152,217 @@ export abstract class HotParamChecker implements Checker {
       const key = hotParamKey(value);
       if (key === undefined) continue;
       const result = this.take(entry, key, this.thresholdOf(key), now, canWait);
-      if (result === BLOCKED) {
-        this.journal = undefined;
-        ValueChange.undoAll(journal);
-        return this.refuse(entry, value);
-      }
+      if (result === BLOCKED) return this.refuse(entry, value);
       if (result > wait) wait = result;
     }
-    this.journal = undefined;
-    if (wait === 0) return undefined;
-    this.keepForRefund(entry, journal);
-    return wait;
+    return wait === 0 ? undefined : wait;
   }
 
   private refuse(entry: Entry, value: unknown): HotParamBlockError {
-    return new HotParamBlockError({
-      resource: entry.resource,
-      rule: this.rule,
-      value,
-      retryAfterMs: this.retryAfter,
-      origin: entry.origin,
-    });
+    return new HotParamBlockError({ resource: entry.resource, rule: this.rule, value, retryAfterMs: this.retryAfter, origin: entry.origin });
+  }
+}
+
+/**
+ * `qps` + `reject`: Sentinel's hotspot token bucket, one per value
+ * (`ParamFlowChecker.passDefaultLocalCheck`). A bucket holds `threshold + burstCount` tokens;
+ * a value seen for the first time (or again after eviction) takes from a full bucket. Tokens
+ * are added only once more than `durationMs` has passed since the last refill:
+ * `⌊elapsed × threshold / durationMs⌋` of them, up to the bucket's size, and the refill time
+ * moves to now. A call taking more tokens than the bucket holds, or a value whose threshold is
+ * 0, is always refused. A refused call takes nothing; a call that does not run gives its tokens
+ * back while the bucket has not been refilled since.
+ */
+export class HotParamRejectChecker extends HotParamChecker {
+  constructor(
+    rule: HotParamRule,
+    protected override readonly cache: LRUCache<string, ParamValueState>,
+  ) {
+    super(rule);
+  }
+
+  protected take(entry: Entry, key: string, tokenCount: number, now: number): number {
+    const acquire = entry.acquireCount;
+    const maxTokens = tokenCount + this.rule.burstCount;
+    if (tokenCount === 0 || acquire > maxTokens) {
+      this.retryAfter = undefined;
+      return BLOCKED;
+    }
+    const state = this.cache.get(key);
+    if (state === undefined) {
+      const fresh = new ParamValueState(now, maxTokens - acquire);
+      this.cache.set(key, fresh);
+      entry.attach(new TokenRefund(fresh, acquire, maxTokens, this.cache, key));
+      return PASS;
+    }
+    const durationMs = this.rule.durationMs;
+    const elapsed = now - state.time;
+    const refill = elapsed > durationMs;
+    const rest = state.tokens;
+    const available = refill ? refillTokens(rest, elapsed, tokenCount, maxTokens, durationMs) : rest;
+    if (available < acquire) {
+      this.retryAfter = retryAfterMs(acquire - rest, elapsed, tokenCount, durationMs);
+      return BLOCKED;
+    }
+    if (refill) state.time = now;
+    state.tokens = available - acquire;
+    if (acquire > 0) entry.attach(new TokenRefund(state, acquire, maxTokens, undefined, undefined));
+    return PASS;
+  }
+}
+
+/**
+ * Tokens a call took from a value's bucket, given back if the call does not run. A value the
+ * call saw first is forgotten again while nothing else touched it, so refused calls cannot fill
+ * the LRU with new values (and evict the state of values in use).
+ */
+class TokenRefund implements EntryAttachment {
+  private readonly takenAt: number;
+  private readonly left: number;
+
+  constructor(
+    private readonly state: ParamValueState,
+    private readonly tokens: number,
+    private readonly maxTokens: number,
+    private readonly cache: LRUCache<string, ParamValueState> | undefined,
+    private readonly createdKey: string | undefined,
+  ) {
+    this.takenAt = state.time;
+    this.left = state.tokens;
+  }
+
+  exited(): void {
+    // The call ran: its tokens were spent.
+  }
+
+  /** Only within the refill period the tokens were taken in: a later refill already counted them. */
+  released(): void {
+    const state = this.state;
+    if (state.time !== this.takenAt) return;
+    if (this.createdKey !== undefined && state.tokens === this.left && this.cache!.peek(this.createdKey) === state) {
+      this.cache!.delete(this.createdKey);
+      return;
+    }
+    state.tokens = Math.min(state.tokens + this.tokens, this.maxTokens);
+  }
+}
+
+/**
+ * The wait until a bucket short of `missing` tokens holds enough: the refill needs more than
+ * one duration since the last refill (taken as 1 ms more, the resolution Sentinel counts in),
+ * and enough elapsed time for `missing` tokens.
+ */
+function retryAfterMs(missing: number, elapsed: number, tokenCount: number, durationMs: number): number {
+  const enough = (durationMs * missing) / tokenCount;
+  return (enough > durationMs ? enough : durationMs + 1) - elapsed;
+}
+
+/**
+ * `qps` + `throttle`: each value paced to one call every `durationMs × acquireCount /
+ * threshold` ms (Sentinel's `passThrottleLocalCheck`). A value's first call passes; a later
+ * call passes at once when the previous one is at least that long ago, else `enter()` queues
+ * it for the next free slot if that is at most `maxQueueingTimeMs` away (default 0: strict
+ * pacing), and a sync `entry()` refuses it. Sentinel rounds the cost to whole ms and queues
+ * only while the wait is strictly below `maxQueueingTimeMs`; this keeps the cost fractional and
+ * queues up to `maxQueueingTimeMs` inclusive, as flow pacing does. A call that does not run
+ * gives its slot back while it is the value's latest, so no slot is ever given to two calls.
+ */
+export class HotParamThrottleChecker extends HotParamChecker {
+  /** Per-value pacing makes `enter()` calls wait, when the rule allows a queue. */
+  readonly mayWait: boolean;
+
+  constructor(
+    rule: HotParamRule,
+    protected override readonly cache: LRUCache<string, ParamValueState>,
+  ) {
+    super(rule);
+    this.mayWait = rule.maxQueueingTimeMs > 0;
+  }
+
+  protected take(entry: Entry, key: string, tokenCount: number, now: number, canWait: boolean): number {
+    if (tokenCount === 0) {
+      this.retryAfter = undefined;
+      return BLOCKED;
+    }
+    const state = this.cache.get(key);
+    if (state === undefined) {
+      const fresh = new ParamValueState(now, 0);
+      this.cache.set(key, fresh);
+      entry.attach(new PaceRefund(fresh, Number.NEGATIVE_INFINITY, this.cache, key));
+      return PASS;
+    }
+    const prevTime = state.time;
+    const expected = prevTime + (this.rule.durationMs * entry.acquireCount) / tokenCount;
+    if (expected <= now) {
+      state.time = now;
+      entry.attach(new PaceRefund(state, prevTime, undefined, undefined));
+      return PASS;
+    }
+    const wait = expected - now;
+    const maxWait = this.rule.maxQueueingTimeMs;
+    if (!canWait || wait > maxWait) {
+      this.retryAfter = canWait ? wait - maxWait : wait;
+      return BLOCKED;
+    }
+    state.time = expected;
+    entry.attach(new PaceRefund(state, prevTime, undefined, undefined));
+    return wait;
+  }
+}
+
+/**
+ * A value's pacing slot a call took, given back if the call does not run and no later call took
+ * one; a value the call saw first is forgotten again.
+ */
+class PaceRefund implements EntryAttachment {
+  private readonly slot: number;
+
+  constructor(
+    private readonly state: ParamValueState,
+    private readonly before: number,
+    private readonly cache: LRUCache<string, ParamValueState> | undefined,
+    private readonly createdKey: string | undefined,
+  ) {
+    this.slot = state.time;
+  }
+
+  exited(): void {
+    // The call ran in its slot.
+  }
+
+  released(): void {
+    if (this.state.time !== this.slot) return;
+    if (this.createdKey !== undefined && this.cache!.peek(this.createdKey) === this.state) this.cache!.delete(this.createdKey);
+    else this.state.time = this.before;
+  }
+}
+
+/**
+ * `concurrency`: calls in flight per value. A call passes while its value's count + 1 <=
+ * threshold (Sentinel's `++threadCount <= threshold`: each call counts once, whatever its
+ * `acquireCount`); it takes the value's counter and releases that same counter when it ends.
+ * A value whose threshold is 0 is always refused. Counters are kept for at most `capacity`
+ * values: an evicted value starts again from 0, while its calls in flight still release the
+ * old counter.
+ */
+export class HotParamConcurrencyChecker extends HotParamChecker {
+  constructor(
+    rule: HotParamRule,
+    protected override readonly cache: LRUCache<string, InFlightCounter>,
+  ) {
+    super(rule);
+  }
+
+  protected take(entry: Entry, key: string, threshold: number): number {
+    if (threshold === 0) return BLOCKED;
+    let counter = this.cache.get(key);
+    if (counter === undefined) {
+      counter = new InFlightCounter();
+      this.cache.set(key, counter);
+    }
+    if (counter.inFlight >= threshold) return BLOCKED;
+    counter.inFlight++;
+    entry.attach(counter);
+    return PASS;
   }
 }

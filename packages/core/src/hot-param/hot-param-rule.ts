@@ -1,4 +1,6 @@
-import type { ClusterRuleConfig, ClusterRuleOptions } from '../cluster/cluster-rule-options';
+import { normalizeClusterOptions, type ClusterRuleConfig, type ClusterRuleOptions, type ClusterSupport } from '../kernel/cluster-contract';
+import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import { join, MAX_DURATION_MS, numberProblem, type RuleReader } from '../kernel/rule-reader';
 
 /** What a hotspot rule counts per value: calls per duration, or calls in flight. */
 export type HotParamMetric = 'qps' | 'concurrency';
@@ -96,4 +98,210 @@ export interface HotParamRule {
   /** A frozen copy of the given items (`{}` when none). */
   readonly specificItems: Readonly<Record<string, number>>;
   readonly cluster?: ClusterRuleConfig;
+}
+
+/**
+ * A hotspot rule refused the call for one parameter value. Code `ERR_HOT_PARAM_BLOCKED`.
+ * `retryAfterMs` is the wait until the value's bucket refills (`reject`) or its next pacing
+ * slot is close enough (`throttle`); `undefined` for `concurrency` rules and for values that
+ * can never pass (threshold 0, or more tokens asked than the bucket holds).
+ */
+export class HotParamBlockError extends BlockError<HotParamRule> {
+  /** The parameter value that was limited, as the call gave it (for an array, the element). */
+  readonly value: unknown;
+
+  constructor(options: BlockErrorOptions<HotParamRule> & { readonly value: unknown }) {
+    super(options);
+    this.value = options.value;
+  }
+
+  get code(): 'ERR_HOT_PARAM_BLOCKED' {
+    return 'ERR_HOT_PARAM_BLOCKED';
+  }
+  get kind(): 'hotParam' {
+    return 'hotParam';
+  }
+  get refusal(): Refusal {
+    return 'quota';
+  }
+  get detail(): string {
+    return 'The request rate limit for this caller or parameter value was exceeded.';
+  }
+  get name(): string {
+    return 'HotParamBlockError';
+  }
+
+  /** E.g. `Blocked by a hotspot rule on "getUser" for value "u1" (args[0])`. */
+  get message(): string {
+    const rule = this.rule;
+    const value = typeof this.value === 'string' ? JSON.stringify(this.value) : String(this.value);
+    const param = rule.paramKey !== undefined ? ` (params.${rule.paramKey})` : rule.paramIndex !== undefined ? ` (args[${rule.paramIndex}])` : '';
+    return `Blocked by a hotspot rule on "${this.resource}" for value ${value}${param}`;
+  }
+
+  /**
+   * The QPS rule's quota for the refused value: its specific item's threshold when it has one,
+   * per `durationMs` rounded up to whole seconds.
+   */
+  override quota(): QuotaPolicy | undefined {
+    const rule = this.rule;
+    if (rule.metric !== 'qps') return undefined;
+    const key = String(this.value);
+    const threshold = Object.hasOwn(rule.specificItems, key) ? rule.specificItems[key]! : rule.threshold;
+    return { name: 'hotspot', quota: Math.floor(threshold), windowSeconds: Math.max(1, Math.ceil(rule.durationMs / 1000)) };
+  }
+
+  /** A plain object for logs and JSON, with the limited `value` (a bigint as its string). */
+  override toJSON(): Record<string, unknown> {
+    const value = typeof this.value === 'bigint' ? String(this.value) : this.value;
+    return { ...super.toJSON(), value };
+  }
+}
+
+/**
+ * Defaults and limits of a hotspot rule's optional fields. The default `capacity` depends on
+ * the rule: `min(capacityPerSecond × ⌈durationMs / 1000⌉, maxDefaultCapacity)` for `qps`,
+ * `concurrencyCapacity` for `concurrency` (Sentinel's `ParameterMetric` sizes).
+ */
+export const HOT_PARAM_RULE_DEFAULTS = Object.freeze({
+  /** Count calls per duration, per value (Sentinel's default grade QPS). */
+  metric: 'qps',
+  /** Sentinel's token bucket (`controlBehavior` DEFAULT). */
+  behavior: 'reject',
+  /** One second (Sentinel's `durationInSec = 1`). */
+  durationMs: 1000,
+  /** No extra tokens (Sentinel's `burstCount = 0`). */
+  burstCount: 0,
+  /** Strict pacing: a throttled call never queues (Sentinel's hotspot `maxQueueingTimeMs = 0`). */
+  maxQueueingTimeMs: 0,
+  /**
+   * Values a `qps` rule tracks per started second of `durationMs` (Sentinel's
+   * `BASE_PARAM_MAX_CAPACITY`). Sub-second and fractional durations round up to whole seconds,
+   * so no rule tracks fewer than 4000 values by default.
+   */
+  capacityPerSecond: 4000,
+  /** Most values a `qps` rule tracks by default (Sentinel's `TOTAL_MAX_CAPACITY`). */
+  maxDefaultCapacity: 200_000,
+  /** Values a `concurrency` rule tracks by default (Sentinel's `THREAD_COUNT_MAX_CAPACITY`). */
+  concurrencyCapacity: 4000,
+  /**
+   * The largest `capacity` accepted. The LRU allocates about 30 bytes per slot up front, so
+   * this bounds one rule's fixed cost at about 300 MB.
+   */
+  maxCapacity: 10_000_000,
+} as const);
+
+const FIELDS = [
+  'resource', 'paramIndex', 'paramKey', 'metric', 'threshold', 'behavior', 'durationMs',
+  'burstCount', 'maxQueueingTimeMs', 'capacity', 'specificItems', 'cluster',
+] as const;
+
+const COUNT = { min: 0, integer: true } as const;
+const QPS_CLUSTER: ClusterSupport = Object.freeze({});
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/**
+ * Validates one hotspot rule and resolves its defaults. Problems go to `reader`; the result is
+ * only meaningful when none were found.
+ */
+export function normalizeHotParamRule(input: unknown, path: string, reader: RuleReader): HotParamRule | undefined {
+  const D = HOT_PARAM_RULE_DEFAULTS;
+  const obj = reader.object(input, path);
+  if (obj === undefined) return undefined;
+  reader.knownKeys(obj, FIELDS, path);
+  const resource = reader.resource(obj, 'resource', path);
+
+  const paramIndex = reader.number(obj, 'paramIndex', path, { integer: true }, undefined);
+  const paramKey = reader.string(obj, 'paramKey', path, undefined);
+  if (obj.paramIndex === undefined && obj.paramKey === undefined) {
+    reader.fail(path, 'needs exactly one of paramIndex and paramKey, got neither');
+  } else if (obj.paramIndex !== undefined && obj.paramKey !== undefined) {
+    reader.fail(path, 'needs exactly one of paramIndex and paramKey, got both');
+  }
+
+  const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
+  const threshold = reader.number(obj, 'threshold', path, COUNT);
+  const behavior = reader.oneOf(obj, 'behavior', path, ['reject', 'throttle'], D.behavior);
+  if (metric === 'concurrency' && behavior !== 'reject') {
+    reader.fail(join(path, 'behavior'), `must be 'reject' for a concurrency rule, got '${behavior}'`);
+  }
+  const durationMs = reader.number(obj, 'durationMs', path, { above: 0, max: MAX_DURATION_MS }, D.durationMs);
+  const burstCount = reader.number(obj, 'burstCount', path, COUNT, D.burstCount);
+  const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0, max: MAX_DURATION_MS }, D.maxQueueingTimeMs);
+  const capacity = reader.number(obj, 'capacity', path, { min: 1, max: D.maxCapacity, integer: true }, defaultCapacity(metric, durationMs));
+  const specificItems = readSpecificItems(obj.specificItems, join(path, 'specificItems'), reader);
+  checkSafeBucket(threshold, burstCount, specificItems, path, reader);
+
+  // Sentinel's hotspot cluster mode is QPS only. Without a cluster backend, a cluster rule limits as its local rule.
+  const clusterSupport = metric === 'qps' ? QPS_CLUSTER : { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
+  const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport);
+  return {
+    resource,
+    ...(paramKey !== undefined ? { paramKey } : { paramIndex: paramIndex ?? 0 }),
+    metric,
+    threshold,
+    behavior,
+    durationMs,
+    burstCount,
+    maxQueueingTimeMs,
+    capacity,
+    specificItems,
+    ...(cluster ? { cluster } : {}),
+  };
+}
+
+/**
+ * Sentinel's sizes: `min(4000 × seconds, 200000)` for QPS rules, 4000 for concurrency.
+ * Sentinel's durations are whole seconds; ours round up, so a short duration never shrinks
+ * the LRU below 4000 values (a small LRU would forget busy values and let them start afresh).
+ */
+function defaultCapacity(metric: HotParamMetric, durationMs: number): number {
+  const D = HOT_PARAM_RULE_DEFAULTS;
+  if (metric === 'concurrency') return D.concurrencyCapacity;
+  return Math.min(D.capacityPerSecond * Math.ceil(durationMs / 1000), D.maxDefaultCapacity);
+}
+
+/** A frozen copy of the items (each an integer >= 0), in key order; `{}` when absent. */
+function readSpecificItems(value: unknown, path: string, reader: RuleReader): Readonly<Record<string, number>> {
+  if (value === undefined) return Object.freeze({});
+  const obj = reader.object(value, path);
+  if (obj === undefined) return Object.freeze({});
+  const entries: [string, number][] = [];
+  for (const key of Object.keys(obj)) {
+    const problem = numberProblem(obj[key], COUNT);
+    if (problem === undefined) entries.push([key, obj[key] as number]);
+    else reader.fail(itemPath(path, key), problem);
+  }
+  // Sorted, so reordering the items of an unchanged rule keeps its state across a reload (rules
+  // are matched by their JSON). fromEntries defines own properties: a '__proto__' item stays one.
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.freeze(Object.fromEntries(entries));
+}
+
+/** `specificItems.vip`, or `specificItems["10.0.0.1"]` when the key is not an identifier. */
+function itemPath(path: string, key: string): string {
+  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * A value's bucket holds `threshold + burstCount` tokens; keeping it a safe integer keeps the
+ * token arithmetic exact.
+ */
+function checkSafeBucket(
+  threshold: number,
+  burstCount: number,
+  items: Readonly<Record<string, number>>,
+  path: string,
+  reader: RuleReader,
+): void {
+  const limit = Number.MAX_SAFE_INTEGER;
+  if (threshold + burstCount > limit) {
+    reader.fail(join(path, 'threshold'), `threshold + burstCount must be at most ${limit}, got ${threshold + burstCount}`);
+  }
+  for (const key of Object.keys(items)) {
+    const item = items[key]!;
+    if (item + burstCount > limit) {
+      reader.fail(itemPath(join(path, 'specificItems'), key), `item + burstCount must be at most ${limit}, got ${item + burstCount}`);
+    }
+  }
 }

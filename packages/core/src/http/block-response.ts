@@ -1,7 +1,6 @@
-import type { BlockError } from '../errors/block-error';
-import type { FlowRule } from '../flow/flow-rule';
+import type { BlockError, Refusal } from '../kernel/errors';
 import { HTTP_DEFAULTS } from './http-defaults';
-import { quotaPolicy, rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+import { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
 
 /**
  * An RFC 9457 problem details body, with Floodgate's stable `code` and the guarded `resource`.
@@ -52,38 +51,22 @@ interface Shape {
   readonly status: number;
   readonly type: string;
   readonly title: string;
-  readonly detail: string;
 }
 
-const QUOTA_EXCEEDED = { type: `${PROBLEM_TYPES}quota-exceeded`, title: 'Request cannot be satisfied as assigned quota has been exceeded' };
-const REDUCED_CAPACITY = {
-  type: `${PROBLEM_TYPES}temporary-reduced-capacity`,
-  title: 'Request cannot be satisfied due to temporary server capacity constraints',
+/** How each kind of refusal is answered: the block error says why it refused, this says it in HTTP. */
+const SHAPES: { readonly [R in Refusal]: Shape } = {
+  quota: {
+    status: 429,
+    type: `${PROBLEM_TYPES}quota-exceeded`,
+    title: 'Request cannot be satisfied as assigned quota has been exceeded',
+  },
+  capacity: {
+    status: 503,
+    type: `${PROBLEM_TYPES}temporary-reduced-capacity`,
+    title: 'Request cannot be satisfied due to temporary server capacity constraints',
+  },
+  forbidden: { status: 403, type: 'about:blank', title: 'Forbidden' },
 };
-
-const SHAPES = {
-  flowQps: { status: 429, ...QUOTA_EXCEEDED, detail: 'The request rate limit of this resource was exceeded.' },
-  flowConcurrency: { status: 429, ...QUOTA_EXCEEDED, detail: 'The limit of concurrent requests to this resource was reached.' },
-  hotParam: { status: 429, ...QUOTA_EXCEEDED, detail: 'The request rate limit for this caller or parameter value was exceeded.' },
-  circuitOpen: { status: 503, ...REDUCED_CAPACITY, detail: 'The resource is temporarily unavailable: its circuit breaker is open.' },
-  system: { status: 503, ...REDUCED_CAPACITY, detail: 'The service is temporarily overloaded.' },
-  authority: { status: 403, type: 'about:blank', title: 'Forbidden', detail: 'The caller is not allowed to access this resource.' },
-} satisfies Record<string, Shape>;
-
-function shapeOf(error: BlockError): Shape {
-  switch (error.code) {
-    case 'ERR_FLOW_BLOCKED':
-      return (error.rule as FlowRule).metric === 'concurrency' ? SHAPES.flowConcurrency : SHAPES.flowQps;
-    case 'ERR_HOT_PARAM_BLOCKED':
-      return SHAPES.hotParam;
-    case 'ERR_CIRCUIT_OPEN':
-      return SHAPES.circuitOpen;
-    case 'ERR_AUTHORITY_BLOCKED':
-      return SHAPES.authority;
-    default:
-      return SHAPES.system;
-  }
-}
 
 /**
  * The one mapping from a block to an HTTP response, shared by every adapter so all answer
@@ -97,7 +80,7 @@ function shapeOf(error: BlockError): Shape {
  * res.writeHead(status, headers).end(json);
  */
 export function blockResponse(error: BlockError, options?: BlockResponseOptions): BlockResponse {
-  const shape = shapeOf(error);
+  const shape = SHAPES[error.refusal];
   const draft = options?.headers === undefined ? HTTP_DEFAULTS.headers : options.headers;
   const headers: Record<string, string> = { 'Content-Type': HTTP_DEFAULTS.contentType };
   if (error.retryAfterMs !== undefined) headers['Retry-After'] = String(Math.max(0, Math.ceil(error.retryAfterMs / 1000)));
@@ -106,7 +89,7 @@ export function blockResponse(error: BlockError, options?: BlockResponseOptions)
     const limits = rateLimitHeaders(error, draft);
     if (limits !== undefined) {
       Object.assign(headers, limits);
-      if (draft === 'draft-8') violated = [quotaPolicy(error)!.name];
+      if (draft === 'draft-8') violated = [error.quota()!.name];
     }
   }
   const { body, json } = problemOf(shape, error, violated);
@@ -122,14 +105,15 @@ const bodies = new Map<string, { readonly body: ProblemDetails; readonly json: s
  * most requests are blocked, and `JSON.stringify` would otherwise run on each.
  */
 function problemOf(shape: Shape, error: BlockError, violated: readonly string[] | undefined): { readonly body: ProblemDetails; readonly json: string } {
-  const key = `${shape.detail}\n${error.code}\n${violated?.[0] ?? ''}\n${error.resource}`;
+  const detail = error.detail;
+  const key = `${detail}\n${error.code}\n${violated?.[0] ?? ''}\n${error.resource}`;
   let cached = bodies.get(key);
   if (cached === undefined) {
     const body: ProblemDetails = Object.freeze({
       type: shape.type,
       title: shape.title,
       status: shape.status,
-      detail: shape.detail,
+      detail,
       code: error.code,
       resource: error.resource,
       ...(violated === undefined ? {} : { 'violated-policies': Object.freeze(violated) }),

@@ -1,4 +1,4 @@
-import type { Entry } from '../engine/entry';
+import type { Entry } from '../kernel/entry';
 
 /** What the HTTP layer needs of Node's `http.ServerResponse` (Express `res`, Koa `ctx.res`, Fastify `reply.raw`). */
 export interface HttpResponseLike {

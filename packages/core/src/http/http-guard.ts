@@ -1,7 +1,7 @@
-import { Entry } from '../engine/entry';
 import type { Floodgate } from '../engine/floodgate';
-import { isBlockError, type BlockError } from '../errors/block-error';
-import { RuleReader } from '../rules/rule-reader';
+import { Entry } from '../kernel/entry';
+import { isBlockError, type BlockError } from '../kernel/errors';
+import { RuleReader } from '../kernel/rule-reader';
 import { blockResponse, type BlockResponse } from './block-response';
 import { GuardedRequest, type HttpResponseLike } from './guarded-request';
 import { readHttpOptions, type NormalizedHttpOptions } from './normalize-http-options';
@@ -19,7 +19,7 @@ import { RoutePolicyRegistry } from './route-policy-registry';
 
 /**
  * What guarding a request decided: `undefined` (it passed: go on to the handler), a
- * {@link BlockError} (answer it with {@link HttpGuard.answer}), or `'aborted'` (the client left
+ * `BlockError` (answer it with {@link HttpGuard.answer}), or `'aborted'` (the client left
  * while the request was queued: answer nothing).
  */
 export type GuardVerdict = BlockError | 'aborted' | undefined;
@@ -34,6 +34,7 @@ interface Route {
 
 /** The entry options reused by every synchronous admission of a guard (tryEntry keeps none of them). */
 interface Scratch {
+  readonly inbound: true;
   origin: string;
   args: readonly unknown[];
   params: RouteParams | undefined;
@@ -74,7 +75,7 @@ export class HttpGuard<Req, F> {
   private readonly rules: RouteRules<Req, F> | undefined;
   private readonly fixed: RoutePolicy | undefined;
   private readonly byMethod = new Map<string, Map<string, RoutePolicy>>();
-  private readonly scratch: Scratch = { origin: '', args: NO_ARGS, params: undefined };
+  private readonly scratch: Scratch = { inbound: true, origin: '', args: NO_ARGS, params: undefined };
 
   private constructor(
     options: NormalizedHttpOptions<Req, F>,
@@ -288,7 +289,7 @@ export class HttpGuard<Req, F> {
     const args = policy.args(req, params);
     let entry: Entry;
     try {
-      entry = await this.engine.enter(policy.resource, { origin, args, params, signal: state.signal });
+      entry = await this.engine.enter(policy.resource, { inbound: true, origin, args, params, signal: state.signal });
     } catch (error) {
       if (isBlockError(error)) return error;
       if (state.closed) return 'aborted';

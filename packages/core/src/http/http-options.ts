@@ -1,6 +1,6 @@
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { Floodgate } from '../engine/floodgate';
-import type { BlockError } from '../errors/block-error';
+import type { BlockError } from '../kernel/errors';
 import type { FlowRuleOptions } from '../flow/flow-rule';
 import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';

@@ -1,5 +1,6 @@
 export { blockResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
-export { rateLimitHeaders, quotaPolicy, type RateLimitHeadersDraft, type QuotaPolicy } from './rate-limit-headers';
+export { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, type RouteParams } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-defaults';
 export type {

@@ -1,7 +1,6 @@
-import { floodgate as defaultFloodgate } from '../engine/default-floodgate';
-import type { Floodgate } from '../engine/floodgate';
-import type { BlockError } from '../errors/block-error';
-import { show, type RuleReader } from '../rules/rule-reader';
+import { floodgate as defaultFloodgate, type Floodgate } from '../engine/floodgate';
+import type { BlockError } from '../kernel/errors';
+import { show, type RuleReader } from '../kernel/rule-reader';
 import { HTTP_DEFAULTS } from './http-defaults';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
 
@@ -28,7 +27,7 @@ const DRAFTS: readonly RateLimitHeadersDraft[] = ['draft-6', 'draft-7', 'draft-8
 export function defaultIsFailure(status: number, error: unknown): boolean {
   if (status >= HTTP_DEFAULTS.failureStatus) return true;
   if (error === undefined) return false;
-  const e = error as { readonly status?: unknown; readonly statusCode?: unknown } | null;
+  const e = error as { readonly status?: unknown; readonly statusCode?: unknown };
   const code = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
   return !(code !== undefined && code >= 400 && code < 500);
 }

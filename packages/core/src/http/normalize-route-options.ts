@@ -1,7 +1,7 @@
-import { RuleValidationError } from '../errors/rule-validation-error';
-import { normalizeRuleList } from '../rules/normalize-rule-set';
-import { RuleReader, show } from '../rules/rule-reader';
-import type { RuleKind } from '../rules/rule-set';
+import { normalizeRuleSet } from '../engine/floodgate';
+import type { RuleKindKey as RuleKind } from '../engine/kinds';
+import { RuleValidationError } from '../kernel/errors';
+import { RuleReader, show } from '../kernel/rule-reader';
 import type { HttpParamReader } from './http-options';
 import { at, HTTP_OPTION_KEYS, readFunction, readHttpOptions, type NormalizedHttpOptions } from './normalize-http-options';
 import { RoutePattern } from './route-pattern';
@@ -185,7 +185,7 @@ function readRuleOf<Req>(
 /** Runs the engine's normalizer on one rule and copies its problems to `reader` under `path`. */
 function validateRule(kind: RuleKind, rule: Record<string, unknown>, path: string, reader: RuleReader): void {
   try {
-    normalizeRuleList(kind, [rule]);
+    normalizeRuleSet({ [kind]: [rule] });
   } catch (error) {
     if (!(error instanceof RuleValidationError)) throw error;
     const prefix = `${kind}[0]`;

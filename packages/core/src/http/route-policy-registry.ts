@@ -1,6 +1,6 @@
 import type { Floodgate } from '../engine/floodgate';
-import { RuleValidationError } from '../errors/rule-validation-error';
-import type { RuleSet, RuleSetOptions } from '../rules/rule-set';
+import type { RuleSetOptions } from '../engine/kinds';
+import { RuleValidationError } from '../kernel/errors';
 import { at } from './normalize-http-options';
 import type { RouteRules } from './normalize-route-options';
 import { RoutePolicy } from './route-policy';
@@ -15,9 +15,7 @@ const registries = new WeakMap<Floodgate, RoutePolicyRegistry>();
 export class RoutePolicyRegistry {
   private readonly policies = new Map<string, RoutePolicy>();
 
-  private constructor(private readonly engine: Floodgate) {
-    engine.on('rulesLoaded', (event) => this.refresh(event.rules));
-  }
+  private constructor(private readonly engine: Floodgate) {}
 
   /** The registry of `engine`, made on first use. */
   static of(engine: Floodgate): RoutePolicyRegistry {
@@ -42,11 +40,8 @@ export class RoutePolicyRegistry {
   declare(resource: string, rules: RouteRules<unknown, unknown>, path: string, context: string): RoutePolicy {
     let policy = this.policies.get(resource);
     if (policy === undefined) {
-      policy = new RoutePolicy(resource);
+      policy = new RoutePolicy(resource, this.engine);
       this.policies.set(resource, policy);
-      const found = inspect(this.engine.getRules(), this.engine);
-      policy.queues = found.queueing.has(resource);
-      policy.readsParams = found.keyed.has(resource);
     }
     if (rules.fallback !== undefined && policy.fallback !== undefined && policy.fallback !== rules.fallback) {
       throw new RuleValidationError(
@@ -75,31 +70,4 @@ export class RoutePolicyRegistry {
     if (rules.fallback !== undefined) policy.fallback = rules.fallback;
     return policy;
   }
-
-  private refresh(rules: RuleSet): void {
-    if (this.policies.size === 0) return;
-    const found = inspect(rules, this.engine);
-    for (const policy of this.policies.values()) {
-      policy.queues = found.queueing.has(policy.resource);
-      policy.readsParams = policy.readerCount > 0 || found.keyed.has(policy.resource);
-    }
-  }
-}
-
-/**
- * The resources whose rules may make a call wait (throttling flow and hotspot rules, cluster
- * rules), and those with hotspot rules reading a named parameter (`paramKey`).
- */
-function inspect(rules: RuleSet, engine: Floodgate): { readonly queueing: Set<string>; readonly keyed: Set<string> } {
-  const cluster = engine.cluster !== undefined;
-  const queueing = new Set<string>();
-  const keyed = new Set<string>();
-  for (const rule of rules.flow) {
-    if (rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle' || (cluster && rule.cluster !== undefined)) queueing.add(rule.resource);
-  }
-  for (const rule of rules.hotParams) {
-    if ((rule.behavior === 'throttle' && rule.maxQueueingTimeMs > 0) || (cluster && rule.cluster !== undefined)) queueing.add(rule.resource);
-    if (rule.paramKey !== undefined) keyed.add(rule.resource);
-  }
-  return { queueing, keyed };
 }

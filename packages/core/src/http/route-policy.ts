@@ -1,3 +1,4 @@
+import type { Floodgate } from '../engine/floodgate';
 import type { HttpParamReader } from './http-options';
 import type { RouteParams } from './route-pattern';
 
@@ -5,9 +6,9 @@ const NO_ARGS: readonly unknown[] = Object.freeze([]);
 
 /**
  * What the HTTP layer knows of one HTTP resource (a route) on one engine: how to read the
- * values of its function-valued hotspot params, its fallback, and whether its rules in force
- * may queue a request (then it is entered with `enter()` and an abort signal, else with the
- * cheaper `tryEntry()`). Shared by every Floodgate middleware that guards the route, so a
+ * values of its function-valued hotspot params and its fallback; and, from the engine, whether
+ * its rules in force may queue a request (then it is entered with `enter()` and an abort
+ * signal, else with the cheaper `tryEntry()`) and whether they read route parameters. Shared by every Floodgate middleware that guards the route, so a
  * request enters each resource once whichever middleware gets there first.
  */
 export class RoutePolicy {
@@ -15,14 +16,23 @@ export class RoutePolicy {
   readonly resource: string;
   /** The route's fallback, if one was declared. */
   fallback: unknown = undefined;
-  /** Whether the rules in force on the resource may queue a request (throttling, cluster rules). */
-  queues = false;
-  /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
-  readsParams = false;
   private readonly readers: HttpParamReader<unknown>[] = [];
 
-  constructor(resource: string) {
+  constructor(
+    resource: string,
+    private readonly engine: Floodgate,
+  ) {
     this.resource = resource;
+  }
+
+  /** Whether the rules in force on the resource may queue an inbound request (throttling, cluster rules). */
+  get queues(): boolean {
+    return this.engine.resourceInfo(this.resource).inboundMayWait;
+  }
+
+  /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
+  get readsParams(): boolean {
+    return this.readers.length > 0 || this.engine.resourceInfo(this.resource).paramKeys.length > 0;
   }
 
   /** How many function-valued params the route reads: the next one's `paramIndex`. */
@@ -33,7 +43,6 @@ export class RoutePolicy {
   /** Adds a function-valued param; hotspot rules read it at `paramIndex` {@link RoutePolicy.readerCount} − 1. */
   addReader(reader: HttpParamReader<unknown>): void {
     this.readers.push(reader);
-    this.readsParams = true;
   }
 
   /** The entry's `args`: the value of each function-valued param. Allocates only when there is one. */

@@ -21,7 +21,6 @@ function engine(): { clock: ManualClock; fg: Floodgate } {
 }
 
 /** A decorator with its type erased, to apply it where TypeScript would refuse it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const loose = (decorator: GuardDecorator): any => decorator;
 
 /** A NestJS-style decorator that keeps metadata on the method function itself. */

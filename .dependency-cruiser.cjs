@@ -1,0 +1,61 @@
+// The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
+// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators <- adapters.
+// Type-only imports count too: a cycle of types is still a cycle to read.
+const KINDS = '(authority|flow|circuit-breaker|hot-param|system)';
+const CORE = '^packages/core/src/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-cycles', severity: 'error', comment: 'No import cycles anywhere.', from: {}, to: { circular: true } },
+    {
+      name: 'kernel-stands-alone',
+      severity: 'error',
+      comment: 'The kernel imports nothing else in core.',
+      from: { path: `${CORE}kernel/` },
+      to: { path: CORE, pathNot: `${CORE}kernel/` },
+    },
+    {
+      name: 'kinds-import-only-the-kernel',
+      severity: 'error',
+      comment: 'A rule kind imports only the kernel and its own folder: never the engine, another kind, cluster, http or decorators.',
+      from: { path: `${CORE}${KINDS}/` },
+      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}$1/`] },
+    },
+    {
+      name: 'cluster-wraps-through-the-kernel',
+      severity: 'error',
+      comment: 'The cluster wrapper knows kinds only through the kernel contract.',
+      from: { path: `${CORE}cluster/` },
+      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}cluster/`] },
+    },
+    {
+      name: 'engine-is-below-http-and-decorators',
+      severity: 'error',
+      comment: 'The engine composes kinds; http and decorators build on it, never the reverse.',
+      from: { path: `${CORE}(engine|kernel|cluster|${KINDS.slice(1, -1)})/` },
+      to: { path: `${CORE}(http|decorators)/` },
+    },
+    {
+      name: 'http-and-decorators-apart',
+      severity: 'error',
+      comment: 'The HTTP layer and the decorators do not know each other.',
+      from: { path: `${CORE}(http|decorators)/` },
+      to: { path: `${CORE}(http|decorators)/`, pathNot: `${CORE}$1/` },
+    },
+    {
+      name: 'packages-use-core-entry-points',
+      severity: 'error',
+      comment: "Other packages import @floodgate/core's public entry points, never its files.",
+      from: { path: '^packages/(?!core/)[^/]+/src/' },
+      to: { path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$)' },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.check.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|node_modules)/' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['@floodgate/source', 'import', 'require', 'node', 'default'] },
+  },
+};

@@ -1,0 +1,119 @@
+import type { Entry } from '../kernel/entry';
+import { BlockError, type Refusal } from '../kernel/errors';
+import type { Checker, CheckResult, CompileContext, EventSink, RuleKind } from '../kernel/rule-kind';
+import { BreakerStateMachine } from './breaker';
+import {
+  normalizeCircuitBreakerRule,
+  type CircuitBreakerRule,
+  type CircuitBreakerRuleOptions,
+  type CircuitBreakerStatus,
+  type CircuitStateChangeEvent,
+} from './circuit-breaker-rule';
+import { createBreakerStrategy } from './strategies';
+
+/**
+ * A circuit breaker on the resource is open, or half-open with its probes taken. Code
+ * `ERR_CIRCUIT_OPEN`; `rule` is the breaker's rule. `retryAfterMs` is the time left until
+ * probing while open; while half-open with every probe taken, the time until the oldest
+ * running probe times out (by then the half-open period is decided).
+ *
+ * @example
+ * const result = fg.tryEntry('getUser');
+ * if (result instanceof CircuitOpenError) res.set('Retry-After', String(Math.ceil(result.retryAfterMs! / 1000)));
+ */
+export class CircuitOpenError extends BlockError<CircuitBreakerRule> {
+  get code(): 'ERR_CIRCUIT_OPEN' {
+    return 'ERR_CIRCUIT_OPEN';
+  }
+  get kind(): 'circuitBreaker' {
+    return 'circuitBreaker';
+  }
+  get refusal(): Refusal {
+    return 'capacity';
+  }
+  get detail(): string {
+    return 'The resource is temporarily unavailable: its circuit breaker is open.';
+  }
+  get name(): string {
+    return 'CircuitOpenError';
+  }
+  get message(): string {
+    return `Circuit breaker (${this.rule.strategy}) on "${this.resource}" is open`;
+  }
+}
+
+/**
+ * One circuit breaker rule on one resource, as the engine runs it: checks calls against the
+ * breaker's state, records every completion, reports its state, and emits
+ * `circuitStateChange` on each transition. Kept across reloads while its rule is unchanged.
+ */
+export class CircuitBreakerChecker implements Checker {
+  private readonly machine: BreakerStateMachine;
+  private retired = false;
+
+  constructor(
+    readonly rule: CircuitBreakerRule,
+    events: EventSink,
+  ) {
+    const resource = rule.resource;
+    this.machine = new BreakerStateMachine(rule, createBreakerStrategy(rule), (from, to, value) => {
+      if (this.retired || !events.has('circuitStateChange')) return;
+      const event: CircuitStateChangeEvent = { resource, rule, from, to, value };
+      events.emit('circuitStateChange', event);
+    });
+  }
+
+  /**
+   * Its rule is no longer in force: calls admitted under it still exit through it, but its
+   * transitions are no longer announced.
+   */
+  retire(): void {
+    this.retired = true;
+  }
+
+  /**
+   * Closed: passes. Open: refuses with a {@link CircuitOpenError} whose `retryAfterMs` is the
+   * time left until probing. Half-open: lets the call through as a probe while probes are
+   * left, else refuses it, with `retryAfterMs` the time until the oldest running probe times
+   * out (by then the half-open period is decided, one way or the other).
+   */
+  check(entry: Entry, now: number): CheckResult {
+    if (this.machine.state === 'closed') return undefined;
+    const decision = this.machine.tryPass(now);
+    if (decision === undefined) return undefined;
+    if (typeof decision === 'number') {
+      return new CircuitOpenError({ resource: entry.resource, rule: this.rule, retryAfterMs: decision, origin: entry.origin });
+    }
+    entry.attach(decision);
+    return undefined;
+  }
+
+  /** Records the completed call: error from `entry.traceError()`, slow from `rtMs`. */
+  onExit(entry: Entry, now: number, rtMs: number): void {
+    this.machine.onComplete(now, rtMs, entry.hasError);
+  }
+
+  /** The breaker's state at `now`. */
+  status(now: number): CircuitBreakerStatus {
+    return this.machine.status(now);
+  }
+}
+
+/**
+ * Compiles one resource's circuit breaker rules: one breaker per rule, in rule order. A rule
+ * identical to one in force before keeps that breaker (its state, window and running probes);
+ * a new or changed rule starts a fresh, closed breaker.
+ */
+function compileCircuitBreakerRules(rules: readonly CircuitBreakerRule[], ctx: CompileContext) {
+  return { checkers: rules.map((rule) => ctx.reuse(rule, () => new CircuitBreakerChecker(rule, ctx.events))) };
+}
+
+/** Circuit breaker rules: slow-call ratio, error ratio and error count, with half-open probing. */
+export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> = {
+  key: 'circuitBreakers',
+  scope: 'resource',
+  codes: { ERR_CIRCUIT_OPEN: 'A circuit breaker on the resource is open.' },
+  normalize: normalizeCircuitBreakerRule,
+  resourceOf: (rule) => rule.resource,
+  compile: compileCircuitBreakerRules,
+};

@@ -1,0 +1,161 @@
+import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterRuleConfig, ClusterUnavailable } from '../kernel/cluster-contract';
+import type { Entry } from '../kernel/entry';
+import {
+  DECIDE_LOCALLY,
+  type AsyncCheckResult,
+  type Checker,
+  type CheckResult,
+  type ClusterBinding,
+  type ClusterRequest,
+  type CompileContext,
+  type EntryAttachment,
+} from '../kernel/rule-kind';
+
+/** A rule that may take the `cluster` field. */
+type ClusterRule = { readonly resource?: string; readonly cluster?: ClusterRuleConfig };
+
+/**
+ * Names cluster rules in the shared store. A rule's key must be the same in every instance
+ * running that rule without any coordination, so it is derived from what the rule counts
+ * (its kind, resource and what the kind says identifies it), not from its threshold: instances
+ * rolling out a new threshold still share one count. Two rules of one resource that count the
+ * same thing are told apart by their order (`#0`, `#1`).
+ */
+export class ClusterKeys {
+  private readonly seen = new Map<string, number>();
+
+  /** The key of the next rule with this identity. */
+  next(parts: readonly string[]): string {
+    const identity = parts.join('|');
+    const nth = this.seen.get(identity) ?? 0;
+    this.seen.set(identity, nth + 1);
+    return `${identity}#${nth}`;
+  }
+}
+
+/**
+ * Wraps the checkers of a kind's rules that have `cluster` set so they take their decision from
+ * the engine's cluster backend; rules without `cluster`, and every rule without a backend, are
+ * left as they are. Limiters are kept across reloads while their spec is unchanged (and with
+ * them, their leases).
+ */
+export function withCluster<R extends ClusterRule>(
+  binding: ClusterBinding<R> | undefined,
+  rules: readonly R[],
+  checkers: readonly Checker[],
+  backend: ClusterBackend | undefined,
+  ctx: CompileContext,
+): readonly Checker[] {
+  if (binding === undefined || backend === undefined || !rules.some((rule) => rule.cluster !== undefined)) return checkers;
+  const keys = new ClusterKeys();
+  return checkers.map((local, i) => {
+    const rule = rules[i]!;
+    if (rule.cluster === undefined) return local;
+    const spec = binding.spec(rule, keys.next(binding.identity(rule)));
+    const limiter = ctx.reuse({ limiter: spec, backend: backend.name }, () => backend.limiter(spec));
+    return new ClusterChecker(rule, rule.cluster, local, binding, limiter, backend.name, ctx);
+  });
+}
+
+/**
+ * One cluster rule as the engine runs it. `enter()`/`run()` ask the shared store (through the
+ * rule's {@link ClusterLimiter}); when the store cannot answer in time, or fails in any way,
+ * the rule falls back: with `fallbackToLocal` its local check decides, at admission, together
+ * with every other local check (so a concurrent burst cannot pass a local rule while Redis is
+ * away), else the call passes. A sync `entry()` cannot wait for the store: it decides from
+ * tokens leased to this instance where the rule leases, else by the local check.
+ */
+export class ClusterChecker<R extends ClusterRule> implements Checker {
+  /** Cluster rules ask the store, so `enter()` takes the asynchronous path. */
+  readonly mayWait = true;
+
+  constructor(
+    readonly rule: R,
+    private readonly cluster: ClusterRuleConfig,
+    /** The same rule decided in process: the fallback, and the sync path. */
+    private readonly local: Checker,
+    private readonly binding: ClusterBinding<R>,
+    private readonly limiter: ClusterLimiter,
+    private readonly backend: string,
+    private readonly ctx: CompileContext,
+  ) {}
+
+  check(entry: Entry, now: number, canWait: boolean): CheckResult {
+    if (this.binding.leases) {
+      const request = this.binding.request(this.rule, this.local, entry);
+      if (request === undefined) return undefined;
+      const leased = request.each ? undefined : this.limiter.tryAcquireLeased(entry.acquireCount, request.scopes[0]!);
+      if (leased === true) return undefined;
+      if (leased === false) return this.binding.refuse(this.rule, entry, request, { status: 'block', retryAfterMs: undefined });
+    }
+    return this.local.check(entry, now, canWait);
+  }
+
+  async checkAsync(entry: Entry): Promise<AsyncCheckResult> {
+    const request = this.binding.request(this.rule, this.local, entry);
+    if (request === undefined) return undefined;
+    let decision: ClusterDecision;
+    try {
+      decision = await this.ask(entry.acquireCount, request);
+    } catch (error) {
+      decision = { status: 'unavailable', reason: 'error', error };
+    }
+    if (decision.status === 'unavailable') return this.fallBack(entry, decision);
+    if (decision.recoveredAfterMs !== undefined) {
+      this.ctx.events.emit('clusterRecover', { backend: this.backend, downForMs: decision.recoveredAfterMs });
+    }
+    switch (decision.status) {
+      case 'pass':
+        if (this.limiter.release !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes));
+        return undefined;
+      case 'wait':
+        return decision.waitMs;
+      case 'block':
+        return this.binding.refuse(this.rule, entry, request, decision);
+    }
+  }
+
+  private ask(acquireCount: number, request: ClusterRequest): Promise<ClusterDecision> {
+    if (!request.each) return this.limiter.acquire(acquireCount, request.scopes[0]!, request.thresholds?.[0]);
+    if (this.limiter.acquireEach === undefined) {
+      return Promise.resolve({ status: 'unavailable', reason: 'error', error: new TypeError(`the ${this.backend} cluster limiter has no acquireEach(), needed for array values`) });
+    }
+    return this.limiter.acquireEach(acquireCount, request.scopes, request.thresholds ?? []);
+  }
+
+  private fallBack(entry: Entry, decision: ClusterUnavailable): AsyncCheckResult {
+    const local = this.cluster.fallbackToLocal;
+    const events = this.ctx.events;
+    if (events.has('clusterFallback')) {
+      events.emit('clusterFallback', {
+        resource: entry.resource,
+        rule: this.rule,
+        backend: this.backend,
+        reason: decision.reason,
+        ...(decision.error !== undefined ? { error: decision.error } : {}),
+        decidedBy: local ? 'local' : 'pass',
+      });
+    }
+    return local ? DECIDE_LOCALLY : undefined;
+  }
+}
+
+/** Gives shared tokens back when the call they admitted does not run (best effort). */
+class StoreRefund implements EntryAttachment {
+  constructor(
+    private readonly limiter: ClusterLimiter,
+    private readonly scopes: readonly string[],
+  ) {}
+
+  exited(): void {
+    // The call ran: its tokens were spent.
+  }
+
+  released(entry: Entry): void {
+    try {
+      this.limiter.release!(entry.acquireCount, this.scopes);
+    } catch {
+      // Best effort: the store keeps the tokens.
+    }
+  }
+}

@@ -1,0 +1,230 @@
+import { join, type RuleReader } from './rule-reader';
+
+
+/**
+ * Why a cluster check was decided without the shared store: it did not answer within the
+ * backend's timeout (`'timeout'`), answered with an error (`'error'`), its connection is not
+ * ready (`'notReady'`), or the backend's breaker is open after repeated failures and the store
+ * is not being asked until its cool-down ends (`'breakerOpen'`).
+ */
+export type ClusterUnavailableReason = 'timeout' | 'error' | 'notReady' | 'breakerOpen';
+
+/** What every {@link ClusterDecision} carries. */
+interface ClusterDecisionBase {
+  /**
+   * Set on the first answer from the store after it was declared down (its breaker opened):
+   * how long it was down, in ms. The engine emits `clusterRecover` then.
+   */
+  readonly recoveredAfterMs?: number;
+}
+
+/** The store admitted the call. */
+export interface ClusterPass extends ClusterDecisionBase {
+  readonly status: 'pass';
+}
+
+/** The store reserved a slot `waitMs` from now (a `throttle` rule queues the call). */
+export interface ClusterWait extends ClusterDecisionBase {
+  readonly status: 'wait';
+  readonly waitMs: number;
+}
+
+/** The store refused the call: the shared limit is reached. */
+export interface ClusterBlock extends ClusterDecisionBase {
+  readonly status: 'block';
+  /** ms until a retry could pass, where known. */
+  readonly retryAfterMs: number | undefined;
+  /** For {@link ClusterLimiter.acquireEach}: the position of the scope that was refused. */
+  readonly index?: number;
+}
+
+/** The store could not decide; the rule falls back (to the local rule, or lets the call pass). */
+export interface ClusterUnavailable {
+  readonly status: 'unavailable';
+  readonly reason: ClusterUnavailableReason;
+  /** The error the store answered with, for `'error'`. */
+  readonly error?: unknown;
+}
+
+/** The answer of {@link ClusterLimiter.acquire}. */
+export type ClusterDecision = ClusterPass | ClusterWait | ClusterBlock | ClusterUnavailable;
+
+/** What a cluster rule asks its backend to enforce, shared by every instance. */
+interface ClusterLimiterSpecBase {
+  /**
+   * The rule's identity in the store, the same in every instance that runs the same rule
+   * (derived from the resource and what the rule counts, not from its threshold, so instances
+   * rolling out a new threshold still share one count).
+   */
+  readonly key: string;
+  /** The rule's threshold: per instance for `'perInstance'`, for all of them for `'global'`. */
+  readonly threshold: number;
+  readonly thresholdType: ClusterThresholdType;
+}
+
+/**
+ * A `reject` flow rule: passes while the calls admitted in the sliding window (2 buckets of
+ * 500 ms, as local rules) + acquireCount <= threshold.
+ */
+export interface ClusterWindowSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'window';
+  /** Tokens an instance leases per round trip; 0 asks the store on every call. */
+  readonly leaseTokens: number;
+}
+
+/** A `throttle` flow rule: calls spaced `1000 * acquireCount / threshold` ms apart, shared. */
+export interface ClusterPaceSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'pace';
+  /** Longest wait a call may be queued for; beyond it, the call is blocked. */
+  readonly maxQueueingTimeMs: number;
+  /** The pacing window in ms (1000 for flow rules, the rule's `durationMs` for hotspot rules). */
+  readonly durationMs: number;
+}
+
+/**
+ * A QPS `reject` hotspot rule: a token bucket per parameter value of `threshold + burstCount`
+ * tokens, refilled once a full `durationMs` has passed (Sentinel's ParamFlowChecker).
+ */
+export interface ClusterTokenBucketSpec extends ClusterLimiterSpecBase {
+  readonly kind: 'tokenBucket';
+  readonly burstCount: number;
+  readonly durationMs: number;
+}
+
+/** What a cluster rule asks its backend to enforce. */
+export type ClusterLimiterSpec = ClusterWindowSpec | ClusterPaceSpec | ClusterTokenBucketSpec;
+
+/**
+ * One cluster rule's handle on the backend, made once when rules compile. `scope` separates
+ * counts within a rule: the origin for `limitOrigin: 'other'` rules, the parameter value for
+ * hotspot rules, `''` otherwise.
+ */
+export interface ClusterLimiter {
+  /**
+   * Asks the store for `acquireCount` tokens. Never rejects and never waits longer than the
+   * backend's timeout: failures come back as {@link ClusterUnavailable}.
+   * @param threshold - overrides the spec's threshold for this call (a hotspot rule's
+   * `specificItems`).
+   */
+  acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision>;
+  /**
+   * As {@link ClusterLimiter.acquire} for several scopes at once (a hotspot rule's array
+   * argument: each element is a value), all or nothing: when one scope is refused, none is
+   * charged, and the block names the refused scope's position. Implemented by the limiters of
+   * hotspot rules (`'tokenBucket'`, and `'pace'`).
+   * @param thresholds - each scope's threshold, in order.
+   */
+  acquireEach?(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision>;
+  /**
+   * Decides synchronously from tokens already leased to this instance: `true` (taken), `false`
+   * (the shared limit is known to be reached for now) or `undefined` (nothing leased: the caller
+   * decides by the local rule). Without leasing, always `undefined`.
+   */
+  tryAcquireLeased(acquireCount: number, scope: string): boolean | undefined;
+  /**
+   * Gives back tokens an earlier `acquire` (or `acquireEach`) took, for a call that was then
+   * refused by a later check or cancelled: best effort, never awaited by the caller, never
+   * rejects. Optional: without it, such a call keeps its shared tokens.
+   */
+  release?(acquireCount: number, scopes: readonly string[]): void;
+}
+
+/**
+ * A shared store that cluster rules take their decisions from, so limits hold across every
+ * process. `@floodgate/redis` provides one (`redisCluster()`); the engine takes it as the
+ * `cluster` option and asks it for a {@link ClusterLimiter} per cluster rule when rules load.
+ */
+export interface ClusterBackend {
+  /** A name for logs and events, e.g. `'redis'`. */
+  readonly name: string;
+  /**
+   * A handle for one cluster rule. Called when rules compile, never per call; the engine keeps
+   * the limiter of a rule that did not change across reloads (and with it, its leases).
+   */
+  limiter(spec: ClusterLimiterSpec): ClusterLimiter;
+}
+
+/** How a cluster rule's threshold is shared between instances. */
+export type ClusterThresholdType = 'global' | 'perInstance';
+
+/**
+ * Cluster settings of a flow or hotspot rule: with `cluster` set and a cluster backend given
+ * to the engine, the rule takes its decision from the shared store, so the limit holds across
+ * every process.
+ */
+export interface ClusterRuleOptions {
+  /**
+   * `'global'`: the threshold is shared by all instances; `'perInstance'`: the threshold is
+   * multiplied by the number of live instances.
+   * @defaultValue 'global'
+   */
+  readonly thresholdType?: ClusterThresholdType;
+  /**
+   * When the backend is slow or down: `true` decides by the local rule, `false` lets the call
+   * pass.
+   * @defaultValue true
+   */
+  readonly fallbackToLocal?: boolean;
+  /**
+   * Tokens an instance takes from the store per round trip (`reject` flow rules only), for
+   * high-rate rules: calls are then decided in process from the lease, and a sync `entry()` can
+   * use it too. Leased tokens count as admitted in the store when leased and expire at the end
+   * of the 500 ms bucket they were leased in, so the limit is never exceeded, but unused leased
+   * tokens are lost: the cluster may admit up to `leaseTokens - 1` fewer calls per instance per
+   * bucket than the threshold. `0` asks the store on every call.
+   * @defaultValue 0
+   */
+  readonly leaseTokens?: number;
+}
+
+/** {@link ClusterRuleOptions} with every default resolved. */
+export interface ClusterRuleConfig {
+  readonly thresholdType: ClusterThresholdType;
+  readonly fallbackToLocal: boolean;
+  readonly leaseTokens: number;
+}
+
+/** Defaults of a rule's `cluster` settings. */
+export const CLUSTER_RULE_DEFAULTS = Object.freeze({
+  /** One threshold shared by every instance. */
+  thresholdType: 'global',
+  /** Decide locally while the backend is unavailable (Sentinel's `fallbackToLocalWhenFail`). */
+  fallbackToLocal: true,
+  /** No leasing: one round trip to the store per call. */
+  leaseTokens: 0,
+} as const);
+
+/** Which cluster settings a rule can take, from what kind of rule it is. */
+export interface ClusterSupport {
+  /** Why this rule cannot be a cluster rule at all; `undefined` when it can. */
+  readonly unsupported?: string | undefined;
+  /** Whether the rule may lease tokens (`reject` flow rules). @defaultValue false */
+  readonly leasable?: boolean;
+}
+
+/**
+ * Validates a rule's `cluster` field; `undefined` when absent. `support` says what the rule can
+ * take (a rule kind the backend cannot enforce is rejected at load, not ignored).
+ */
+export function normalizeClusterOptions(
+  value: unknown,
+  path: string,
+  reader: RuleReader,
+  support: ClusterSupport = {},
+): ClusterRuleConfig | undefined {
+  if (value === undefined) return undefined;
+  const at = join(path, 'cluster');
+  const obj = reader.object(value, at);
+  if (obj === undefined) return undefined;
+  if (support.unsupported !== undefined) reader.fail(at, support.unsupported);
+  reader.knownKeys(obj, ['thresholdType', 'fallbackToLocal', 'leaseTokens'], at);
+  const leaseTokens = reader.number(obj, 'leaseTokens', at, { min: 0, integer: true }, CLUSTER_RULE_DEFAULTS.leaseTokens);
+  if (leaseTokens > 0 && support.leasable !== true) {
+    reader.fail(join(at, 'leaseTokens'), `applies to flow rules with behavior 'reject' only, got ${leaseTokens}`);
+  }
+  return {
+    thresholdType: reader.oneOf(obj, 'thresholdType', at, ['global', 'perInstance'], CLUSTER_RULE_DEFAULTS.thresholdType),
+    fallbackToLocal: reader.boolean(obj, 'fallbackToLocal', at, CLUSTER_RULE_DEFAULTS.fallbackToLocal),
+    leaseTokens,
+  };
+}

@@ -1,0 +1,214 @@
+import type { Clock } from './clock';
+import { isBlockError, TimeoutError } from './errors';
+import type { StatisticNode } from './statistic-node';
+
+/** Told of every completed call that passed (a circuit breaker's checker). */
+export interface ExitHook {
+  onExit(entry: Entry, now: number, rtMs: number): void;
+}
+
+/**
+ * Something a check took for one call and must give back: a hotspot token or concurrency
+ * counter, a pacing slot, a breaker's probe. Attached with `Entry.attach`.
+ */
+export interface EntryAttachment {
+  /** The call passed every check and has now exited. */
+  exited(entry: Entry, now: number, rtMs: number): void;
+  /**
+   * The call will not run: a later check refused it, it was cancelled, or it left a queue.
+   * Give back what was taken, unless a later call has built on it.
+   */
+  released(entry: Entry, now: number): void;
+}
+const NO_ARGS
+: readonly unknown[] = Object.freeze([]);
+const NO_HOOKS: readonly ExitHook[] = Object.freeze([]);
+
+const enum Phase {
+  /** Being checked: not admitted yet. */
+  Checking,
+  /** Admitted: counted as passed and in flight. */
+  Admitted,
+  /** Exited: its completion was recorded. */
+  Exited,
+  /** Cancelled: given back before it ran, as if never admitted. */
+  Cancelled,
+}
+
+/**
+ * One guarded call that passed its checks. Report business errors with
+ * {@link Entry.traceError} and always call {@link Entry.exit}, which records the response time
+ * and releases concurrency. Exiting twice is harmless.
+ *
+ * A caller that admitted a call and then decides not to run it (another guard of the same
+ * request refused it) calls {@link Entry.cancel} instead: everything the call took is given back.
+ */
+export class Entry {
+  /** The guarded resource. */
+  readonly resource: string;
+  /** How many tokens the call takes. @defaultValue 1 */
+  readonly acquireCount: number;
+  /** Who is calling (`''` when not given). */
+  readonly origin: string;
+  /** Whether the call is inbound (made by an HTTP adapter, or given `inbound: true`): system rules apply. */
+  readonly inbound: boolean;
+  /** The call's arguments, for hotspot rules. */
+  readonly args: readonly unknown[];
+  /** Named parameters, for hotspot rules with `paramKey`. */
+  readonly params: Readonly<Record<string, unknown>> | undefined;
+
+  /** @internal When the call started (clock ms): its response time runs from here to `exit()`. */
+  startedAt: number;
+  /** @internal When the call was counted as passed (clock ms), to undo that count on `cancel()`. */
+  admittedAt = 0;
+  /** @internal The resource's statistics; `undefined` when the resource is not tracked. */
+  node: StatisticNode | undefined;
+  /** @internal The statistics of this origin on the resource, when origin rules need them. */
+  originNode: StatisticNode | undefined = undefined;
+  /** @internal The statistics of every inbound call, for inbound entries. */
+  inboundNode: StatisticNode | undefined = undefined;
+  /** @internal Told of the call's completion (circuit breakers). */
+  exitHooks: readonly ExitHook[] = NO_HOOKS;
+  /** @internal What checks took for this call, released on exit, refusal or cancellation. */
+  attachments: EntryAttachment[] | undefined = undefined;
+
+  private readonly clock: Clock;
+  private phase = Phase.Checking;
+  private errorValue: unknown = undefined;
+  private errored = false;
+
+  /** @internal Made by the engine. */
+  constructor(
+    clock: Clock,
+    resource: string,
+    now: number,
+    acquireCount: number,
+    origin: string,
+    inbound: boolean,
+    args: readonly unknown[] | undefined,
+    params: Readonly<Record<string, unknown>> | undefined,
+  ) {
+    this.clock = clock;
+    this.resource = resource;
+    this.startedAt = now;
+    this.acquireCount = acquireCount;
+    this.origin = origin;
+    this.inbound = inbound;
+    this.args = args ?? NO_ARGS;
+    this.params = params;
+    this.node = undefined;
+  }
+
+  /** When the call started (clock ms; after its queueing wait, if it waited). */
+  get createdAt(): number {
+    return this.startedAt;
+  }
+
+  /** Whether a business error was traced. */
+  get hasError(): boolean {
+    return this.errored;
+  }
+
+  /** The traced business error, if any. */
+  get error(): unknown {
+    return this.errorValue;
+  }
+
+  /** Whether the call has ended (`exit()` or `cancel()`). */
+  get exited(): boolean {
+    return this.phase === Phase.Exited || this.phase === Phase.Cancelled;
+  }
+
+  /**
+   * Records a business error for this call; circuit breakers count it when the entry exits.
+   * Block errors (from a nested guarded call) are not business errors and are ignored, as are
+   * calls after the entry ended.
+   */
+  traceError(error: unknown): void {
+    if (this.exited || isBlockError(error)) return;
+    this.errorValue = error;
+    this.errored = true;
+  }
+
+  /** @internal Keeps what a check took, to release when the call ends or is refused. */
+  attach(attachment: EntryAttachment): void {
+    (this.attachments ??= []).push(attachment);
+  }
+
+  /** @internal The engine counted the call as passed and in flight at `now`. */
+  admitted(now: number): void {
+    this.phase = Phase.Admitted;
+    this.admittedAt = now;
+  }
+
+  /** @internal A check refused the call before it was admitted: gives back what earlier checks took. */
+  refused(now: number): void {
+    this.phase = Phase.Cancelled;
+    releaseAll(this, now);
+  }
+
+  /** Ends the call: records its response time and releases what it holds. Idempotent. */
+  exit(): void {
+    if (this.phase !== Phase.Admitted) return;
+    this.phase = Phase.Exited;
+    const now = this.clock.now();
+    const rtMs = now - this.startedAt;
+    const count = this.acquireCount;
+    const errored = this.errored;
+    const timedOut = errored && this.errorValue instanceof TimeoutError;
+    const node = this.node;
+    if (node !== undefined) {
+      node.addExit(now, count, rtMs, errored, timedOut);
+      node.concurrency--;
+    }
+    const originNode = this.originNode;
+    if (originNode !== undefined) {
+      originNode.addExit(now, count, rtMs, errored, timedOut);
+      originNode.concurrency--;
+    }
+    const inboundNode = this.inboundNode;
+    if (inboundNode !== undefined) {
+      inboundNode.addExit(now, count, rtMs, errored, timedOut);
+      inboundNode.concurrency--;
+    }
+    const hooks = this.exitHooks;
+    for (let i = 0; i < hooks.length; i++) hooks[i]!.onExit(this, now, rtMs);
+    const attachments = this.attachments;
+    if (attachments !== undefined) for (let i = 0; i < attachments.length; i++) attachments[i]!.exited(this, now, rtMs);
+  }
+
+  /**
+   * Gives the call back before it ran, as if it had never been admitted: its pass in the current
+   * window, its concurrency, its hotspot tokens and pacing slot are returned, and its completion
+   * is never recorded. For callers that admitted a call and then refused it for another reason
+   * (a later guard of the same request blocked it). A half-open breaker's probe counts as failed.
+   * Does nothing once the entry has ended.
+   */
+  cancel(): void {
+    if (this.phase !== Phase.Admitted) return;
+    this.phase = Phase.Cancelled;
+    const at = this.admittedAt;
+    const count = this.acquireCount;
+    const node = this.node;
+    if (node !== undefined) {
+      node.cancelPass(at, count);
+      node.concurrency--;
+    }
+    const originNode = this.originNode;
+    if (originNode !== undefined) {
+      originNode.cancelPass(at, count);
+      originNode.concurrency--;
+    }
+    const inboundNode = this.inboundNode;
+    if (inboundNode !== undefined) {
+      inboundNode.cancelPass(at, count);
+      inboundNode.concurrency--;
+    }
+    releaseAll(this, this.clock.now());
+  }
+}
+
+function releaseAll(entry: Entry, now: number): void {
+  const attachments = entry.attachments;
+  if (attachments !== undefined) for (let i = attachments.length - 1; i >= 0; i--) attachments[i]!.released(entry, now);
+}

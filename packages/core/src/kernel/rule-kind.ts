@@ -1,0 +1,158 @@
+import type { Clock } from './clock';
+import type { ClusterBlock, ClusterLimiterSpec } from './cluster-contract';
+import type { Entry } from './entry';
+export type { EntryAttachment, ExitHook } from './entry';
+import type { BlockError } from './errors';
+import type { RuleReader } from './rule-reader';
+import type { StatisticNode } from './statistic-node';
+
+/**
+ * What a check decides: `undefined` to pass, a {@link BlockError} to refuse, or a wait in ms
+ * (> 0, only when the caller can wait) after which the call passes, its slot reserved.
+ */
+export type CheckResult = BlockError | number | undefined;
+
+/**
+ * What an asynchronous check decides: as {@link CheckResult}, or {@link DECIDE_LOCALLY} when
+ * the shared store could not answer and the rule falls back to its local check, which the
+ * engine then runs together with every other local check, at admission.
+ */
+export type AsyncCheckResult = CheckResult | typeof DECIDE_LOCALLY;
+
+/** See {@link AsyncCheckResult}. */
+export const DECIDE_LOCALLY: unique symbol = Symbol('floodgate.decideLocally');
+
+/**
+ * One rule's check on one resource (or, for inbound kinds, on every inbound call). The engine
+ * runs the checks of every kind in the fixed order authority → system → hotspot → flow →
+ * circuit breaker; the first refusal wins, and whatever earlier checks took is given back.
+ */
+export interface Checker {
+  /**
+   * Whether {@link Checker.check} may return a wait when the caller can wait (a throttling
+   * rule). Resources none of whose checkers wait or decide asynchronously are entered by
+   * `enter()` and `run()` through the synchronous path, without an extra promise turn.
+   */
+  readonly mayWait?: boolean;
+  /**
+   * Decides synchronously; `canWait` is false for `entry()`/`tryEntry()`. A check that takes
+   * something (a token, a pacing slot, a counter) attaches to the entry what gives it back.
+   */
+  check(entry: Entry, now: number, canWait: boolean): CheckResult;
+  /**
+   * Asks a shared store first, for `enter()` and `run()` (cluster rules). Never rejects. The
+   * engine awaits every such check before it runs the synchronous ones, so the local decisions
+   * and the admission happen in one turn of the event loop and no concurrent call can slip
+   * between them.
+   */
+  checkAsync?(entry: Entry, now: number): Promise<AsyncCheckResult>;
+  /** Told of every completed call that passed (circuit breakers record it here). */
+  onExit?(entry: Entry, now: number, rtMs: number): void;
+}
+
+/** Where engine events go; rule kinds announce their own (circuit breakers: `circuitStateChange`). */
+export interface EventSink {
+  /** Whether anyone listens to `name` (so an event's payload need not be built). */
+  has(name: string): boolean;
+  emit(name: string, event: object): void;
+}
+
+/** What a rule kind gets when its rules are compiled into checkers. */
+export interface CompileContext {
+  /** The resource whose rules are compiled (`''` for inbound kinds). */
+  readonly resource: string;
+  /** The engine's clock. */
+  readonly clock: Clock;
+  /** The engine's events. */
+  readonly events: EventSink;
+  /** The statistics of every inbound call, all resources together (system protection). */
+  readonly inbound: StatisticNode;
+  /** The statistics of a resource, if it is tracked (for `relate` flow rules). */
+  lookupNode(resource: string): StatisticNode | undefined;
+  /**
+   * The state kept for an identical rule of this kind and resource in force before this
+   * compilation, or a new one from `make`: reloading an unchanged rule keeps its state (breaker
+   * state, tokens, pacing). State objects with a `retire()` method are told when their rule
+   * leaves.
+   */
+  reuse<T>(rule: object, make: () => T): T;
+}
+
+/** What one kind's rules on one resource compile to. */
+export interface CompiledRules {
+  /** The checks, in the kind's order. */
+  readonly checkers: readonly Checker[];
+  /**
+   * Origins whose statistics the checks read: the named ones (kept for good) and whether any
+   * other origin is counted on its own (kept in a bounded LRU).
+   */
+  readonly origins?: { readonly named: ReadonlySet<string>; readonly other: boolean };
+  /** Other resources the checks read (`relate`): tracked whatever the resource cap. */
+  readonly references?: readonly string[];
+  /** The `params` keys the checks read, so adapters know to capture them. */
+  readonly paramKeys?: readonly string[];
+}
+
+/**
+ * A kind of rule: everything the engine needs to validate, store and enforce it. Each kind is one
+ * module (its rule type, defaults, validation, checker and block error) that imports only the
+ * kernel; the engine holds the list of kinds in check order. `K` is the kind's key in a rule set,
+ * `R` its rule in force, `O` its rule as users write it.
+ */
+export interface RuleKind<K extends string = string, R extends object = object, O = unknown> {
+  /** The kind's key in rule sets: `loadRules({ [key]: [...] })`. */
+  readonly key: K;
+  /**
+   * `'resource'`: each rule names a resource and checks its calls. `'inbound'`: the rules check
+   * every inbound call, whatever its resource (system protection).
+   */
+  readonly scope: 'resource' | 'inbound';
+  /** The codes of the errors this kind throws, each with what it means. */
+  readonly codes: Readonly<Record<string, string>>;
+  /**
+   * Validates one rule and resolves its defaults; problems go to `reader`, and the result is only
+   * meaningful when none were found.
+   */
+  normalize(input: unknown, path: string, reader: RuleReader): R | undefined;
+  /** The resource a rule applies to (`''` for inbound kinds). */
+  resourceOf(rule: R): string;
+  /** Compiles the rules of one resource (inbound kinds: all of them) into checkers. */
+  compile(rules: readonly R[], ctx: CompileContext): CompiledRules;
+  /** For kinds whose rules may take `cluster`: how the cluster wrapper asks a shared store. */
+  readonly cluster?: ClusterBinding<R>;
+  /** Type-only: the rule as users write it. Never set. */
+  readonly optionsType?: O;
+}
+
+/** What a call asks of the shared store for one cluster rule. */
+export interface ClusterRequest {
+  /** The counts within the rule the call takes from (an origin, parameter values; `''` for the rule's one count). */
+  readonly scopes: readonly string[];
+  /** Each scope's threshold, where it differs from the rule's (hotspot `specificItems`). */
+  readonly thresholds?: readonly number[];
+  /** The values the scopes were made from, for the block error (hotspot values). */
+  readonly values?: readonly unknown[];
+  /** Whether the scopes come from one array argument (all or nothing). */
+  readonly each: boolean;
+}
+
+/**
+ * How a rule kind takes part in cluster mode: the one cluster wrapper (`cluster/`) applies it to
+ * every rule of the kind that has `cluster` set, when the engine has a backend. The kind's own
+ * checker stays the fallback, and decides a sync `entry()`.
+ */
+export interface ClusterBinding<R> {
+  /**
+   * What the rule counts, naming it in the store: its kind, resource and the fields that say what
+   * is counted, never its threshold (see `ClusterLimiterSpecBase.key`).
+   */
+  identity(rule: R): readonly string[];
+  /** What the store must enforce for the rule, under `key`. */
+  spec(rule: R, key: string): ClusterLimiterSpec;
+  /** What `entry` asks of the store; `undefined` when the rule does not apply to it (it passes). */
+  request(rule: R, local: Checker, entry: Entry): ClusterRequest | undefined;
+  /** The block error of a call the store refused. */
+  refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
+  /** Whether a sync `entry()` may decide from tokens leased to this instance. */
+  readonly leases: boolean;
+}

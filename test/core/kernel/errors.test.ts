@@ -1,0 +1,69 @@
+import {
+  AuthorityBlockError,
+  BlockError,
+  CircuitOpenError,
+  ErrorCodes,
+  FlowBlockError,
+  HotParamBlockError,
+  RuleValidationError,
+  SystemBlockError,
+  TimeoutError,
+  isBlockError,
+  type FlowRule,
+} from '@floodgate/core';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const rule = { resource: 'r', metric: 'qps', threshold: 1 } as FlowRule;
+const blocks = [
+  new FlowBlockError({ resource: 'r', rule }),
+  new HotParamBlockError({ resource: 'r', rule: {} as never, value: 42 }),
+  new CircuitOpenError({ resource: 'r', rule: { strategy: 'errorRatio' } as never }),
+  new SystemBlockError({ resource: 'r', rule: {} }),
+  new AuthorityBlockError({ resource: 'r', rule: {} as never, origin: 'evil' }),
+];
+
+describe('errors', () => {
+  it('gives every error a unique code listed in ErrorCodes', () => {
+    const codes = [...blocks.map((e) => e.code), new RuleValidationError([]).code, new TimeoutError('r', 1).code];
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(codes.sort()).toEqual(Object.keys(ErrorCodes).sort());
+  });
+
+  it('documents every code in the README', () => {
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+    for (const code of Object.keys(ErrorCodes)) expect(readme).toContain(code);
+  });
+
+  it('makes block errors Errors with a name, a message and a short stack', () => {
+    for (const error of blocks) {
+      expect(error).toBeInstanceOf(Error);
+      expect(error).toBeInstanceOf(BlockError);
+      expect(error.stack).toBe(`${error.name}: ${error.message}`);
+      expect(error.message).toContain('"r"');
+      expect(error.name).toBe(error.constructor.name);
+    }
+    expect(blocks[1]!.message).toContain('value 42');
+    expect(blocks[4]!.message).toContain('"evil"');
+  });
+
+  it('recognises block errors by brand, also from another copy of the package', () => {
+    const foreign = Object.create({ [Symbol.for('floodgate.blockError')]: true });
+    expect(isBlockError(foreign)).toBe(true);
+    expect(isBlockError(new Error('x'))).toBe(false);
+    expect(isBlockError(null)).toBe(false);
+    for (const error of blocks) expect(isBlockError(error)).toBe(true);
+  });
+
+  it('serialises a block error with its data', () => {
+    expect(JSON.parse(JSON.stringify(blocks[0]))).toEqual({
+      name: 'FlowBlockError',
+      code: 'ERR_FLOW_BLOCKED',
+      kind: 'flow',
+      message: 'Blocked by a qps flow rule on "r"',
+      resource: 'r',
+      origin: '',
+      rule,
+    });
+  });
+});

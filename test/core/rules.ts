@@ -1,0 +1,20 @@
+import { normalizeRuleSet, ManualClock, type RuleKindKey, type RuleSet } from '@floodgate/core';
+import type { CompileContext } from '../../packages/core/src/kernel/rule-kind';
+import { StatisticNode } from '../../packages/core/src/kernel/statistic-node';
+
+/** The rules of one kind, validated and with defaults resolved (throws `RuleValidationError`). */
+export function normalizeRules<K extends RuleKindKey>(kind: K, rules: readonly unknown[]): RuleSet[K] {
+  return normalizeRuleSet({ [kind]: rules })[kind] as RuleSet[K];
+}
+
+/** A compile context outside any engine: no events, no other resources, a fresh state for every rule. */
+export function compileContext(resource = 'r'): CompileContext {
+  return {
+    resource,
+    clock: new ManualClock(),
+    events: { has: () => false, emit: () => undefined },
+    inbound: new StatisticNode(),
+    lookupNode: () => undefined,
+    reuse: (_rule, make) => make(),
+  };
+}
