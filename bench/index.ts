@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--only core,memory,http,cluster] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
+ * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
  *
  * Runs every benchmark of issue #7 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
@@ -100,7 +101,15 @@ async function main(): Promise<void> {
     ...(cluster ? { cluster, clusterSettings } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
-  if (options.write) {
+  if (options.into !== undefined) {
+    // The saved run keeps its other suites; the ones measured now replace theirs.
+    const path = resolve(options.into);
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const merged = { ...saved, ...Object.fromEntries(Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite)))) } as unknown as BenchRun & { startedAt: string };
+    writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
+    writeFileSync(path.replace(/\.json$/, '.md'), renderMarkdown({ ...merged, startedAt: new Date(merged.startedAt) }));
+    log(`wrote the suites ${options.suites.join(', ')} into ${relative(root, path)} and its .md`);
+  } else if (options.write) {
     const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, renderMarkdown(run));

@@ -1,3 +1,4 @@
+import type { ClusterSuiteResult } from '../cluster/cluster-suite';
 import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { median } from '../lib/median';
@@ -21,6 +22,7 @@ export interface SuiteResults {
   readonly core?: CoreCaseResult[];
   readonly memory?: MemorySubjectResult[];
   readonly http?: HttpFrameworkResult[];
+  readonly cluster?: ClusterSuiteResult;
 }
 
 /** Checks every target of issue #7 that this run measured. */
@@ -68,6 +70,20 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     const variant = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
     ratioCheck(checks, variant('floodgate'), 0.95, `${fw.framework}: >= 0.95 of bare throughput with QPS + breaker + hotspot`);
     ratioCheck(checks, variant('floodgate-blocked'), 1.0, `${fw.framework}: blocked (429) at least as fast as bare answers its route`);
+  }
+  const cluster = results.cluster?.cases ?? [];
+  const ops = (prefix: string): number | undefined => cluster.find((c) => c.name.startsWith(prefix))?.opsPerSec;
+  for (const [fg, peer, min, target] of [
+    ['floodgate cluster flow rule (global window)', 'rate-limiter-flexible RateLimiterRedis, one key', 2, 'cluster check, one key, 64 in flight: >= 2× RateLimiterRedis (issue #18)'],
+    ['floodgate cluster hotspot rule', 'rate-limiter-flexible RateLimiterRedis, 1000 keys', 1.2, 'cluster check, 1,000 keys, 64 in flight: >= 1.2× RateLimiterRedis (issue #18)'],
+  ] as const) {
+    const a = ops(fg);
+    const b = ops(peer);
+    if (a === undefined || b === undefined) {
+      checks.push({ target, figure: 'not run', verdict: 'pending' });
+      continue;
+    }
+    checks.push({ target, figure: `${(a / b).toFixed(2)}× (${Math.round(a).toLocaleString('en-US')} vs ${Math.round(b).toLocaleString('en-US')} calls/s)`, verdict: a / b >= min ? 'met' : 'missed' });
   }
   return checks;
 }

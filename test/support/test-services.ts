@@ -178,6 +178,12 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Kills the server (SIGKILL: no shutdown of any kind) and waits for it to exit. */
+  kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing is answered. */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
 }
 
 /** Starts redis-server on `port` and waits until it answers PING. */
@@ -208,12 +214,13 @@ async function launchRedis(bin: string, port: number): Promise<ChildProcess> {
   throw new Error(`${bin} did not answer on port ${port} within 10 s: ${stderr.trim()}`);
 }
 
-/** Sends SIGTERM and waits for the process to exit. */
-function stopProcess(child: ChildProcess | undefined): Promise<void> {
+/** Sends `signal` (after SIGCONT, in case the process is frozen) and waits for the process to exit. */
+function endProcess(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    child.kill('SIGCONT');
+    child.kill(signal);
   });
 }
 
@@ -226,11 +233,12 @@ export async function startRedisServer(): Promise<RedisServer> {
   const bin = serviceBinary('redis-server');
   const port = await freePort();
   let child: ChildProcess | undefined = await launchRedis(bin, port);
-  const stop = async (): Promise<void> => {
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
     child = undefined;
-    await stopProcess(running);
+    await endProcess(running, signal);
   };
+  const stop = (): Promise<void> => end('SIGTERM');
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -238,6 +246,13 @@ export async function startRedisServer(): Promise<RedisServer> {
     async restart() {
       await stop();
       child = await launchRedis(bin, port);
+    },
+    kill: () => end('SIGKILL'),
+    freeze() {
+      child?.kill('SIGSTOP');
+    },
+    thaw() {
+      child?.kill('SIGCONT');
     },
   };
 }

@@ -238,6 +238,7 @@ export class Floodgate {
       if (typeof result === 'number') wait = Math.max(wait, result);
       else throw this.refuse(entry, result as BlockError, now);
     }
+    entry.startedAt = now;
     this.admit(entry, now);
     if (wait > 0) {
       try {

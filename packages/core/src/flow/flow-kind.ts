@@ -143,6 +143,7 @@ const FLOW_DURATION_MS = 1000;
 /** Flow rules in the store: `reject` is a shared sliding window, `throttle` shared pacing. */
 const flowCluster: ClusterBinding<FlowRule> = {
   leases: true,
+  localWindowMs: () => FLOW_DURATION_MS,
   identity: (rule) => ['flow', rule.resource, rule.behavior, rule.limitOrigin],
   spec(rule, key): ClusterLimiterSpec {
     const cluster = rule.cluster!;

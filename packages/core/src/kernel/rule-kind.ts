@@ -155,4 +155,9 @@ export interface ClusterBinding<R> {
   refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
   /** Whether a sync `entry()` may decide from tokens leased to this instance. */
   readonly leases: boolean;
+  /**
+   * The window the rule's local check counts over, in ms: for that long after a fallback, calls
+   * the store admits must also pass the local check (see `ClusterChecker`).
+   */
+  localWindowMs(rule: R): number;
 }
