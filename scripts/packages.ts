@@ -8,6 +8,7 @@
  *   module's named exports (and its `default`), so there is one instance of every module
  *   whichever way it is loaded (no dual-package hazard: one engine, one `instanceof`);
  * - `LICENSE`, copied from the repository's root into each package (git ignores the copies);
+ * - no stale outputs: what `tsc -b` left in dist/ for a source that is gone is removed;
  * - the tarballs (`npm pack`) that the package checks and the import matrix use.
  * The source ships too (`files: ["dist", "src"]`): the source maps and declaration maps point at
  * it, and so does the `@floodgate/source` condition, which the examples, the demo and the bench
@@ -18,7 +19,7 @@
  * every package.json (after adding a package or an entry point).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /** The repository's root. */
@@ -157,8 +158,44 @@ export function writeEsmWrapper(pkg: WorkspacePackage, entry: EntryPoint): void 
   writeFileSync(join(pkg.dir, `${entry.base}.d.mts`), dts);
 }
 
+/** What the build writes into dist/ for each source file `src/<x>.ts`: `dist/<x>` and one of these. */
+const BUILT_EXTENSIONS = ['.d.ts.map', '.js.map', '.d.mts', '.d.ts', '.mjs', '.js'];
+
+/** The source file a file in dist/ is built from (`dist/http/index.d.ts` → `src/http/index.ts`), if it is a build output. */
+export function sourceOf(distFile: string): string | undefined {
+  const extension = BUILT_EXTENSIONS.find((e) => distFile.endsWith(e));
+  return distFile.startsWith('dist/') && extension !== undefined ? `src/${distFile.slice(5, -extension.length)}.ts` : undefined;
+}
+
+/** Every file under `dir`, relative to it, with `/` separators. */
+export function filesUnder(dir: string, prefix = ''): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
+  );
+}
+
 /**
- * After `tsc -b`: checks every manifest, writes the ES module wrappers and copies LICENSE.
+ * Removes from dist/ what no source builds any more (`tsc -b` leaves the outputs of a deleted or
+ * moved source behind), so a tarball never ships them.
+ */
+function pruneStaleOutputs(pkg: WorkspacePackage): string[] {
+  const stale = filesUnder(join(pkg.dir, 'dist'), 'dist/').filter((file) => {
+    const source = sourceOf(file);
+    return source === undefined || !existsSync(join(pkg.dir, source));
+  });
+  for (const file of stale) rmSync(join(pkg.dir, file));
+  const removeEmpty = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeEmpty(join(dir, entry.name));
+    if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
+  };
+  if (stale.length > 0) removeEmpty(join(pkg.dir, 'dist'));
+  return stale;
+}
+
+/**
+ * After `tsc -b`: checks every manifest, prunes stale outputs, writes the ES module wrappers and
+ * copies LICENSE.
  * @throws Error listing every manifest problem.
  */
 export function buildPackages(): WorkspacePackage[] {
@@ -166,6 +203,8 @@ export function buildPackages(): WorkspacePackage[] {
   const problems = packages.flatMap(manifestProblems);
   if (problems.length > 0) throw new Error(`Packages not fit to publish:\n  ${problems.join('\n  ')}`);
   for (const pkg of packages) {
+    const stale = pruneStaleOutputs(pkg);
+    if (stale.length > 0) console.log(`${pkg.name}: removed ${stale.length} stale files from dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''})`);
     for (const entry of pkg.entryPoints) writeEsmWrapper(pkg, entry);
     copyFileSync(join(ROOT, 'LICENSE'), join(pkg.dir, 'LICENSE'));
   }

@@ -3,6 +3,7 @@
  * and checks each tarball as a user would receive it:
  * - it carries package.json, README.md and LICENSE;
  * - every file that `main`, `types` and `exports` (every condition) name is in it;
+ * - every file in its dist/ is built from a source in its src/ (nothing stale or stray);
  * - every source map (`.js.map`, `.d.ts.map`) names only sources that are in it;
  * - publint passes (strict: its warnings fail too);
  * - @arethetypeswrong/cli passes for node16 from CommonJS, node16 from ESM and bundler resolution.
@@ -10,21 +11,14 @@
  * Run: `npm run test:packages` (after `npm run build`).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, packPackages, type Tarball } from '../../scripts/packages';
+import { ROOT, filesUnder, packPackages, sourceOf, workspacePackages, type Tarball } from '../../scripts/packages';
 
 const run = promisify(execFile);
 const BIN = join(ROOT, 'node_modules', '.bin');
-
-/** Every file under `dir`, relative to it, with `/` separators. */
-function filesUnder(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
-  );
-}
 
 /** Every string leaf of an `exports` value (the files its conditions name). */
 function exportTargets(value: unknown): string[] {
@@ -41,6 +35,10 @@ export function contentProblems(dir: string): string[] {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
   const named = [manifest.main, manifest.types, ...exportTargets(manifest.exports)].filter((t): t is string => typeof t === 'string');
   for (const target of named) if (!files.has(relative(dir, resolve(dir, target)))) problems.push(`package.json names ${target}, which is not packed`);
+  for (const file of [...files].filter((f) => f.startsWith('dist/'))) {
+    const source = sourceOf(file);
+    if (source === undefined || !files.has(source)) problems.push(`${file} is packed, but no packed source builds it (a stale or stray file)`);
+  }
   for (const map of [...files].filter((f) => f.endsWith('.map'))) {
     const { sources = [], sourceRoot = '' } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources?: string[]; sourceRoot?: string };
     for (const source of sources) {
@@ -51,10 +49,13 @@ export function contentProblems(dir: string): string[] {
   return problems;
 }
 
-/** Runs a checker; resolves to its output when it fails, to undefined when it passes. */
-async function failure(command: string, args: string[]): Promise<string | undefined> {
+/**
+ * Runs a command (a checker, a compiler, a consumer); resolves to its output when it fails, to
+ * undefined when it passes.
+ */
+export async function failure(command: string, args: readonly string[], cwd = ROOT, timeoutMs = 180_000): Promise<string | undefined> {
   try {
-    await run(command, args, { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' }, maxBuffer: 16 * 1024 * 1024 });
+    await run(command, args, { cwd, env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' }, maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs });
     return undefined;
   } catch (error) {
     const { stdout = '', stderr = '', message } = error as { stdout?: string; stderr?: string; message: string };
@@ -104,12 +105,13 @@ export async function checkPackages(): Promise<boolean> {
   }
 }
 
-if (require.main === module) {
-  if (!existsSync(join(ROOT, 'packages', 'core', 'dist'))) {
+/** Runs a check of the built packages as a command: exit code 1 when they are not built, or the check fails or throws. */
+export function runAsCommand(check: () => Promise<boolean>): void {
+  if (workspacePackages().some((pkg) => !existsSync(join(pkg.dir, 'dist')))) {
     console.error('The packages are not built: run npm run build first.');
     process.exit(1);
   }
-  checkPackages().then(
+  check().then(
     (passed) => {
       if (!passed) process.exitCode = 1;
     },
@@ -119,3 +121,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runAsCommand(checkPackages);

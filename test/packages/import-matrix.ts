@@ -16,11 +16,12 @@
  * Run: `npm run test:imports` (after `npm run build`).
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, packPackages, workspacePackages } from '../../scripts/packages';
+import { failure, runAsCommand } from './check-packages';
 
 const run = promisify(execFile);
 const CONSUMER = join(__dirname, 'consumer');
@@ -81,17 +82,6 @@ async function createProject(project: string): Promise<void> {
   writeEntryPoints(project);
   writeFileSync(join(project, 'entry-points.mjs'), readFileSync(join(project, 'entry-points.mts')));
   writeFileSync(join(project, 'entry-points.cjs'), asJavaScript(readFileSync(join(project, 'entry-points.cts'), 'utf8')));
-}
-
-/** Runs a command in the project; resolves to its output when it fails. */
-async function failure(command: string, args: string[], cwd: string): Promise<Outcome> {
-  try {
-    await run(command, args, { cwd, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 });
-    return undefined;
-  } catch (error) {
-    const { stdout = '', stderr = '', message } = error as { stdout?: string; stderr?: string; message: string };
-    return `${stdout}${stderr}`.trim() || message;
-  }
 }
 
 /** Type-checks and compiles both consumers under one resolution, then runs them. */
@@ -164,18 +154,4 @@ export async function runImportMatrix(): Promise<boolean> {
   }
 }
 
-if (require.main === module) {
-  if (!existsSync(join(ROOT, 'packages', 'core', 'dist'))) {
-    console.error('The packages are not built: run npm run build first.');
-    process.exit(1);
-  }
-  runImportMatrix().then(
-    (passed) => {
-      if (!passed) process.exitCode = 1;
-    },
-    (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAsCommand(runImportMatrix);

@@ -101,7 +101,7 @@ export function missingProgramsMessage(missing: readonly ProgramName[], reason: 
   );
 }
 
-/** Runs apt-get with its output captured; resolves to it, rejects with its tail. */
+/** Runs apt-get with its output captured; returns that output, or throws with its last lines. */
 function aptGet(command: readonly string[], args: readonly string[]): string {
   const result = spawnSync(command[0]!, [...command.slice(1), '-o', 'DPkg::Lock::Timeout=600', ...args], {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
@@ -201,7 +201,8 @@ async function launchRedis(bin: string, port: number): Promise<ChildProcess> {
     const outcome = await Promise.race([ended, redisProblem(url, 200).then((problem) => (problem === undefined ? 'up' : undefined))]);
     if (outcome === 'up') {
       child.removeAllListeners('exit');
-      // Should this process end without stopping the server (a crash, Ctrl-C), the server goes with it.
+      // Should this process exit without stopping the server (an uncaught error), the server goes
+      // with it; Ctrl-C reaches the server directly (one process group).
       const killOnExit = (): void => void child.kill('SIGKILL');
       process.once('exit', killOnExit);
       child.once('exit', () => process.removeListener('exit', killOnExit));
