@@ -57,10 +57,11 @@ function readManifest(dir: string): Record<string, unknown> {
  * @throws Error naming the package and subpath when an entry does not name its source that way.
  */
 export function entryPointsOf(name: string, manifest: Record<string, unknown>): EntryPoint[] {
-  const exports = manifest.exports;
-  if (typeof exports !== 'object' || exports === null) throw new Error(`${name}: package.json needs an "exports" map listing its entry points`);
+  // Never a local named `exports`: compiled to CommonJS, it would shadow the module's own.
+  const exportMap = manifest.exports;
+  if (typeof exportMap !== 'object' || exportMap === null) throw new Error(`${name}: package.json needs an "exports" map listing its entry points`);
   const entries: EntryPoint[] = [];
-  for (const [subpath, target] of Object.entries(exports)) {
+  for (const [subpath, target] of Object.entries(exportMap)) {
     if (subpath === './package.json') continue;
     const source = typeof target === 'string' ? target : (target as Record<string, unknown>)[SOURCE_CONDITION];
     const match = typeof source === 'string' ? /^\.\/src\/(.+)\.ts$/.exec(source) : null;
@@ -88,20 +89,20 @@ export function workspacePackages(): WorkspacePackage[] {
 
 /** The `type`, `main`, `types`, `exports` and `files` a package with these entry points must have. */
 export function canonicalFields(entryPoints: readonly EntryPoint[]): Record<string, unknown> {
-  const exports: Record<string, unknown> = {};
+  const exportMap: Record<string, unknown> = {};
   for (const e of entryPoints) {
-    exports[e.subpath] = {
+    exportMap[e.subpath] = {
       [SOURCE_CONDITION]: `./${e.source}`,
       import: { types: `./${e.base}.d.mts`, default: `./${e.base}.mjs` },
       require: { types: `./${e.base}.d.ts`, default: `./${e.base}.js` },
     };
   }
-  exports['./package.json'] = './package.json';
+  exportMap['./package.json'] = './package.json';
   const root = entryPoints.find((e) => e.subpath === '.');
   return {
     type: 'commonjs',
     ...(root ? { main: `./${root.base}.js`, types: `./${root.base}.d.ts` } : {}),
-    exports,
+    exports: exportMap,
     files: ['dist', 'src'],
   };
 }
