@@ -87,8 +87,11 @@ export function workspacePackages(): WorkspacePackage[] {
   });
 }
 
-/** The `type`, `main`, `types`, `exports` and `files` a package with these entry points must have. */
-export function canonicalFields(entryPoints: readonly EntryPoint[]): Record<string, unknown> {
+/**
+ * The `type`, `main`, `types`, `exports` and `files` a package with these entry points must have;
+ * `files` keeps whatever else the manifest packs (a dashboard's assets).
+ */
+export function canonicalFields(entryPoints: readonly EntryPoint[], manifest: Record<string, unknown> = {}): Record<string, unknown> {
   const exportMap: Record<string, unknown> = {};
   for (const e of entryPoints) {
     exportMap[e.subpath] = {
@@ -103,14 +106,14 @@ export function canonicalFields(entryPoints: readonly EntryPoint[]): Record<stri
     type: 'commonjs',
     ...(root ? { main: `./${root.base}.js`, types: `./${root.base}.d.ts` } : {}),
     exports: exportMap,
-    files: ['dist', 'src'],
+    files: [...new Set(['dist', 'src', ...(Array.isArray(manifest.files) ? (manifest.files as string[]) : [])])],
   };
 }
 
 /** What is wrong with a package's manifest or folder; empty when it is fit to pack. */
 export function manifestProblems(pkg: WorkspacePackage): string[] {
   const problems: string[] = [];
-  for (const [field, expected] of Object.entries(canonicalFields(pkg.entryPoints))) {
+  for (const [field, expected] of Object.entries(canonicalFields(pkg.entryPoints, pkg.manifest))) {
     if (JSON.stringify(pkg.manifest[field]) !== JSON.stringify(expected)) {
       problems.push(`${pkg.name}: package.json "${field}" should be ${JSON.stringify(expected)} (run: npx tsx scripts/packages.ts fix)`);
     }
@@ -122,7 +125,7 @@ export function manifestProblems(pkg: WorkspacePackage): string[] {
 /** Rewrites each manifest's canonical fields in place, keeping every other field and the order. */
 function fixManifests(): void {
   for (const pkg of workspacePackages()) {
-    const fields = canonicalFields(pkg.entryPoints);
+    const fields = canonicalFields(pkg.entryPoints, pkg.manifest);
     const manifest: Record<string, unknown> = { ...pkg.manifest };
     for (const [field, value] of Object.entries(fields)) manifest[field] = value;
     writeFileSync(join(pkg.dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -14,7 +14,7 @@ export interface ExampleOptions {
 export type StartExample = (options: ExampleOptions) => Promise<{ readonly server: Server; close(): Promise<void> }>;
 
 /** An upstream whose slowness advances the engine's ManualClock. */
-function upstreamOn(clock: ManualClock): ExampleOptions['recommendations'] & { latencyMs: number } {
+export function upstreamOn(clock: ManualClock): ExampleOptions['recommendations'] & { latencyMs: number } {
   return {
     latencyMs: 20,
     async forUser(userId: string) {

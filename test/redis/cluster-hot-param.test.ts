@@ -1,6 +1,6 @@
 import { Floodgate, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
 import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
-import { until } from './support/counting-commander';
+import { until } from '../support/until';
 import { testRedisUrl } from '../support/test-services';
 
 const redisUrl = testRedisUrl();

@@ -2,7 +2,8 @@ import { Floodgate, type FlowRuleOptions } from '@floodgate/core';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
-import { countingCommander, until } from './support/counting-commander';
+import { until } from '../support/until';
+import { countingCommander } from './support/counting-commander';
 import { testRedisUrl } from '../support/test-services';
 
 const FILE_PREFIX = 'fg-test:redis-cluster';

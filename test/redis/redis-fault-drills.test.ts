@@ -123,7 +123,8 @@ async function drill({ fault, recover, fallsBack }: Drill): Promise<{ reports: D
 function expectSafe({ reports, faultAt, recoveredAt }: { reports: DrillReport[]; faultAt: number; recoveredAt: number }): void {
   expect(reports.map((r) => r.failures)).toEqual([[], []]);
   expect(reports.map((r) => r.unhandledRejections)).toEqual([0, 0]);
-  for (const r of reports) expect(r.slowestMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
+  // No call waits past its timeout plus the margin, beyond what the machine held the process up.
+  for (const r of reports) expect(r.slowestMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS + r.maxLoopDelayMs);
   const all = windows(reports.flatMap((r) => r.passes));
   /** Windows within [from, to) holding more than `limit` passes, as [ms from the fault, passes]. */
   const over = (limit: number, from: number, to: number): [number, number][] =>

@@ -23,7 +23,7 @@ export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
-export type { ResourceStats, WindowStats, ResourceTotals } from './kernel/statistic-node';
+export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from './kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
 
 // Rules
@@ -40,6 +40,9 @@ export type {
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority';
 export { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from './kernel/rule-reader';
+
+// Rule sources
+export { fileRuleSource, FileRuleSource, FILE_RULE_SOURCE_DEFAULTS, type FileRuleSourceOptions } from './sources/file-rule-source';
 
 // Errors
 export {

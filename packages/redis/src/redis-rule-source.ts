@@ -21,8 +21,9 @@ export interface RedisRuleSourceOptions {
   /** The engine the rules are loaded into. @defaultValue the shared `floodgate` */
   readonly floodgate?: Floodgate;
   /**
-   * Told about every rule set that could not be loaded (not JSON, or failing validation, which
-   * the engine also reports as `rulesRejected`) and about subscriber connection errors.
+   * Told about every rule set that could not be loaded (not JSON, or failing validation; the
+   * engine also reports both as `rulesRejected` with source `'redis'`) and about subscriber
+   * connection errors.
    * @defaultValue `process.emitWarning`
    */
   readonly onError?: (error: unknown) => void;
@@ -42,7 +43,8 @@ export const REDIS_RULE_SOURCE_DEFAULTS = Object.freeze({
 /**
  * Rules loaded from Redis (Sentinel's Redis datasource): the rule set in a key, read at start,
  * and every update published on a channel applied as it comes. Each rule set replaces the kinds
- * it contains (`{ "flow": [] }` removes every loaded flow rule; a kind left out is left alone).
+ * it contains (`{ "flow": [] }` removes every loaded flow rule; a kind left out is left alone),
+ * loaded with source `'redis'` (see `describeRules()`).
  * A rule set that fails validation is rejected whole and the rules in force stay. After the
  * subscriber reconnects, the key is read again, since updates published meanwhile were lost.
  */
@@ -107,11 +109,13 @@ export class RedisRuleSource {
     try {
       rules = JSON.parse(text) as RuleSetOptions;
     } catch (error) {
-      this.onError(new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from Redis key "${this.options.key}" rejected`));
+      const rejected = new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from Redis key "${this.options.key}" rejected`);
+      this.engine.reportRejectedRules(rejected, { source: 'redis' });
+      this.onError(rejected);
       return;
     }
     try {
-      this.engine.loadRules(rules);
+      this.engine.loadRules(rules, { source: 'redis' });
       this.lastApplied = text;
     } catch (error) {
       this.onError(error);

@@ -7,7 +7,7 @@ import { isBlockError, RuleValidationError, type BlockError } from '../kernel/er
 import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
-import { StatisticNode, type ResourceStats, type ResourceTotals } from '../kernel/statistic-node';
+import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
@@ -468,6 +468,15 @@ export class Floodgate {
     return this.store.describe();
   }
 
+  /**
+   * For rule sources: reports a rule set that could not even be read (not JSON, an unreadable
+   * file) by emitting `rulesRejected`, as a rule set failing validation does. Nothing changes.
+   * @throws TypeError for a bad `options.source`.
+   */
+  reportRejectedRules(error: RuleValidationError, options?: LoadOptions): void {
+    this.events.emit('rulesRejected', { issues: error.issues, error, source: sourceOf(options) });
+  }
+
   /** Validates rules to load; a rejected set emits `rulesRejected` (rule sources report with it). */
   private validated<T>(normalize: () => T, source: string): T {
     try {
@@ -542,6 +551,15 @@ export class Floodgate {
   /** A snapshot of a resource's statistics; `undefined` if the resource is not tracked. */
   stats(resource: string): ResourceStats | undefined {
     return this.resources.get(resource)?.node.snapshot(resource, this.clock.now());
+  }
+
+  /**
+   * The completed seconds of a resource's minute-level window (at most the last 60), oldest
+   * first, that started at or after `sinceMs`: read-only, for dashboards that chart history.
+   * Empty if the resource is not tracked.
+   */
+  history(resource: string, sinceMs = Number.NEGATIVE_INFINITY): SecondStats[] {
+    return this.resources.get(resource)?.node.completedSeconds(this.clock.now(), sinceMs) ?? [];
   }
 
   /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */

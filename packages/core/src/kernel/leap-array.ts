@@ -124,6 +124,25 @@ export class LeapArray {
     return found;
   }
 
+  /**
+   * Indexes of the buckets in the window at `now` that are complete (ended by `now`) and
+   * started at or after `sinceMs`, oldest first. Read-only: rotates nothing.
+   */
+  completedSince(now: number, sinceMs: number): number[] {
+    const from = Math.max(sinceMs, now - this.intervalMs);
+    const found: number[] = [];
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (start >= from && start + this.windowLengthMs <= now) found.push(i);
+    }
+    return found.sort((a, b) => this.starts[a]! - this.starts[b]!);
+  }
+
+  /** Start time of bucket `index` (`NaN` if it never held data). */
+  startOf(index: number): number {
+    return this.starts[index]!;
+  }
+
   /** Empties every bucket. */
   reset(): void {
     this.starts.fill(Number.NaN);

@@ -36,6 +36,12 @@ export interface WindowStats {
   readonly minRtMs: number;
 }
 
+/** One completed second of a resource's minute-level window, from `Floodgate.history()`. */
+export interface SecondStats extends WindowStats {
+  /** When the second started, in the engine clock's ms. */
+  readonly startMs: number;
+}
+
 /** A snapshot of one resource's statistics, from `Floodgate.stats()`. */
 export interface ResourceStats {
   readonly resource: string;
@@ -165,6 +171,28 @@ export class StatisticNode {
   msUntilPassesDrop(now: number): number | undefined {
     const start = this.second.oldestStartWith(now, PASS);
     return start === undefined ? undefined : Math.max(0, start + this.second.intervalMs - now);
+  }
+
+  /** The minute window's completed seconds that started at or after `sinceMs`, oldest first. */
+  completedSeconds(now: number, sinceMs: number): SecondStats[] {
+    const minute = this.minute;
+    return minute.completedSince(now, sinceMs).map((index) => {
+      const at = index * FIELDS;
+      const data = minute.data;
+      const success = data[at + SUCCESS]!;
+      const totalRtMs = data[at + RT]!;
+      const minRtMs = data[at + MIN_RT]!;
+      return {
+        startMs: minute.startOf(index),
+        pass: data[at + PASS]!,
+        block: data[at + BLOCK]!,
+        success,
+        error: data[at + ERROR]!,
+        totalRtMs,
+        avgRtMs: success > 0 ? totalRtMs / success : 0,
+        minRtMs: Number.isFinite(minRtMs) ? minRtMs : 0,
+      };
+    });
   }
 
   /** A snapshot of the counters. */
