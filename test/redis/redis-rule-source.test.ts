@@ -2,9 +2,9 @@ import { Floodgate, type FloodgateEventMap, type RuleSetOptions } from '@floodga
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { until } from '../support/until';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let clients: Redis[];
 let sources: RedisRuleSource[];
 let key: string;
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 function client(connectionName?: string): Redis {
-  const c = new Redis(redis.url, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
+  const c = new Redis(redisUrl, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
   clients.push(c);
   return c;
 }
