@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
-import { blockErrorHandler, rateLimit, resilience } from '@floodgate/express';
+import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/express';
 import { Floodgate, ManualClock } from '@floodgate/core';
 
 describe('@floodgate/express', () => {
@@ -64,5 +64,72 @@ describe('@floodgate/express', () => {
 
   it('refuses an unknown blockErrorHandler option', () => {
     expect(() => blockErrorHandler({ origin: () => '' } as never)).toThrow('Invalid blockErrorHandler() options: origin: unknown field (allowed: floodgate, onBlock, fallback, headers)');
+  });
+
+  describe('ipKey', () => {
+    function appKeyedByIp(trustProxy: boolean): express.Express {
+      const app = express();
+      if (trustProxy) app.set('trust proxy', 1);
+      app.get('/a', hotParam({ floodgate: fg, param: ipKey, threshold: 1 }), (_req, res) => void res.json({ ok: true }));
+      return app;
+    }
+
+    it('keys a client by the address trust proxy gives, IPv4-mapped read as IPv4', async () => {
+      const app = appKeyedByIp(true);
+      await request(app).get('/a').set('X-Forwarded-For', '::ffff:203.0.113.9').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(429);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.10').expect(200);
+    });
+
+    it('keys IPv6 clients by their /56', async () => {
+      const app = appKeyedByIp(true);
+      await request(app).get('/a').set('X-Forwarded-For', '2001:db8:0:1aa::1').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '2001:db8:0:1bb::2').expect(429);
+      await request(app).get('/a').set('X-Forwarded-For', '2001:db8:0:200::1').expect(200);
+    });
+
+    it('ignores X-Forwarded-For without trust proxy', async () => {
+      const app = appKeyedByIp(false);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.10').expect(429);
+    });
+
+    it('names the origin for authority rules', async () => {
+      fg.loadAuthorityRules([{ resource: 'GET /a', strategy: 'deny', origins: ['203.0.113.9'] }]);
+      const app = express();
+      app.set('trust proxy', 1);
+      app.use(resilience({ floodgate: fg, origin: ipKey, routes: { 'GET /a': {} } }));
+      app.get('/a', (_req, res) => void res.json({ ok: true }));
+      await request(app).get('/a').set('X-Forwarded-For', '::ffff:203.0.113.9').expect(403);
+      await request(app).get('/a').set('X-Forwarded-For', '198.51.100.1').expect(200);
+    });
+  });
+
+  it('follows the app’s case sensitive routing: another letter case is another path', async () => {
+    const app = express();
+    app.enable('case sensitive routing');
+    app.use(resilience({ floodgate: fg, routes: { 'POST /login': { rateLimit: { threshold: 1 } } } }));
+    app.post('/login', (_req, res) => void res.json({ ok: true }));
+    await request(app).post('/LOGIN').expect(404);
+    await request(app).post('/login').expect(200);
+    await request(app).post('/login').expect(429);
+  });
+
+  it('gives a route’s own HEAD handler its own resource', async () => {
+    const app = express();
+    app.head('/export', rateLimit({ floodgate: fg, threshold: 1 }), (_req, res) => void res.end());
+    app.get('/export', rateLimit({ floodgate: fg, threshold: 1 }), (_req, res) => void res.json({ ok: true }));
+    await request(app).get('/export').expect(200);
+    await request(app).head('/export').expect(200);
+    await request(app).head('/export').expect(429);
+    expect(fg.stats('HEAD /export')!.lastSecond.pass).toBe(1);
+  });
+
+  it('answers a block without an ETag, with its Content-Length', async () => {
+    const app = express();
+    app.get('/a', rateLimit({ floodgate: fg, threshold: 0 }), (_req, res) => void res.json({ ok: true }));
+    const blocked = await request(app).get('/a').expect(429);
+    expect(blocked.headers.etag).toBeUndefined();
+    expect(blocked.headers['content-length']).toBe(String(Buffer.byteLength(blocked.text)));
   });
 });

@@ -9,12 +9,14 @@ const translation: Translation<Request, ExpressFallback> = {
     sendReply(fallback(error, translation.request(req)), (reply) => res.status(reply.status ?? 200).json(reply.body)),
 };
 
-/** One per-route middleware per rule kind; the route's fallback goes on the first (a route has one). */
+/** One per-route middleware per rule kind; the route's fallback and timeout go on the first (a route has one). */
 function perRoute(spec: AppSpec, guard: RouteGuardSpec): RequestHandler[] {
   let fallback = guard.fallback === undefined ? undefined : translation.fallback(guard.fallback);
-  const common = (): { floodgate: AppSpec['floodgate']; fallback?: ExpressFallback } => {
-    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }) };
+  let timeoutMs = guard.timeoutMs;
+  const common = (): { floodgate: AppSpec['floodgate']; fallback?: ExpressFallback; timeoutMs?: number } => {
+    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
     fallback = undefined;
+    timeoutMs = undefined;
     return options;
   };
   const handlers: RequestHandler[] = [];
@@ -35,7 +37,8 @@ export const expressHarness: Harness = {
       const guards = route.guard === undefined ? [] : perRoute(spec, route.guard);
       app[route.method === 'GET' ? 'get' : 'post'](route.path, ...guards, async (req: Request, res: Response) => {
         const reply = await route.handler(translation.request(req));
-        res.status(reply.status ?? 200).json(reply.body);
+        // A route's timeout may have answered already.
+        if (!res.headersSent) res.status(reply.status ?? 200).json(reply.body);
       });
     }
     app.use(blockErrorHandler({ floodgate: spec.floodgate }));

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import request from 'supertest';
-import fastifyFloodgateDefault, { fastifyFloodgate } from '@floodgate/fastify';
+import fastifyFloodgateDefault, { fastifyFloodgate, ipKey } from '@floodgate/fastify';
 import { Floodgate, ManualClock } from '@floodgate/core';
 
 describe('fastifyFloodgate', () => {
@@ -102,5 +102,93 @@ describe('fastifyFloodgate', () => {
     await app.ready();
     const blocked = await request(app.server).get('/inner').expect(429);
     expect(JSON.parse(blocked.text)).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'inner' });
+  });
+
+  it('puts the HEAD route Fastify adds for a GET route on the GET route’s resource', async () => {
+    await app.register(fastifyFloodgate, { floodgate: fg });
+    app.get('/export', { config: { floodgate: { rateLimit: { threshold: 1 } } } }, async () => ({ ok: true }));
+    await app.ready();
+    await request(app.server).head('/export').expect(200);
+    await request(app.server).get('/export').expect(429);
+    expect(fg.getRules().flow.map((rule) => rule.resource)).toEqual(['GET /export']);
+  });
+
+  it('puts HEAD on the GET resource of a route with both methods', async () => {
+    await app.register(fastifyFloodgate, { floodgate: fg });
+    app.route({ method: ['GET', 'HEAD'], url: '/both', config: { floodgate: { rateLimit: { threshold: 1 } } }, handler: async () => ({ ok: true }) });
+    await app.ready();
+    await request(app.server).get('/both').expect(200);
+    await request(app.server).head('/both').expect(429);
+  });
+
+  it('gives a HEAD route of its own its own resource', async () => {
+    await app.register(fastifyFloodgate, { floodgate: fg });
+    app.get('/export', { exposeHeadRoute: false, config: { floodgate: { rateLimit: { threshold: 1 } } } }, async () => ({ ok: true }));
+    app.head('/export', { config: { floodgate: { rateLimit: { threshold: 1 } } } }, async (_request, reply) => reply.send());
+    await app.ready();
+    await request(app.server).get('/export').expect(200);
+    await request(app.server).head('/export').expect(200);
+    expect(fg.getRules().flow.map((rule) => rule.resource).sort()).toEqual(['GET /export', 'HEAD /export']);
+  });
+
+  it('matches route patterns case-insensitively when the router is, and ends paths at ; when it does', async () => {
+    const loose = Fastify({ routerOptions: { caseSensitive: false, useSemicolonDelimiter: true } as never });
+    try {
+      await loose.register(fastifyFloodgate, { floodgate: fg, routes: { 'POST /login': { rateLimit: { threshold: 2 } } } });
+      loose.post('/login', async () => ({ ok: true }));
+      await loose.ready();
+      await request(loose.server).post('/LOGIN').expect(200);
+      await request(loose.server).post('/login;jsessionid=1').expect(200);
+      await request(loose.server).post('/Login').expect(429);
+    } finally {
+      await loose.close();
+    }
+  });
+
+  it('matches route patterns case-sensitively by default, as the router does', async () => {
+    await app.register(fastifyFloodgate, { floodgate: fg, routes: { 'POST /login': { rateLimit: { threshold: 1 } } } });
+    app.post('/login', async () => ({ ok: true }));
+    await app.ready();
+    await request(app.server).post('/LOGIN').expect(404);
+    await request(app.server).post('/login').expect(200);
+  });
+
+  it('refuses a route config whose hotspot param the route does not have', async () => {
+    await app.register(fastifyFloodgate, { floodgate: fg });
+    expect(() => app.get('/users/:id', { config: { floodgate: { hotParam: { param: 'userId', threshold: 1 } } } }, async () => ({ ok: true }))).toThrow(
+      `Invalid Floodgate route config on GET /users/:id: config.floodgate.hotParam.param: "userId" is not a parameter of the route (it has: 'id')`,
+    );
+  });
+
+  describe('ipKey', () => {
+    async function appKeyedByIp(trustProxy: boolean): Promise<FastifyInstance> {
+      const keyed = Fastify({ trustProxy });
+      await keyed.register(fastifyFloodgate, { floodgate: fg });
+      keyed.get('/a', { config: { floodgate: { hotParam: { param: ipKey, threshold: 1 } } } }, async () => ({ ok: true }));
+      await keyed.ready();
+      return keyed;
+    }
+
+    it('keys a client by the address trustProxy gives, IPv4-mapped read as IPv4, IPv6 by its /56', async () => {
+      const keyed = await appKeyedByIp(true);
+      try {
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '::ffff:203.0.113.9').expect(200);
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(429);
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '2001:db8:0:1aa::1').expect(200);
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '2001:db8:0:1bb::2').expect(429);
+      } finally {
+        await keyed.close();
+      }
+    });
+
+    it('ignores X-Forwarded-For without trustProxy', async () => {
+      const keyed = await appKeyedByIp(false);
+      try {
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(200);
+        await request(keyed.server).get('/a').set('X-Forwarded-For', '203.0.113.10').expect(429);
+      } finally {
+        await keyed.close();
+      }
+    });
   });
 });

@@ -29,6 +29,7 @@ export interface RouteGuardSpec {
   readonly circuitBreaker?: Record<string, unknown>;
   readonly hotParam?: Record<string, unknown>;
   readonly fallback?: Fallback;
+  readonly timeoutMs?: number;
 }
 
 /** One route of the app, in the template syntax the three frameworks share (`/users/:id`). */

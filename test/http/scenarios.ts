@@ -6,7 +6,8 @@ import {
   RateLimit,
   type BlockError,
 } from '@floodgate/core';
-import type { AppSpec, Handler, Harness, Started } from './app-spec';
+import type { AppSpec, Handler, Harness, RouteSpec, Started } from './app-spec';
+import { openRaw, rawRequest, sendRaw } from './raw-client';
 
 /**
  * One table of HTTP scenarios, run against each framework by its harness: the same requests,
@@ -173,6 +174,7 @@ export function runScenarios(harness: Harness): void {
       });
       await request(server).get('/users/1').expect(200);
       expect(JSON.parse((await request(server).get('/users/1').expect(429)).text).resource).toBe('GET /users/:id');
+      await request(server).get('/other').expect(200);
       await request(server).get('/other').expect(200);
       expect(JSON.parse((await request(server).get('/other').expect(429)).text).resource).toBe('* /*');
     });
@@ -504,6 +506,238 @@ export function runScenarios(harness: Harness): void {
     });
   });
 
+  describe(`${harness.name}: clients that leave`, () => {
+    const slowRoute = (limit: 'guard' | 'pattern', gate: { open: boolean }): Omit<AppSpec, 'floodgate'> => {
+      const rule = { rateLimit: { metric: 'concurrency', threshold: 20 } };
+      const route: RouteSpec = {
+        method: 'GET',
+        path: '/report',
+        ...(limit === 'guard' ? { guard: rule } : {}),
+        handler: async () => {
+          if (!gate.open) await clock.sleep(60_000);
+          return { body: { ok: true } };
+        },
+      };
+      return { ...(limit === 'pattern' ? { options: { routes: { 'GET /report': rule } } } : {}), routes: [route] };
+    };
+
+    it.each(['guard', 'pattern'] as const)(
+      'gives back every slot of pipelined requests whose client leaves (limit by %s)',
+      async (limit) => {
+        const gate = { open: false };
+        const server = await start(slowRoute(limit, gate));
+        const five = rawRequest('GET', '/report').repeat(5);
+        const connections = Array.from({ length: 6 }, () => openRaw(server, five));
+        await until(() => concurrency('GET /report') === 20 && fg.stats('GET /report')!.lastSecond.block === 10, 'every pipelined request to be admitted or refused');
+        for (const connection of connections) connection.destroy();
+        await until(() => concurrency('GET /report') === 0, 'the slots of the requests left behind to be given back');
+        gate.open = true;
+        const statuses = await Promise.all(Array.from({ length: 10 }, () => request(server).get('/report').then((r) => r.status)));
+        expect(statuses).toEqual(Array<number>(10).fill(200));
+        await clock.advance(60_000);
+        expect(concurrency('GET /report')).toBe(0);
+      },
+    );
+
+    it('gives back the slots of pipelined requests with bodies, read or not, whose client leaves', async () => {
+      const server = await start({
+        routes: [
+          {
+            method: 'POST',
+            path: '/upload',
+            guard: { rateLimit: { metric: 'concurrency', threshold: 10 } },
+            handler: async () => {
+              await clock.sleep(60_000);
+              return { body: { ok: true } };
+            },
+          },
+        ],
+      });
+      const three = rawRequest('POST', '/upload', { 'Content-Type': 'application/json' }, '{"a":1}').repeat(3);
+      const connections = Array.from({ length: 3 }, () => openRaw(server, three));
+      await until(() => concurrency('POST /upload') === 9, 'every pipelined request to be admitted');
+      for (const connection of connections) connection.destroy();
+      await until(() => concurrency('POST /upload') === 0, 'the slots to be given back');
+      await clock.advance(60_000);
+    });
+
+    it('exits the entry of a request once, when the client leaves and the handler answers later', async () => {
+      const server = await start(slowRoute('guard', { open: false }));
+      const connection = openRaw(server, rawRequest('GET', '/report'));
+      await until(() => concurrency('GET /report') === 1 && clock.pendingSleeps === 1, 'the request to reach its handler');
+      connection.destroy();
+      await until(() => concurrency('GET /report') === 0, 'the entry to exit');
+      expect(fg.totals('GET /report')).toMatchObject({ pass: 1, success: 1, error: 0 });
+      await clock.advance(60_000);
+      await until(() => clock.pendingSleeps === 0, 'the handler to answer');
+      expect(concurrency('GET /report')).toBe(0);
+      expect(fg.totals('GET /report')).toMatchObject({ pass: 1, success: 1, error: 0 });
+    });
+  });
+
+  describe(`${harness.name}: route matching`, () => {
+    const counted = (handled: Map<string, number>, name: string): Handler => () => {
+      handled.set(name, (handled.get(name) ?? 0) + 1);
+      return { body: { ok: true } };
+    };
+    // Each spelling is sent 10 times within one second: the handler runs no more than the threshold.
+    const spellings: readonly (readonly [string, string])[] = [
+      ['POST', '/login'],
+      ['POST', '/LOGIN'],
+      ['POST', '/%6Cogin'],
+      ['POST', '/%6cOGIN/'],
+      ['POST', '//login'],
+      ['POST', '/login?x=1'],
+      ['POST', '/login#x'],
+      ['POST', 'http://test/LOGIN'],
+      ['OPTIONS', '/login'],
+      ['GET', '/export'],
+      ['GET', '/Export'],
+      ['HEAD', '/export'],
+      ['HEAD', '/EXPORT/'],
+      ['GET', '/%65xport'],
+    ];
+
+    it.each(['guard', 'pattern'] as const)('counts every spelling of a limited path against its one budget (limit by %s)', async (limit) => {
+      const handled = new Map<string, number>();
+      const login = { rateLimit: { threshold: 3 } };
+      const exporting = { rateLimit: { threshold: 2 } };
+      const server = await start({
+        ...(limit === 'pattern' ? { options: { routes: { 'POST /login': login, 'GET /export': exporting } } } : {}),
+        routes: [
+          { method: 'POST', path: '/login', ...(limit === 'guard' ? { guard: login } : {}), handler: counted(handled, 'login') },
+          { method: 'GET', path: '/export', ...(limit === 'guard' ? { guard: exporting } : {}), handler: counted(handled, 'export') },
+        ],
+      });
+      for (const [method, target] of spellings) for (let i = 0; i < 10; i++) await sendRaw(server, method, target);
+      expect(handled.get('login')).toBe(3);
+      expect(handled.get('export')).toBe(2);
+    });
+
+    it('guards HEAD against the GET budget, 10 GET and 10 HEAD running a 2/s handler twice', async () => {
+      const handled = new Map<string, number>();
+      const server = await start({ routes: [{ method: 'GET', path: '/export', guard: { rateLimit: { threshold: 2 } }, handler: counted(handled, 'export') }] });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push(await sendRaw(server, 'GET', '/export'), await sendRaw(server, 'HEAD', '/export'));
+      expect(handled.get('export')).toBe(2);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(18);
+      expect(fg.stats('HEAD /export')).toBeUndefined();
+    });
+
+    it('gives HEAD a budget of its own when a pattern names HEAD', async () => {
+      const server = await start({
+        options: { routes: { 'GET /export': { rateLimit: { threshold: 1 } }, 'HEAD /export': { rateLimit: { threshold: 5 } } } },
+        routes: [{ method: 'GET', path: '/export', handler: ok }],
+      });
+      expect(await sendRaw(server, 'GET', '/export')).toBe(200);
+      for (let i = 0; i < 5; i++) expect(await sendRaw(server, 'HEAD', '/export')).toBe(200);
+      expect(await sendRaw(server, 'HEAD', '/export')).toBe(429);
+    });
+  });
+
+  describe(`${harness.name}: refusals give back what they took`, () => {
+    const byUser = (req: { headers: Record<string, unknown> }): unknown => req.headers['x-user'];
+
+    it.each(['guard', 'pattern'] as const)(
+      'spends nothing of the global limit on an abusive user the per-user limit refuses (limit by %s)',
+      async (limit) => {
+        const perUser = { hotParam: { param: byUser, threshold: 5 } };
+        const server = await start({
+          options: { routes: { '*': { rateLimit: { threshold: 50 } }, ...(limit === 'pattern' ? { 'GET /users/:id': perUser } : {}) } },
+          routes: [{ method: 'GET', path: '/users/:id', ...(limit === 'guard' ? { guard: perUser } : {}), handler: ok }],
+        });
+        const statuses: number[] = [];
+        for (let batch = 0; batch < 10; batch++) {
+          const answers = await Promise.all(Array.from({ length: 30 }, () => request(server).get('/users/1').set('x-user', 'mallory')));
+          statuses.push(...answers.map((answer) => answer.status));
+        }
+        expect(statuses.filter((status) => status === 200)).toHaveLength(5);
+        await request(server).get('/users/2').set('x-user', 'alice').expect(200);
+        expect(fg.stats('* /*')!.lastSecond.pass).toBe(6);
+        expect(concurrency('* /*')).toBe(0);
+      },
+    );
+
+    it('gives back the global slot of a request whose param function throws', async () => {
+      const failure = new Error('no user');
+      const server = await start({
+        options: {
+          routes: {
+            '*': { rateLimit: { metric: 'concurrency', threshold: 1 } },
+            'GET /a': { hotParam: { param: () => { throw failure; }, threshold: 1 } },
+          },
+        },
+        routes: [{ method: 'GET', path: '/a', handler: ok }],
+      });
+      await request(server).get('/a').expect(500);
+      expect(app!.errors).toContain(failure);
+      expect(fg.stats('* /*')?.lastSecond.pass ?? 0).toBe(0);
+      expect(concurrency('* /*')).toBe(0);
+    });
+  });
+
+  describe(`${harness.name}: timeouts`, () => {
+    it('answers 503 when a route’s timeoutMs passes, exiting its entry as a failure', async () => {
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/slow',
+            guard: { circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 }, timeoutMs: 1000 },
+            handler: async () => {
+              await clock.sleep(5000);
+              return { body: { late: true } };
+            },
+          },
+        ],
+      });
+      const client = openRaw(server, rawRequest('GET', '/slow'));
+      await until(() => clock.pendingSleeps === 2, 'the request to reach its handler');
+      await clock.advance(1000);
+      await until(() => client.statuses.length === 1, 'the timeout to answer');
+      expect(client.statuses).toEqual([503]);
+      expect(client.received()).toContain('application/problem+json');
+      expect(JSON.parse(client.received().slice(client.received().indexOf('\r\n\r\n') + 4))).toEqual({
+        ...REDUCED_CAPACITY,
+        detail: 'The request did not complete within the time allowed to this resource.',
+        code: 'ERR_TIMEOUT',
+        resource: 'GET /slow',
+      });
+      expect(concurrency('GET /slow')).toBe(0);
+      expect(fg.stats('GET /slow')!.lastSecond.error).toBe(1);
+      expect(fg.circuitState('GET /slow')[0]!.state).toBe('open');
+      await clock.advance(4000);
+      client.destroy();
+      await request(server).get('/slow').expect(503);
+    });
+
+    it('answers in time without a timeout', async () => {
+      const server = await start({
+        options: { routes: { 'GET /quick': { rateLimit: { threshold: 10 }, timeoutMs: 1000 } } },
+        routes: [{ method: 'GET', path: '/quick', handler: ok }],
+      });
+      await request(server).get('/quick').expect(200, { ok: true });
+      expect(clock.pendingSleeps).toBe(0);
+      expect(fg.stats('GET /quick')!.lastSecond.error).toBe(0);
+    });
+  });
+
+  describe(`${harness.name}: RateLimit headers on passing responses`, () => {
+    it('describes the tightest quota left when asked to', async () => {
+      const server = await start({
+        options: { headers: { onPass: true }, routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 2 } } } },
+        routes: [
+          { method: 'GET', path: '/a', handler: ok },
+          { method: 'GET', path: '/b', handler: ok },
+        ],
+      });
+      const first = await request(server).get('/a').expect(200);
+      expect(first.headers).toMatchObject({ 'ratelimit-policy': '"flow";q=2;w=1', ratelimit: '"flow";r=1;t=1' });
+      expect((await request(server).get('/a').expect(200)).headers.ratelimit).toBe('"flow";r=0;t=1');
+      expect((await request(server).get('/b').expect(200)).headers).toMatchObject({ 'ratelimit-policy': '"flow";q=5;w=1', ratelimit: '"flow";r=2;t=1' });
+    });
+  });
+
   describe(`${harness.name}: bad options`, () => {
     const routes = [{ method: 'GET' as const, path: '/a', handler: ok }];
 
@@ -539,6 +773,35 @@ export function runScenarios(harness: Harness): void {
         code: 'ERR_INVALID_RULE',
         message: expect.stringContaining('burst: unknown field'),
       });
+    });
+
+    it.each([
+      ['GTE /users/:id', 'is not an HTTP method'],
+      ['GET /users/{id}', "write a parameter as ':id'"],
+    ])('refuses the pattern %j, which could never match, naming it', async (pattern, reason) => {
+      await expect(harness.start({ floodgate: fg, options: { routes: { [pattern]: { rateLimit: { threshold: 1 } } } }, routes })).rejects.toMatchObject({
+        code: 'ERR_INVALID_RULE',
+        message: expect.stringContaining(`routes['${pattern}']: is not a valid route pattern`),
+      });
+      await expect(harness.start({ floodgate: fg, options: { routes: { [pattern]: {} } }, routes })).rejects.toThrow(reason);
+    });
+
+    it('refuses a per-route hotspot param the route does not have, at the latest on its first request', async () => {
+      const spec = { floodgate: fg, routes: [{ method: 'GET' as const, path: '/users/:id', guard: { hotParam: { param: 'userId', threshold: 1 } }, handler: ok }] };
+      const expected = { code: 'ERR_INVALID_RULE', message: expect.stringContaining(`param: "userId" is not a parameter of the route (it has: 'id')`) };
+      let started: Started;
+      try {
+        started = await harness.start(spec);
+      } catch (error) {
+        expect(error).toMatchObject(expected);
+        return;
+      }
+      app = started;
+      await new Promise<void>((resolve) => started.server.listen(0, '127.0.0.1', resolve));
+      await request(started.server).get('/users/1').expect(500);
+      await request(started.server).get('/users/1').expect(500);
+      expect(started.errors).toEqual([expect.objectContaining(expected), expect.objectContaining(expected)]);
+      expect(fg.getRules().hotParams).toEqual([]);
     });
 
     it('declares nothing when it refuses', async () => {

@@ -1,7 +1,7 @@
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import request from 'supertest';
-import { blockErrorHandler, rateLimit, resilience } from '@floodgate/koa';
+import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/koa';
 import { Floodgate, ManualClock } from '@floodgate/core';
 
 describe('@floodgate/koa', () => {
@@ -57,5 +57,36 @@ describe('@floodgate/koa', () => {
 
   it('refuses invalid per-route options when the middleware is created', () => {
     expect(() => rateLimit({ floodgate: fg, threshold: 1, behaviour: 'throttle' } as never)).toThrow('Invalid rateLimit() options: behaviour: unknown field');
+  });
+
+  describe('ipKey', () => {
+    function appKeyedByIp(proxy: boolean): Koa {
+      const app = new Koa({ proxy });
+      const router = new Router();
+      router.get('/a', hotParam({ floodgate: fg, param: ipKey, threshold: 1 }), (ctx: Context) => {
+        ctx.body = { ok: true };
+      });
+      app.use(router.routes());
+      return app;
+    }
+
+    it('keys a client by the address app.proxy gives, IPv4-mapped read as IPv4', async () => {
+      const app = appKeyedByIp(true).callback();
+      await request(app).get('/a').set('X-Forwarded-For', '::ffff:203.0.113.9').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(429);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.10').expect(200);
+    });
+
+    it('keys IPv6 clients by their /56', async () => {
+      const app = appKeyedByIp(true).callback();
+      await request(app).get('/a').set('X-Forwarded-For', '2001:db8:0:1aa::1').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '2001:db8:0:1bb::2').expect(429);
+    });
+
+    it('ignores X-Forwarded-For without app.proxy', async () => {
+      const app = appKeyedByIp(false).callback();
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.9').expect(200);
+      await request(app).get('/a').set('X-Forwarded-For', '203.0.113.10').expect(429);
+    });
   });
 });

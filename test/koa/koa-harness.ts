@@ -13,12 +13,14 @@ const translation: Translation<Context, KoaFallback> = {
     }),
 };
 
-/** One per-route middleware per rule kind; the route's fallback goes on the first (a route has one). */
+/** One per-route middleware per rule kind; the route's fallback and timeout go on the first (a route has one). */
 function perRoute(spec: AppSpec, guard: RouteGuardSpec): Middleware[] {
   let fallback = guard.fallback === undefined ? undefined : translation.fallback(guard.fallback);
-  const common = (): { floodgate: AppSpec['floodgate']; fallback?: KoaFallback } => {
-    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }) };
+  let timeoutMs = guard.timeoutMs;
+  const common = (): { floodgate: AppSpec['floodgate']; fallback?: KoaFallback; timeoutMs?: number } => {
+    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
     fallback = undefined;
+    timeoutMs = undefined;
     return options;
   };
   const middleware: Middleware[] = [];

@@ -123,7 +123,7 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
     expect((error as RuleValidationError).issues).toEqual([
       { path: 'retries', message: expect.stringMatching(/^unknown option \(allowed: floodgate, origin, onBlock, headers, isFailure, rules, defaults, skipIf, global, exceptionFilter\)$/) },
       { path: 'defaults.rateLimit.threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'headers', message: "must be one of 'draft-6', 'draft-7', 'draft-8' or false, got \"draft-9\"" },
+      { path: 'headers', message: "must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got \"draft-9\"" },
     ]);
     expect(error.message).toMatch(/^Invalid FloodgateModule options: /);
   });

@@ -1,6 +1,7 @@
 import type { BlockError } from '@floodgate/core';
 import type {
   HttpOptions,
+  IpKeyOptions as CoreIpKeyOptions,
   ResilienceOptions as CoreResilienceOptions,
   RouteCircuitBreakerOptions,
   RouteFactoryOptions,
@@ -22,3 +23,5 @@ export type CircuitBreakerOptions = RouteFactoryOptions<Request, ExpressFallback
 export type HotParamOptions = RouteFactoryOptions<Request, ExpressFallback, RouteHotParamOptions<Request>>;
 /** Options of {@link blockErrorHandler}. */
 export type BlockErrorHandlerOptions = Pick<HttpOptions<Request, ExpressFallback>, 'floodgate' | 'onBlock' | 'fallback' | 'headers'>;
+/** Options of {@link ipKey}. */
+export type IpKeyOptions = CoreIpKeyOptions;

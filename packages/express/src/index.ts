@@ -1,8 +1,4 @@
-export { resilience } from './resilience';
-export { rateLimit } from './rate-limit';
-export { circuitBreaker } from './circuit-breaker';
-export { hotParam } from './hot-param';
-export { blockErrorHandler } from './block-error-handler';
+export { resilience, rateLimit, circuitBreaker, hotParam, blockErrorHandler, ipKey } from './express-middleware';
 export type {
   ExpressFallback,
   ResilienceOptions,
@@ -10,4 +6,5 @@ export type {
   CircuitBreakerOptions,
   HotParamOptions,
   BlockErrorHandlerOptions,
+  IpKeyOptions,
 } from './express-options';

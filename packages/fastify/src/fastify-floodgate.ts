@@ -1,9 +1,16 @@
-import { isBlockError } from '@floodgate/core';
-import { HttpGuard, type GuardVerdict, type RouteParams } from '@floodgate/core/http';
-import type { FastifyError, FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import { isBlockError, type BlockError } from '@floodgate/core';
+import { HttpGuard, ipAddressKey, templateParamNames, type GuardVerdict, type IpKeyOptions, type RouteParams, type RoutePolicy } from '@floodgate/core/http';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
-import { answerBlock, settle } from './answer-block';
-import type { FastifyFallback, FloodgatePluginOptions } from './fastify-options';
+import type { FastifyFallback, FloodgatePluginOptions, FloodgateRouteConfig } from './fastify-options';
 
 type Guard = HttpGuard<FastifyRequest, FastifyFallback>;
 type ErrorHandler = NonNullable<RouteOptions['errorHandler']>;
@@ -11,11 +18,22 @@ type ErrorHandler = NonNullable<RouteOptions['errorHandler']>;
 /** Registration options Fastify itself reads; not Floodgate's to refuse. */
 const REGISTER_KEYS = ['prefix', 'logLevel', 'logSerializers'];
 
+/** The router settings patterns must follow, from the instance's configuration. */
+interface RouterConfig {
+  readonly caseSensitive?: boolean;
+  readonly useSemicolonDelimiter?: boolean;
+  readonly routerOptions?: { readonly caseSensitive?: boolean; readonly useSemicolonDelimiter?: boolean };
+}
+
 const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options, done) => {
   const own = Object.fromEntries(Object.entries(options).filter(([key]) => !REGISTER_KEYS.includes(key)));
+  const config = fastify.initialConfig as RouterConfig;
   let guard: Guard;
   try {
-    guard = HttpGuard.resilience<FastifyRequest, FastifyFallback>(own, 'Floodgate plugin');
+    guard = HttpGuard.resilience<FastifyRequest, FastifyFallback>(own, 'Floodgate plugin', {
+      caseSensitive: config.routerOptions?.caseSensitive ?? config.caseSensitive ?? true,
+      semicolonDelimiter: config.routerOptions?.useSemicolonDelimiter ?? config.useSemicolonDelimiter ?? false,
+    });
   } catch (err) {
     return done(err as Error);
   }
@@ -31,12 +49,23 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
       settle(guard, verdict, request, reply, hookDone);
     });
   }
+  // A GET route's config, so the HEAD route Fastify adds for it (exposeHeadRoutes) shares its resource.
+  const getPolicies = new Map<string, { readonly config: FloodgateRouteConfig; readonly policy: RoutePolicy }>();
   fastify.addHook('onRoute', (route) => {
     route.errorHandler = answeringBlocks(guard, route.errorHandler);
     const config = route.config?.floodgate;
     if (config === undefined || config === false) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const policies = new Map(methods.map((method) => [method, guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate')]));
+    const paramNames = templateParamNames(route.url);
+    const policies = new Map<string, RoutePolicy>();
+    for (const method of methods) {
+      if (method === 'HEAD' && methods.includes('GET')) continue;
+      const shared = method === 'HEAD' ? getPolicies.get(route.url) : undefined;
+      const policy = shared?.config === config ? shared.policy : guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate', paramNames);
+      policies.set(method, policy);
+      if (method === 'GET') getPolicies.set(route.url, { config, policy });
+    }
+    if (methods.includes('HEAD') && methods.includes('GET')) policies.set('HEAD', policies.get('GET')!);
     const only = policies.size === 1 ? policies.values().next().value : undefined;
     const hook = function floodgateRoute(request: FastifyRequest, reply: FastifyReply, hookDone: HookHandlerDoneFunction): void {
       let verdict: GuardVerdict | Promise<GuardVerdict>;
@@ -67,14 +96,66 @@ function answeringBlocks(guard: Guard, routeHandler: ErrorHandler | undefined): 
 }
 
 /**
+ * Answers a block with the fallback, else the problem response. Returns the fallback's
+ * promise, if any; what throws synchronously is the caller's.
+ */
+function answerBlock(guard: Guard, error: BlockError, request: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined {
+  const fallback = guard.answer(reply.raw, request, error);
+  if (fallback !== undefined) {
+    const result = fallback(request, reply, error);
+    return result instanceof Promise ? result : undefined;
+  }
+  const { status, headers, json } = guard.respond(error);
+  reply.code(status).headers(headers).send(json);
+  return undefined;
+}
+
+/**
+ * Ends an `onRequest` hook: `done()` when the request passed, the answer to a block (the hook
+ * chain then stops), nothing for a client that left; errors go to `done(err)`.
+ */
+function settle(guard: Guard, verdict: GuardVerdict | Promise<GuardVerdict>, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (verdict === undefined) return done();
+  if (verdict instanceof Promise) {
+    verdict.then((v) => settle(guard, v, request, reply, done), done);
+    return;
+  }
+  if (verdict === 'aborted') {
+    reply.hijack();
+    return;
+  }
+  try {
+    answerBlock(guard, verdict, request, reply)?.then(undefined, done);
+  } catch (err) {
+    done(err as Error);
+  }
+}
+
+/**
+ * The client's address as a rate-limit key: `request.ip` (which follows the instance's
+ * `trustProxy` option), IPv4-mapped IPv6 read as IPv4, IPv6 grouped by its /56
+ * (`ipv6Subnet`). Use it as `origin` or as a hotspot `param`.
+ * @throws RangeError when `ipv6Subnet` is not an integer within [1, 128] or `false`.
+ * @example
+ * const app = Fastify({ trustProxy: 1 }); // one proxy in front: request.ip is the address it saw
+ * await app.register(fastifyFloodgate, { routes: { 'POST /login': { hotParam: { param: ipKey, threshold: 5 } } } });
+ */
+export function ipKey(request: FastifyRequest, options?: IpKeyOptions): string {
+  return ipAddressKey(request.ip, options);
+}
+
+/**
  * The Floodgate plugin for Fastify 5. Options: rules by route pattern (`routes`, matched on
- * every request in an `onRequest` hook; `'*'` is a global limit) and the common options
+ * every request in an `onRequest` hook as the instance routes it: its `caseSensitive` and
+ * `useSemicolonDelimiter`, `HEAD` as `GET`; `'*'` is a global limit) and the common options
  * (`floodgate`, `origin`, `onBlock`, `fallback`, `headers`, `isFailure`). Routes opt in with
- * `config: { floodgate: { rateLimit, circuitBreaker, hotParam, fallback } }`, guarded as the
- * resource `METHOD url`. A `BlockError` thrown by a handler is answered like a hook block. The
+ * `config: { floodgate: { rateLimit, circuitBreaker, hotParam, fallback, timeoutMs } }`,
+ * guarded as the resource `METHOD url` (the `HEAD` route Fastify adds for a `GET` route shares
+ * its resource). A `BlockError` thrown by a handler is answered like a hook block. The
  * instance is decorated with the engine (`fastify.floodgate`). Register it before the routes.
  *
- * @throws RuleValidationError (at `ready()`) when an option, pattern or route config is invalid, naming it.
+ * @throws RuleValidationError (at `ready()`) when an option, pattern or route config is invalid
+ *   (a hotspot `param` naming no parameter of the route too), naming it.
  * @example
  * await app.register(fastifyFloodgate, { routes: { '*': { rateLimit: { threshold: 1000 } } } });
  * app.get('/users/:id', { config: { floodgate: { hotParam: { param: 'id', threshold: 5 } } } }, getUser);

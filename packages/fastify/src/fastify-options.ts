@@ -1,5 +1,5 @@
 import type { BlockError, Floodgate } from '@floodgate/core';
-import type { ResilienceOptions, RouteOptions } from '@floodgate/core/http';
+import type { IpKeyOptions as CoreIpKeyOptions, ResilienceOptions, RouteOptions } from '@floodgate/core/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Answers a blocked request instead of the 429/503 problem response; it must send the reply. */
@@ -10,6 +10,9 @@ export type FloodgatePluginOptions = ResilienceOptions<FastifyRequest, FastifyFa
 
 /** A route's `config.floodgate`: its rules (`rateLimit`, `circuitBreaker`, `hotParam`) and `fallback`, or `false` for none. */
 export type FloodgateRouteConfig = RouteOptions<FastifyRequest, FastifyFallback> | false;
+
+/** Options of {@link ipKey}. */
+export type IpKeyOptions = CoreIpKeyOptions;
 
 declare module 'fastify' {
   interface FastifyInstance {

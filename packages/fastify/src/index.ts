@@ -1,5 +1,5 @@
-import { fastifyFloodgate } from './fastify-floodgate';
+import { fastifyFloodgate, ipKey } from './fastify-floodgate';
 
-export { fastifyFloodgate };
-export type { FastifyFallback, FloodgatePluginOptions, FloodgateRouteConfig } from './fastify-options';
+export { fastifyFloodgate, ipKey };
+export type { FastifyFallback, FloodgatePluginOptions, FloodgateRouteConfig, IpKeyOptions } from './fastify-options';
 export default fastifyFloodgate;

@@ -141,3 +141,83 @@ describe('@HotParam', () => {
     expect(users.getProfile('alice')).toBe('alice');
   });
 });
+
+describe('@HotParam paramIndex beyond the method’s parameters', () => {
+  it('refuses an index no call can fill, naming the method and its parameters', () => {
+    const { fg } = engine();
+    expect(() => {
+      class UserService {
+        @HotParam({ paramIndex: 3, threshold: 1, floodgate: fg })
+        getProfile(userId: string): string {
+          return userId;
+        }
+      }
+      return UserService;
+    }).toThrow("@HotParam on method getProfile: paramIndex: 3 is beyond the method's parameters (it declares 1 parameter)");
+  });
+
+  it('refuses a negative index reaching before the first parameter', () => {
+    const { fg } = engine();
+    expect(() => {
+      class UserService {
+        @HotParam({ paramIndex: -3, threshold: 1, floodgate: fg })
+        find(_tenant: string, _userId: string): void {}
+      }
+      return UserService;
+    }).toThrow('paramIndex: -3 is beyond');
+  });
+
+  it('counts parameters with default values and destructuring', () => {
+    const { fg } = engine();
+    expect(() => {
+      class Search {
+        @HotParam({ paramIndex: 2, threshold: 1, floodgate: fg })
+        query({ text }: { text: string }, [page]: number[] = [1], options: { limit?: number } = { limit: Math.max(1, 2) }): string {
+          return `${text}${page}${String(options.limit)}`;
+        }
+      }
+      return Search;
+    }).not.toThrow();
+    expect(() => {
+      class Search {
+        @HotParam({ paramIndex: 3, threshold: 1, floodgate: fg })
+        query(text: string, page = 1, sort = 'a,b'): string {
+          return `${text}${page}${sort}`;
+        }
+      }
+      return Search;
+    }).toThrow('(it declares 3 parameters)');
+  });
+
+  it('accepts any index where the parameters cannot be known: a rest parameter, arguments', () => {
+    const { fg } = engine();
+    expect(() => {
+      class Bulk {
+        @HotParam({ paramIndex: 5, threshold: 1, floodgate: fg })
+        many(...ids: string[]): number {
+          return ids.length;
+        }
+
+        @HotParam({ paramIndex: 2, threshold: 1, floodgate: fg })
+        legacy(): number {
+          return arguments.length;
+        }
+      }
+      return Bulk;
+    }).not.toThrow();
+  });
+
+  it('limits a parameter read through arguments', () => {
+    const { fg } = engine();
+    class Legacy {
+      @HotParam({ paramIndex: 0, threshold: 1, floodgate: fg })
+      read(): unknown {
+        // eslint-disable-next-line prefer-rest-params
+        return arguments[0];
+      }
+    }
+    const legacy = new Legacy() as unknown as { read(id: string): unknown };
+    legacy.read('a');
+    expect(() => legacy.read('a')).toThrow(HotParamBlockError);
+  });
+});

@@ -48,6 +48,27 @@ describe('stacked decorators', () => {
     expect(fg.stats('Orders.place')?.lastSecond.pass).toBe(3);
   });
 
+  it('spend no budget of one on calls another refuses: an abusive caller leaves the rate limit to the rest', () => {
+    const { fg } = engine();
+    class Profiles {
+      @RateLimit({ threshold: 10, floodgate: fg })
+      @HotParam({ paramIndex: 0, threshold: 2 })
+      read(userId: string): string {
+        return userId;
+      }
+    }
+    const profiles = new Profiles();
+    for (let i = 0; i < 50; i++) {
+      try {
+        profiles.read('mallory');
+      } catch (error) {
+        expect(error).toBeInstanceOf(HotParamBlockError);
+      }
+    }
+    for (let i = 0; i < 8; i++) expect(profiles.read(`user-${i}`)).toBe(`user-${i}`);
+    expect(() => profiles.read('late')).toThrow(FlowBlockError);
+  });
+
   it('check flow before the circuit breaker whatever order they are written in', () => {
     const { fg } = engine();
     class FlowFirst {

@@ -102,4 +102,26 @@ describe('hotParamKind.compile', () => {
     expect(check(['a', 'c', 'b'])).toBe(false);
     expect(checker.trackedCount()).toBe(1);
   });
+
+  it.each(['reject', 'throttle'] as const)(
+    'keeps, with its share given back, a new value a later check refuses while it is the only one tracked (%s)',
+    (behavior) => {
+      // lru-cache clears all its slots to delete its last entry: O(capacity) per refused call.
+      const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, behavior, capacity: 200_000 }]);
+      fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+      for (let i = 0; i < 3; i++) expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(false);
+      fg.loadFlowRules([]);
+      expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(1);
+    },
+  );
+
+  it('still forgets a new value a later check refuses when others are tracked', () => {
+    const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2 }]);
+    fg.tryEntry('r', arg('kept'));
+    fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+    for (const value of ['x', 'y', 'z']) fg.tryEntry('r', arg(value));
+    fg.loadFlowRules([]);
+    // 'kept' was never evicted by the refused values: it is still out of tokens.
+    expect(isEntry(fg.tryEntry('r', arg('kept')))).toBe(false);
+  });
 });

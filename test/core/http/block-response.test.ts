@@ -4,11 +4,12 @@ import {
   FlowBlockError,
   HotParamBlockError,
   SystemBlockError,
+  TimeoutError,
   type CircuitBreakerRule,
   type FlowRule,
   type HotParamRule,
 } from '@floodgate/core';
-import { blockResponse } from '@floodgate/core/http';
+import { blockResponse, timeoutResponse } from '@floodgate/core/http';
 
 const qpsRule: FlowRule = { resource: 'GET /a', metric: 'qps', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' };
 const concurrencyRule: FlowRule = { ...qpsRule, metric: 'concurrency', threshold: 2 };
@@ -43,6 +44,7 @@ describe('blockResponse', () => {
       status: 429,
       headers: {
         'Content-Type': 'application/problem+json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(json)),
         'Retry-After': '1',
         'RateLimit-Policy': '"flow";q=10;w=1',
         RateLimit: '"flow";r=0;t=1',
@@ -72,7 +74,7 @@ describe('blockResponse', () => {
   it('answers a concurrency block with 429 and no RateLimit headers', () => {
     const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: concurrencyRule }));
     expect(response.status).toBe(429);
-    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8' });
+    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(response.json)) });
     expect(response.body.detail).toBe('The limit of concurrent requests to this resource was reached.');
     expect(response.body['violated-policies']).toBeUndefined();
   });
@@ -95,7 +97,7 @@ describe('blockResponse', () => {
     expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 503,
-      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Retry-After': '5' },
+      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(json)), 'Retry-After': '5' },
       body: {
         type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
         title: 'Request cannot be satisfied due to temporary server capacity constraints',
@@ -150,6 +152,29 @@ describe('blockResponse', () => {
 
   it('writes no RateLimit headers when they are turned off, but keeps Retry-After', () => {
     const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: false });
-    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Retry-After': '1' });
+    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(response.json)), 'Retry-After': '1' });
+  });
+
+  it('answers a timeout with 503, temporary-reduced-capacity and code ERR_TIMEOUT, without Retry-After', () => {
+    const { json, ...response } = timeoutResponse(new TimeoutError('GET /report', 2000));
+    expect(JSON.parse(json)).toEqual(response.body);
+    expect(response).toEqual({
+      status: 503,
+      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(json)) },
+      body: {
+        type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+        title: 'Request cannot be satisfied due to temporary server capacity constraints',
+        status: 503,
+        detail: 'The request did not complete within the time allowed to this resource.',
+        code: 'ERR_TIMEOUT',
+        resource: 'GET /report',
+      },
+    });
+  });
+
+  it('counts the Content-Length in bytes, not characters', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /café', rule: qpsRule }));
+    expect(response.headers['Content-Length']).toBe(String(Buffer.from(response.json).length));
+    expect(Number(response.headers['Content-Length'])).toBeGreaterThan(response.json.length);
   });
 });

@@ -1,19 +1,58 @@
 import { EventEmitter } from 'node:events';
 
+/** A stand-in for a connection (`net.Socket`): what the HTTP guard reads of it. */
+export class FakeSocket extends EventEmitter {
+  destroyed = false;
+
+  /** The connection closes (the client left, or the server closed it). */
+  close(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
 /** A stand-in for `http.ServerResponse`: what the HTTP guard reads of it. */
 export class FakeResponse extends EventEmitter {
   statusCode = 200;
   writableFinished = false;
+  headersSent = false;
+  readonly headers: Record<string, string> = {};
+  body: string | undefined = undefined;
+  readonly req: { readonly socket: FakeSocket };
+  /** The connection once the response is on it; `null` for a pipelined response waiting behind another. */
+  socket: FakeSocket | null;
+
+  constructor(socket = new FakeSocket(), options: { readonly waiting?: boolean } = {}) {
+    super();
+    this.req = { socket };
+    this.socket = options.waiting === true ? null : socket;
+  }
 
   /** The response was sent with `status`. */
   finish(status: number): void {
     this.statusCode = status;
+    this.headersSent = true;
     this.writableFinished = true;
     this.emit('close');
   }
 
   /** The client left before the response was sent. */
   abort(): void {
+    this.req.socket.destroyed = true;
     this.emit('close');
+  }
+
+  setHeader(name: string, value: string): void {
+    this.headers[name.toLowerCase()] = value;
+  }
+
+  writeHead(status: number, headers: Readonly<Record<string, string>>): void {
+    this.statusCode = status;
+    this.headersSent = true;
+    for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+  }
+
+  end(body: string): void {
+    this.body = body;
   }
 }

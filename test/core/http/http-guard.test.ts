@@ -64,7 +64,7 @@ describe('HttpGuard options', () => {
   it('rejects a hotspot param that is not a parameter of the pattern', () => {
     expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /users/:id': { hotParam: { param: 'uid', threshold: 1 } } } }, 'resilience()'))).toContainEqual({
       path: "routes['GET /users/:id'].hotParam.param",
-      message: `"uid" is not a parameter of the route (it has: 'id')`,
+      message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing`,
     });
   });
 
@@ -77,7 +77,7 @@ describe('HttpGuard options', () => {
 
   it('rejects a headers value outside the drafts', () => {
     expect(issuesOf(() => HttpGuard.resilience({ headers: 'draft-9' }, 'resilience()'))).toEqual([
-      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8' or false, got "draft-9"` },
+      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got "draft-9"` },
     ]);
   });
 
@@ -375,5 +375,208 @@ describe('HttpGuard queueing', () => {
     const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
     await clock.advance(1000);
     await expect(second).resolves.toBeUndefined();
+  });
+});
+
+describe('HttpGuard refusals', () => {
+  it('gives back what earlier routes admitted the request to when a later one refuses', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 10 }] }, 'GET /a': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ resource: 'GET /a' });
+    expect(fg.stats('* /*')!.lastSecond.pass).toBe(0);
+    expect(fg.stats('* /*')!.concurrency).toBe(0);
+  });
+
+  it('gives back the resilience() entries when a per-route guard refuses the request', () => {
+    const { fg } = engine();
+    const outer = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } } } }, 'r');
+    const inner = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: (req: Req) => req.user, threshold: 1 }, 'hotParam()');
+    const policy = inner.routePolicy('GET', '/a');
+    for (let i = 0; i < 5; i++) {
+      const res = new FakeResponse();
+      outer.guardRoutes(res, {}, 'GET', '/a');
+      inner.guardRoute(res, { user: 'mallory' }, policy, {});
+    }
+    expect(fg.stats('* /*')!.lastSecond.pass).toBe(1);
+  });
+
+  it('gives back a queued request’s earlier entries when its client leaves the queue', async () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } }, 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } },
+      'r',
+    );
+    const first = new FakeResponse();
+    await guard.guardRoutes(first, {}, 'GET', '/a');
+    first.finish(200);
+    const leaving = new FakeResponse();
+    const queued = guard.guardRoutes(leaving, {}, 'GET', '/a');
+    leaving.abort();
+    await expect(queued).resolves.toBe('aborted');
+    expect(fg.stats('* /*')!).toMatchObject({ concurrency: 0, lastSecond: { pass: 1 } });
+  });
+});
+
+describe('HttpGuard matching', () => {
+  it('matches HEAD requests as GET, against the GET route’s budget', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /export': { rateLimit: { threshold: 1 } } } }, 'r');
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'HEAD', '/export')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/export')).toMatchObject({ resource: 'GET /export' });
+  });
+
+  it('matches HEAD requests by a HEAD pattern when one matches, and as GET elsewhere', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /*': { rateLimit: { threshold: 0 } }, 'HEAD /health': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'HEAD', '/health')).toBeUndefined();
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'HEAD', '/other')).toMatchObject({ resource: 'GET /*' });
+  });
+
+  it('matches letter case as the guard’s matching says, or as the request says', () => {
+    const { fg } = engine();
+    const routes = { 'POST /login': { rateLimit: { threshold: 0 } } };
+    const loose = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes }, 'r');
+    const strict = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes }, 'r', { caseSensitive: true });
+    expect(loose.guardRoutes(new FakeResponse(), {}, 'POST', '/LOGIN')).toMatchObject({ resource: 'POST /login' });
+    expect(strict.guardRoutes(new FakeResponse(), {}, 'POST', '/LOGIN')).toBeUndefined();
+    expect(loose.guardRoutes(new FakeResponse(), {}, 'POST', '/LOGIN', true)).toBeUndefined();
+  });
+});
+
+describe('HttpGuard params a route does not have', () => {
+  it('refuses a per-route hotspot param on a route without it, on every request, declaring nothing', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'userId', threshold: 1 }, 'hotParam()');
+    for (let i = 0; i < 2; i++) {
+      expect(issuesOf(() => guard.routePolicy('GET', '/users/:id', { id: '1' }))).toEqual([
+        { path: 'param', message: `"userId" is not a parameter of the route (it has: 'id'): the rule would limit nothing` },
+      ]);
+    }
+    expect(() => guard.routePolicy('GET', '/users/:id')).toThrow('Invalid hotParam() options on GET /users/:id: param:');
+    expect(fg.getRules().hotParams).toEqual([]);
+  });
+
+  it('accepts a param of the template or of the request (a router’s mount parameters)', () => {
+    const { fg } = engine();
+    const byTemplate = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'path', threshold: 1 }, 'hotParam()');
+    expect(() => byTemplate.routePolicy('GET', '/files/*path')).not.toThrow();
+    const byRequest = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'org', threshold: 1 }, 'hotParam()');
+    expect(() => byRequest.routePolicy('GET', '/acme/users/:id', { org: 'acme', id: '1' })).not.toThrow();
+  });
+
+  it('refuses a route config whose hotspot param the route does not have', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg }, 'plugin');
+    expect(issuesOf(() => guard.declareRoute('GET /users/:id', { hotParam: { param: 'uid', threshold: 1 } }, 'config.floodgate', ['id']))).toEqual([
+      { path: 'config.floodgate.hotParam.param', message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing` },
+    ]);
+  });
+});
+
+describe('HttpGuard timeouts', () => {
+  it('answers 503 when the route’s timeout passes, exiting its entries as failures', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } }, 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    await clock.advance(499);
+    expect(res.headersSent).toBe(false);
+    await clock.advance(1);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(res.body!)).toMatchObject({ code: 'ERR_TIMEOUT', resource: 'GET /a' });
+    expect(fg.stats('* /*')!).toMatchObject({ concurrency: 0, lastSecond: { error: 1 } });
+    expect(fg.totals('GET /a')).toMatchObject({ error: 1, timeout: 1 });
+    res.finish(200);
+    expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 1 });
+  });
+
+  it('stops the timer when the request ends first', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(clock.pendingSleeps).toBe(1);
+    res.finish(200);
+    expect(clock.pendingSleeps).toBe(0);
+  });
+
+  it('keeps the shortest timeout of a request’s routes', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { timeoutMs: 1000 }, 'GET /a': { timeoutMs: 300 }, '/a': { timeoutMs: 2000 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    await clock.advance(300);
+    expect(JSON.parse(res.body!)).toMatchObject({ code: 'ERR_TIMEOUT', resource: 'GET /a' });
+  });
+
+  it('does not answer a response already begun', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.headersSent = true;
+    await clock.advance(500);
+    expect(res.body).toBeUndefined();
+    expect(fg.totals('GET /a')).toMatchObject({ error: 1, timeout: 1 });
+  });
+
+  it('refuses two timeouts for one route from two middlewares', () => {
+    const { fg } = engine();
+    HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5, timeoutMs: 800 }, 'rateLimit()');
+    expect(() => inner.routePolicy('GET', '/a')).toThrow('route "GET /a" already has timeoutMs 500 from another Floodgate middleware');
+  });
+
+  it.each([0, -1, 2 ** 31, 'soon'])('refuses timeoutMs %j, naming it', (timeoutMs) => {
+    expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /a': { timeoutMs } } }, 'r'))).toEqual([
+      { path: "routes['GET /a'].timeoutMs", message: expect.stringContaining('must be a finite number > 0 and <= 2147483647') },
+    ]);
+  });
+});
+
+describe('HttpGuard RateLimit headers on passing responses', () => {
+  it('sets the tightest quota left of the resources entered', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, headers: { onPass: true }, routes: { '*': { rateLimit: { threshold: 3 } }, 'GET /a': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 1 }] } } },
+      'r',
+    );
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(res.headers).toEqual({ 'ratelimit-policy': '"flow";q=3;w=1', ratelimit: '"flow";r=2;t=1' });
+  });
+
+  it('writes the draft asked for, and follows rules loaded at run time', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: { draft: 'draft-6', onPass: true }, routes: { 'GET /a': { rateLimit: { threshold: 3 } } } }, 'r');
+    fg.loadFlowRules([{ resource: 'GET /a', threshold: 7 }]);
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(res.headers).toEqual({ 'ratelimit-policy': '7;w=1', 'ratelimit-limit': '7', 'ratelimit-remaining': '6', 'ratelimit-reset': '1' });
+  });
+
+  it('sets none without a QPS rule, or when not asked', () => {
+    const { fg } = engine();
+    const quiet = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 3 } } } }, 'r');
+    const concurrencyOnly = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: { onPass: true }, routes: { 'GET /b': { rateLimit: { metric: 'concurrency', threshold: 3 } } } }, 'r');
+    const a = new FakeResponse();
+    const b = new FakeResponse();
+    quiet.guardRoutes(a, {}, 'GET', '/a');
+    concurrencyOnly.guardRoutes(b, {}, 'GET', '/b');
+    expect(a.headers).toEqual({});
+    expect(b.headers).toEqual({});
+  });
+
+  it('refuses onPass without headers, and unknown fields of the headers option', () => {
+    expect(issuesOf(() => HttpGuard.resilience({ headers: { draft: false, onPass: true, pass: 1 } }, 'r'))).toEqual([
+      { path: 'headers.pass', message: expect.stringContaining('unknown field (allowed: draft, onPass)') },
+      { path: 'headers.onPass', message: 'asks for headers on passing responses, but draft is false (no headers)' },
+    ]);
   });
 });

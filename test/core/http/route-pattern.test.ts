@@ -1,4 +1,4 @@
-import { RoutePattern } from '@floodgate/core/http';
+import { foldCase, requestPath, RoutePattern } from '@floodgate/core/http';
 
 describe('RoutePattern', () => {
   it('names the resource by the canonical method and path', () => {
@@ -69,7 +69,7 @@ describe('RoutePattern', () => {
     ['', 'is empty'],
     ['GET users', "must start with '/'"],
     ['GET /a b', 'more than a method and a path'],
-    ['G3T /a', 'not an HTTP method token'],
+    ['G3T /a', 'not an HTTP method'],
     ['/a//b', 'empty segment'],
     ['/*/a', 'only be the last segment'],
     ['/a/:', "':' followed by a name"],
@@ -77,8 +77,103 @@ describe('RoutePattern', () => {
     ['/flights/:from-:to', 'followed by a name'],
     ['/files/v1:2', 'mixes text'],
     ['/a?b=1', "must not contain '?'"],
+    ['GTE /users/:id', 'is not an HTTP method'],
+    ['GET /users/{id}', "write a parameter as ':id'"],
+    ['GET /files/{*path}', "write a parameter as ':path'"],
+    ['GET /users/:id(\\d+)', 'is not pattern syntax'],
   ])('rejects %j, saying why', (pattern, reason) => {
     expect(() => new RoutePattern(pattern)).toThrow(`Invalid route pattern ${JSON.stringify(pattern)}`);
     expect(RoutePattern.problem(pattern)).toContain(reason);
+  });
+
+  it('matches letter case loosely by default, and exactly when asked', () => {
+    const route = new RoutePattern('POST /login');
+    expect(route.match('POST', '/LOGIN')).toEqual({});
+    expect(route.match('POST', '/LOGIN', true, { caseSensitive: true })).toBeUndefined();
+    expect(new RoutePattern('GET /Export').match('GET', '/export')).toEqual({});
+  });
+
+  it('folds letters beyond ASCII as Fastify does (the Kelvin sign is a k)', () => {
+    expect(new RoutePattern('GET /key').match('GET', '/%E2%84%AAey')).toEqual({});
+  });
+
+  it('keeps the letter case of captured parameters', () => {
+    expect(new RoutePattern('GET /users/:id').match('GET', '/USERS/Alice')).toEqual({ id: 'Alice' });
+  });
+
+  it('matches percent-escaped spellings of a literal path', () => {
+    const route = new RoutePattern('POST /login');
+    expect(route.match('POST', '/%6Cogin')).toEqual({});
+    expect(route.match('POST', '/%6c%6F%67%69%6e')).toEqual({});
+    expect(route.match('POST', '/%256Cogin')).toBeUndefined();
+  });
+
+  it('reads a pattern’s escaped and unescaped literals as one path', () => {
+    expect(new RoutePattern('GET /caf%C3%A9').match('GET', '/café')).toEqual({});
+    expect(new RoutePattern('GET /café').match('GET', '/caf%c3%a9')).toEqual({});
+  });
+
+  it('does not split a segment at an escaped slash, and captures it decoded', () => {
+    const route = new RoutePattern('GET /files/:name');
+    expect(route.match('GET', '/files/a%2Fb')).toEqual({ name: 'a/b' });
+    expect(new RoutePattern('GET /files/a/b').match('GET', '/files/a%2Fb')).toBeUndefined();
+  });
+
+  it('decodes a parameter once, however it was escaped', () => {
+    expect(new RoutePattern('GET /files/:name').match('GET', '/files/%2541')).toEqual({ name: '%41' });
+  });
+
+  it('matches duplicate slashes, a fragment and an absolute-form target', () => {
+    const route = new RoutePattern('GET /users/:id');
+    expect(route.match('GET', '//users///7//')).toEqual({ id: '7' });
+    expect(route.match('GET', '/users/7#top')).toEqual({ id: '7' });
+    expect(route.match('GET', 'http://example.com:8080/users/7?x')).toEqual({ id: '7' });
+  });
+
+  it('ends the path at a semicolon only when the router does', () => {
+    const route = new RoutePattern('GET /users/:id');
+    expect(route.match('GET', '/users/7;v=1')).toEqual({ id: '7;v=1' });
+    expect(route.match('GET', '/users/7;v=1', true, { semicolonDelimiter: true })).toEqual({ id: '7' });
+  });
+
+  it('matches the asterisk-form target only with the global pattern', () => {
+    expect(new RoutePattern('OPTIONS /').match('OPTIONS', '*')).toBeUndefined();
+    expect(new RoutePattern('*').match('OPTIONS', '*')).toEqual({ '*': '' });
+  });
+});
+
+describe('requestPath', () => {
+  it.each([
+    ['/users/1', '/users/1'],
+    ['/users/1/', '/users/1'],
+    ['/', '/'],
+    ['/users/1?x=/a', '/users/1'],
+    ['/users/1#frag', '/users/1'],
+    ['http://h/users/1', '/users/1'],
+    ['HTTPS://h:443', '/'],
+    ['//a///b//', '/a/b'],
+    ['/%6C%6f', '/lo'],
+    ['/a%2fb%25c', '/a%2Fb%25c'],
+    ['/caf%C3%A9', '/café'],
+    ['/bad%ZZ%C3', '/bad%ZZ%C3'],
+    ['/%E2%84%AA', '/\u212A'],
+    ['*', ''],
+    ['no-scheme://x/a', '/a'],
+    ['abc/def', ''],
+  ])('reads %j as %j', (url, path) => {
+    expect(requestPath(url)).toBe(path);
+  });
+
+  it('gives back the very string for a plain path (no allocation)', () => {
+    const url = '/users/1';
+    expect(requestPath(url)).toBe(url);
+  });
+});
+
+describe('foldCase', () => {
+  it('lowers letters, and gives back the very string when there is nothing to lower', () => {
+    expect(foldCase('/LoGiN')).toBe('/login');
+    const plain = '/login';
+    expect(foldCase(plain)).toBe(plain);
   });
 });

@@ -51,6 +51,7 @@ export function createGuardDecorator(decorator: string, kind: GuardedRuleKind, o
     try {
       if (existing === undefined) rejectGenerators(decorator, site);
       const spec = readSpec(decorator, kind, input, existing?.label ?? site.label);
+      checkParamIndex(spec, site.method, existing?.label ?? site.label);
       guard ??= new MethodGuard(site.method, site.name, site.isStatic, site.returnsPromise || Object.getPrototypeOf(site.method) === ASYNC_FUNCTION_PROTOTYPE);
       guard.add(spec);
       if (site.owner !== undefined) guard.bind(site.owner);
@@ -204,4 +205,87 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
 function unprefix(issue: RuleIssue, prefix: string): string {
   if (issue.path === prefix) return 'options';
   return issue.path.startsWith(`${prefix}.`) ? issue.path.slice(prefix.length + 1) : issue.path;
+}
+
+/**
+ * Refuses a `@HotParam` `paramIndex` beyond the parameters the method declares, where that is
+ * certain: the rule would read an argument no call passes, and limit nothing.
+ * @throws RuleValidationError naming the index and the method's parameters.
+ */
+function checkParamIndex(spec: GuardSpec, method: AnyFunction, label: string): void {
+  const index = spec.rule.paramIndex;
+  if (typeof index !== 'number') return;
+  const count = declaredParameterCount(method);
+  if (count === undefined || (index < count && index >= -count)) return;
+  const declared = count === 0 ? 'declares no parameter' : `declares ${count} parameter${count === 1 ? '' : 's'}`;
+  throw new RuleValidationError(
+    [{ path: 'paramIndex', message: `${index} is beyond the method's parameters (it ${declared}): the rule would read an argument no call passes, and limit nothing` }],
+    `${spec.decorator} on ${label}`,
+  );
+}
+
+/**
+ * How many parameters a method declares, read from its source, where that is certain: no rest
+ * parameter and no use of `arguments` (then a call may pass more), not native or bound, no
+ * comment or regular expression among the parameters; `undefined` otherwise. Default values
+ * count as declared parameters.
+ */
+function declaredParameterCount(method: AnyFunction): number | undefined {
+  let source: string;
+  try {
+    source = Function.prototype.toString.call(method);
+  } catch {
+    return undefined;
+  }
+  if (source.includes('[native code]')) return undefined;
+  // A computed name (`[Symbol.for('x')](a) {}`) comes before the parameters.
+  let i = source.startsWith('[') || /^(?:async\s+|static\s+)*\[/.test(source) ? skipGroup(source, source.indexOf('[')) : 0;
+  if (i < 0) return undefined;
+  const open = source.indexOf('(', i);
+  if (open < 0) return undefined;
+  const close = skipGroup(source, open);
+  if (close < 0) return undefined;
+  const params = source.slice(open + 1, close - 1);
+  // Regular expressions, comments, escapes and templates in default values are not read: uncertain.
+  if (/[\\/`]/.test(params)) return undefined;
+  if (params.includes('...') || /\barguments\b/.test(source.slice(close))) return undefined;
+  let count = 0;
+  let current = '';
+  for (i = 0; i < params.length; i++) {
+    const c = params[i]!;
+    if (c === '(' || c === '[' || c === '{' || c === '"' || c === "'") {
+      const end = skipGroup(params, i);
+      if (end < 0) return undefined;
+      current += params.slice(i, end);
+      i = end - 1;
+    } else if (c === ',') {
+      if (current.trim() !== '') count++;
+      current = '';
+    } else {
+      current += c;
+    }
+  }
+  if (current.trim() !== '') count++;
+  return count;
+}
+
+/** The index just after the bracket group or string literal starting at `start`, or -1. */
+function skipGroup(text: string, start: number): number {
+  const pairs: Readonly<Record<string, string>> = { '(': ')', '[': ']', '{': '}' };
+  const stack: string[] = [];
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") {
+      const end = text.indexOf(c, i + 1);
+      if (end < 0) return -1;
+      if (stack.length === 0) return end + 1;
+      i = end;
+    } else if (pairs[c] !== undefined) {
+      stack.push(pairs[c]);
+    } else if (c === stack[stack.length - 1]) {
+      stack.pop();
+      if (stack.length === 0) return i + 1;
+    }
+  }
+  return -1;
 }

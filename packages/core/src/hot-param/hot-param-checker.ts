@@ -212,6 +212,18 @@ export class HotParamRejectChecker extends HotParamChecker {
 }
 
 /**
+ * Forgets a value a refused call saw first, unless it is the only one tracked: lru-cache
+ * clears itself to delete its last entry, writing over all `capacity` slots, which would make
+ * every refused call cost O(capacity) when refusals keep the cache near empty (a flood refused
+ * by a later rule). Returns false when the value stays (its state is then to be reset).
+ */
+function forget<V extends object>(cache: LRUCache<string, V>, key: string): boolean {
+  if (cache.size <= 1) return false;
+  cache.delete(key);
+  return true;
+}
+
+/**
  * Tokens a call took from a value's bucket, given back if the call does not run. A value the
  * call saw first is forgotten again while nothing else touched it, so refused calls cannot fill
  * the LRU with new values (and evict the state of values in use).
@@ -239,10 +251,7 @@ class TokenRefund implements EntryAttachment {
   released(): void {
     const state = this.state;
     if (state.time !== this.takenAt) return;
-    if (this.createdKey !== undefined && state.tokens === this.left && this.cache!.peek(this.createdKey) === state) {
-      this.cache!.delete(this.createdKey);
-      return;
-    }
+    if (this.createdKey !== undefined && state.tokens === this.left && this.cache!.peek(this.createdKey) === state && forget(this.cache!, this.createdKey)) return;
     state.tokens = Math.min(state.tokens + this.tokens, this.maxTokens);
   }
 }
@@ -332,8 +341,8 @@ class PaceRefund implements EntryAttachment {
 
   released(): void {
     if (this.state.time !== this.slot) return;
-    if (this.createdKey !== undefined && this.cache!.peek(this.createdKey) === this.state) this.cache!.delete(this.createdKey);
-    else this.state.time = this.before;
+    if (this.createdKey !== undefined && this.cache!.peek(this.createdKey) === this.state && forget(this.cache!, this.createdKey)) return;
+    this.state.time = this.before;
   }
 }
 

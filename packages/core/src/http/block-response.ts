@@ -1,6 +1,6 @@
-import type { BlockError, Refusal } from '../kernel/errors';
-import { HTTP_DEFAULTS } from './http-defaults';
-import { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+import type { BlockError, Refusal, TimeoutError } from '../kernel/errors';
+import { HTTP_DEFAULTS } from './http-options';
+import { quotaHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
 
 /**
  * An RFC 9457 problem details body, with Floodgate's stable `code` and the guarded `resource`.
@@ -16,7 +16,7 @@ export interface ProblemDetails {
   readonly status: number;
   /** What happened, in words (never the caller's parameter values). */
   readonly detail: string;
-  /** The block error's stable code, e.g. `ERR_FLOW_BLOCKED`. */
+  /** The error's stable code, e.g. `ERR_FLOW_BLOCKED` (`ERR_TIMEOUT` for a timeout). */
   readonly code: string;
   /** The guarded resource, e.g. `GET /users/:id`. */
   readonly resource: string;
@@ -24,13 +24,14 @@ export interface ProblemDetails {
   readonly 'violated-policies'?: readonly string[];
 }
 
-/** What a blocked request is answered with: status, headers and a problem details body. */
+/** What a blocked (or timed-out) request is answered with: status, headers and a problem details body. */
 export interface BlockResponse {
   /** 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403 for authority. */
   readonly status: number;
   /**
-   * `Content-Type: application/problem+json; charset=utf-8`, `Retry-After` (whole seconds,
-   * rounded up) where the wait is known, and the IETF RateLimit headers for QPS rules.
+   * `Content-Type: application/problem+json; charset=utf-8`, the `Content-Length` of `json`,
+   * `Retry-After` (whole seconds, rounded up) where the wait is known, and the IETF RateLimit
+   * headers for QPS rules: ready for `res.writeHead(status, headers).end(json)`.
    */
   readonly headers: Readonly<Record<string, string>>;
   /** The body (frozen: the same object answers every block of one kind on one resource). */
@@ -82,31 +83,54 @@ const SHAPES: { readonly [R in Refusal]: Shape } = {
 export function blockResponse(error: BlockError, options?: BlockResponseOptions): BlockResponse {
   const shape = SHAPES[error.refusal];
   const draft = options?.headers === undefined ? HTTP_DEFAULTS.headers : options.headers;
-  const headers: Record<string, string> = { 'Content-Type': HTTP_DEFAULTS.contentType };
-  if (error.retryAfterMs !== undefined) headers['Retry-After'] = String(Math.max(0, Math.ceil(error.retryAfterMs / 1000)));
-  let violated: readonly string[] | undefined;
-  if (draft !== false) {
-    const limits = rateLimitHeaders(error, draft);
-    if (limits !== undefined) {
-      Object.assign(headers, limits);
-      if (draft === 'draft-8') violated = [error.quota()!.name];
-    }
-  }
-  const { body, json } = problemOf(shape, error, violated);
-  return { status: shape.status, headers, body, json };
+  const quota = draft === false ? undefined : error.quota();
+  const problem = problemOf(shape, error.detail, error.code, error.resource, draft === 'draft-8' ? quota?.name : undefined);
+  const headers: Record<string, string> = { 'Content-Type': HTTP_DEFAULTS.contentType, 'Content-Length': problem.length };
+  const retryAfter = error.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
+  if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+  if (quota !== undefined && draft !== false) Object.assign(headers, quotaHeaders(quota, 0, retryAfter ?? quota.windowSeconds, draft));
+  return { status: shape.status, headers, body: problem.body, json: problem.json };
+}
+
+/** The `detail` of a timeout's problem body. */
+const TIMEOUT_DETAIL = 'The request did not complete within the time allowed to this resource.';
+
+/**
+ * The response to a request its route's `timeoutMs` cut short: 503, the IETF
+ * `temporary-reduced-capacity` problem type, code `ERR_TIMEOUT`, the resource whose timeout
+ * elapsed, no `Retry-After` (the wait is not known).
+ *
+ * @example
+ * const { status, headers, json } = timeoutResponse(new TimeoutError('GET /report', 2000));
+ */
+export function timeoutResponse(error: TimeoutError): BlockResponse {
+  const shape = SHAPES.capacity;
+  const { body, json, length } = problemOf(shape, TIMEOUT_DETAIL, error.code, error.resource, undefined);
+  return { status: shape.status, headers: { 'Content-Type': HTTP_DEFAULTS.contentType, 'Content-Length': length }, body, json };
 }
 
 /** Most cached problem bodies; past it the cache starts afresh (resources are bounded anyway). */
 const MAX_CACHED_BODIES = 10_000;
-const bodies = new Map<string, { readonly body: ProblemDetails; readonly json: string }>();
+/** A problem body, its JSON and the JSON's length in bytes (as a header value). */
+interface Problem {
+  readonly body: ProblemDetails;
+  readonly json: string;
+  readonly length: string;
+}
+const bodies = new Map<string, Problem>();
 
 /**
  * The problem body of a kind of block on a resource, built and serialised once: under attack
  * most requests are blocked, and `JSON.stringify` would otherwise run on each.
  */
-function problemOf(shape: Shape, error: BlockError, violated: readonly string[] | undefined): { readonly body: ProblemDetails; readonly json: string } {
-  const detail = error.detail;
-  const key = `${detail}\n${error.code}\n${violated?.[0] ?? ''}\n${error.resource}`;
+function problemOf(
+  shape: Shape,
+  detail: string,
+  code: string,
+  resource: string,
+  policy: string | undefined,
+): Problem {
+  const key = `${detail}\n${code}\n${policy ?? ''}\n${resource}`;
   let cached = bodies.get(key);
   if (cached === undefined) {
     const body: ProblemDetails = Object.freeze({
@@ -114,12 +138,13 @@ function problemOf(shape: Shape, error: BlockError, violated: readonly string[] 
       title: shape.title,
       status: shape.status,
       detail,
-      code: error.code,
-      resource: error.resource,
-      ...(violated === undefined ? {} : { 'violated-policies': Object.freeze(violated) }),
+      code,
+      resource,
+      ...(policy === undefined ? {} : { 'violated-policies': Object.freeze([policy]) }),
     });
     if (bodies.size >= MAX_CACHED_BODIES) bodies.clear();
-    cached = { body, json: JSON.stringify(body) };
+    const json = JSON.stringify(body);
+    cached = { body, json, length: String(Buffer.byteLength(json)) };
     bodies.set(key, cached);
   }
   return cached;

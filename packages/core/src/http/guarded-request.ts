@@ -1,46 +1,99 @@
+import type { Clock } from '../kernel/clock';
 import type { Entry } from '../kernel/entry';
+import { TimeoutError } from '../kernel/errors';
 
-/** What the HTTP layer needs of Node's `http.ServerResponse` (Express `res`, Koa `ctx.res`, Fastify `reply.raw`). */
-export interface HttpResponseLike {
-  readonly statusCode: number;
-  /** Whether the whole response was handed to the OS (false when the client left first). */
-  readonly writableFinished: boolean;
+/** What the HTTP layer needs of a connection (`net.Socket`). */
+export interface HttpSocketLike {
+  /** Whether the connection is closed (the client left, or the server closed it). */
+  readonly destroyed: boolean;
+  /** Told when the connection closes. */
   on(event: 'close', listener: () => void): unknown;
 }
 
-/** Where a response keeps its {@link GuardedRequest}; shared by every copy of the package. */
+/** What the HTTP layer needs of Node's `http.ServerResponse` (Express `res`, Koa `ctx.res`, Fastify `reply.raw`). */
+export interface HttpResponseLike {
+  /** The status sent, or to be sent. */
+  readonly statusCode: number;
+  /** Whether the whole response was handed to the OS (false when the client left first). */
+  readonly writableFinished: boolean;
+  /** Whether the status line and headers were sent. */
+  readonly headersSent: boolean;
+  /** The request it answers (Node sets it); its socket is the connection, also for a pipelined response not yet on it. */
+  readonly req?: { readonly socket?: HttpSocketLike | null } | undefined;
+  /** The connection, once the response is on it (`null` while a pipelined response waits behind another). */
+  readonly socket?: unknown;
+  /** Told when the response closes: after `finish`, or when the client leaves while it is on the socket. */
+  on(event: 'close', listener: () => void): unknown;
+  /** Sets a header before the response is sent (RateLimit headers on passing responses). */
+  setHeader(name: string, value: string): unknown;
+  /** Sends the status line and headers (a timeout's answer). */
+  writeHead(status: number, headers: Readonly<Record<string, string>>): unknown;
+  /** Sends the body and ends the response. */
+  end(body: string): unknown;
+}
+
+/**
+ * Where a response keeps its {@link GuardedRequest}; shared by every copy of the package. A
+ * property, not a weak map: a weak map holding every response in flight makes each garbage
+ * collection walk its entries, which cost more per request (measured: +10 µs on Koa) than
+ * the property does.
+ */
 const STATE = Symbol.for('floodgate.http.guardedRequest');
+/** Where a socket keeps the guarded requests still open on it (this copy's). */
+const OPEN = Symbol('floodgate.http.openRequests');
 
 type Carrier = HttpResponseLike & { [STATE]?: GuardedRequest };
+type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
 
 /**
  * The Floodgate state of one HTTP request: the entries it holds, the error its handler threw,
- * whether a block answered it, and the signal that tells a queued admission the client left.
- * It lives on the response object, so every Floodgate middleware on the request shares it,
- * and ends on the response's `close` event (after `finish`, or when the client aborts): every
- * entry then exits, failed or not, so concurrency never leaks.
+ * whether a block answered it, the signal that tells a queued admission the client left, and
+ * its timeout. It is kept per response, so every Floodgate middleware on the request shares it.
+ *
+ * It ends exactly once, by whichever comes first: the response's `close` (after `finish`, or
+ * when the client leaves while the response is on the socket), or the connection's `close`
+ * (a pipelined request whose response waits behind another gets no event of its own when the
+ * client leaves, whether its body was read or not: such a request listens to its connection).
+ * Every entry then exits, failed or not, so no concurrency slot, hotspot counter or probe is
+ * ever held by a client gone.
  */
 export class GuardedRequest {
   /** The entries taken for the request, one per resource. */
   readonly entries: Entry[] = [];
   /** Whether a block (from a middleware or from deeper code) answered the request. */
   blocked = false;
-  /** Whether the response has closed; entries taken after that exit at once. */
+  /** Whether the request has ended; nothing may be entered for it any more. */
   closed = false;
+  /** Whether the request waits in a queue (not yet admitted to every resource: its handler has not run). */
+  queued = false;
   private error: unknown = undefined;
   private errored = false;
   private controller: AbortController | undefined = undefined;
+  private timer: AbortController | undefined = undefined;
+  private deadline = Infinity;
+  private socket: TrackedSocket | undefined = undefined;
 
-  private constructor(private readonly isFailure: (status: number, error: unknown) => boolean) {}
+  private constructor(
+    private readonly res: HttpResponseLike,
+    private readonly isFailure: (status: number, error: unknown) => boolean,
+  ) {}
 
-  /** The state of `res`, made (and tied to the response's `close`) on first use. */
+  /** The state of `res`, made (and tied to the response's and the connection's `close`) on first use. */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
     const carrier = res as Carrier;
     let state = carrier[STATE];
     if (state === undefined) {
-      state = new GuardedRequest(isFailure);
+      state = new GuardedRequest(res, isFailure);
       carrier[STATE] = state;
-      res.on('close', onClose);
+      const socket: TrackedSocket | null | undefined = res.req?.socket;
+      if (res.writableFinished || socket?.destroyed === true) {
+        // Guarded after the client left (behind an asynchronous middleware): never enter.
+        state.closed = true;
+      } else {
+        res.on('close', onResponseClose);
+        // A response on its connection closes with it; one waiting behind another does not.
+        if (res.socket == null && socket != null && typeof socket.on === 'function') state.track(socket);
+      }
     }
     return state;
   }
@@ -69,30 +122,125 @@ export class GuardedRequest {
   }
 
   /**
-   * Ends the request: aborts a queued admission, and exits every entry, tracing a failure on
-   * each when the response finished, was not a block, and `isFailure(status, error)` says so.
+   * A guard refused the request: every entry it was admitted to on its way is given back
+   * (`Entry.cancel()`: its pass in the window, concurrency, hotspot tokens, pacing slot), as if
+   * the request had never come, so a refused flood spends no budget of the resources it passed.
+   */
+  refuse(): void {
+    const entries = this.entries;
+    for (let i = entries.length - 1; i >= 0; i--) entries[i]!.cancel();
+    entries.length = 0;
+    this.blocked = true;
+    this.stopTimer();
+  }
+
+  /**
+   * Answers the request with a {@link TimeoutError} after `timeoutMs` (from now, on `clock`)
+   * unless it ends first: every entry exits then with the error traced (a failure, and a slow
+   * call, for circuit breakers) and `answer` sends the response. The shortest timeout of the
+   * request's routes wins.
+   */
+  arm(resource: string, timeoutMs: number, clock: Clock, answer: (error: TimeoutError) => void): void {
+    if (this.closed) return;
+    const deadline = clock.now() + timeoutMs;
+    if (deadline >= this.deadline) return;
+    this.stopTimer();
+    this.deadline = deadline;
+    const timer = (this.timer = new AbortController());
+    clock.sleep(timeoutMs, timer.signal).then(
+      () => this.timeOut(new TimeoutError(resource, timeoutMs), answer),
+      () => {
+        // The request ended first, or a shorter timeout replaced this one.
+      },
+    );
+  }
+
+  /**
+   * Ends the request, once: aborts a queued admission, stops the timeout, and exits every
+   * entry, tracing a failure on each when the response finished, was not a block, and
+   * `isFailure(status, error)` says so. A request that ends while it waits in a queue never
+   * ran: what it was admitted to is given back instead.
    */
   close(status: number, finished: boolean): void {
     if (this.closed) return;
     this.closed = true;
     this.controller?.abort();
+    this.stopTimer();
+    this.untrack();
+    const entries = this.entries;
+    if (entries.length === 0) return;
+    if (this.queued) {
+      this.refuse();
+      return;
+    }
     let failed = false;
-    if (finished && !this.blocked && this.entries.length > 0) {
+    if (finished && !this.blocked) {
       try {
         failed = this.isFailure(status, this.errored ? this.error : undefined);
       } catch (error) {
         process.emitWarning(`Floodgate's isFailure option threw: ${String(error)}`, { code: 'FLOODGATE_IS_FAILURE_ERROR' });
       }
     }
-    const entries = this.entries;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (failed) entry.traceError(this.errored ? this.error : status);
       entry.exit();
     }
+    entries.length = 0;
+  }
+
+  private timeOut(error: TimeoutError, answer: (error: TimeoutError) => void): void {
+    this.timer = undefined;
+    if (this.closed) return;
+    const entries = this.entries;
+    for (let i = 0; i < entries.length; i++) {
+      entries[i]!.traceError(error);
+      entries[i]!.exit();
+    }
+    entries.length = 0;
+    // Answered by a timeout: not a failure again when the response closes.
+    this.blocked = true;
+    if (!this.res.headersSent) answer(error);
+  }
+
+  private stopTimer(): void {
+    this.timer?.abort();
+    this.timer = undefined;
+  }
+
+  private track(socket: TrackedSocket): void {
+    let open = socket[OPEN];
+    if (open === undefined) {
+      open = socket[OPEN] = [];
+      socket.on('close', onSocketClose);
+    }
+    open.push(this);
+    this.socket = socket;
+  }
+
+  private untrack(): void {
+    const open = this.socket?.[OPEN];
+    this.socket = undefined;
+    if (open === undefined) return;
+    // Almost always the last (or only) request of the connection.
+    const at = open.lastIndexOf(this);
+    if (at === open.length - 1) open.pop();
+    else if (at >= 0) open.splice(at, 1);
+  }
+
+  /** The connection closed: ends the request, finished or not. */
+  socketClosed(): void {
+    this.close(this.res.statusCode, this.res.writableFinished);
   }
 }
 
-function onClose(this: HttpResponseLike): void {
+function onResponseClose(this: HttpResponseLike): void {
   (this as Carrier)[STATE]!.close(this.statusCode, this.writableFinished);
+}
+
+function onSocketClose(this: TrackedSocket): void {
+  const open = this[OPEN];
+  if (open === undefined) return;
+  this[OPEN] = [];
+  for (let i = 0; i < open.length; i++) open[i]!.socketClosed();
 }

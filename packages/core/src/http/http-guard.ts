@@ -1,26 +1,27 @@
 import type { Floodgate } from '../engine/floodgate';
 import { Entry } from '../kernel/entry';
-import { isBlockError, type BlockError } from '../kernel/errors';
+import { isBlockError, type BlockError, type TimeoutError } from '../kernel/errors';
 import { RuleReader } from '../kernel/rule-reader';
-import { blockResponse, type BlockResponse } from './block-response';
+import { blockResponse, timeoutResponse, type BlockResponse } from './block-response';
 import { GuardedRequest, type HttpResponseLike } from './guarded-request';
-import { readHttpOptions, type NormalizedHttpOptions } from './normalize-http-options';
 import {
   normalizeResilienceOptions,
   normalizeRouteFactoryOptions,
   normalizeRouteOptions,
+  readHttpOptions,
+  type NormalizedHeaders,
+  type NormalizedHttpOptions,
   type RouteRuleOption,
   type RouteRules,
-} from './normalize-route-options';
-import type { RateLimitHeadersDraft } from './rate-limit-headers';
-import type { RouteParams, RoutePattern } from './route-pattern';
-import type { RoutePolicy } from './route-policy';
-import { RoutePolicyRegistry } from './route-policy-registry';
+} from './normalize-options';
+import { quotaHeaders } from './rate-limit-headers';
+import { foldCase, requestPath, type PathMatching, type RouteParams, type RoutePattern } from './route-pattern';
+import { RoutePolicyRegistry, templateParamNames, type RoutePolicy } from './route-policy';
 
 /**
  * What guarding a request decided: `undefined` (it passed: go on to the handler), a
  * `BlockError` (answer it with {@link HttpGuard.answer}), or `'aborted'` (the client left
- * while the request was queued: answer nothing).
+ * before the request was admitted: answer nothing).
  */
 export type GuardVerdict = BlockError | 'aborted' | undefined;
 
@@ -44,10 +45,11 @@ interface Scratch {
  * The framework-neutral HTTP guard every adapter translates to: validates its options once,
  * declares its routes' rules on the engine, then per request enters each resource the request
  * falls under (by route pattern, or by the framework's matched route), queueing through
- * `enter()` with a client-disconnect signal where a rule may queue, and exits them when the
- * response closes, tracing failures for circuit breakers. Blocks are answered through
- * {@link HttpGuard.answer} and {@link HttpGuard.respond}. `Req` is the framework's request, `F`
- * its fallback function.
+ * `enter()` with a client-disconnect signal where a rule may queue. The request's entries exit
+ * when it ends (its response or its connection closes, once), tracing failures for circuit
+ * breakers; a refusal gives back what the request took on its way; a route's `timeoutMs`
+ * answers 503 when it passes. Blocks are answered through {@link HttpGuard.answer} and {@link HttpGuard.respond}.
+ * `Req` is the framework's request, `F` its fallback function.
  *
  * @example
  * // An adapter's middleware, in outline (Express):
@@ -59,7 +61,7 @@ interface Scratch {
  *   const fallback = guard.answer(res, req, verdict);
  *   if (fallback !== undefined) return fallback(req, res, verdict);
  *   const { status, headers, json } = guard.respond(verdict);
- *   res.status(status).set(headers).send(json);
+ *   res.writeHead(status, headers).end(json);
  * }
  */
 export class HttpGuard<Req, F> {
@@ -68,10 +70,13 @@ export class HttpGuard<Req, F> {
   private readonly origin: ((req: Req) => string) | undefined;
   private readonly onBlock: ((error: BlockError, req: Req) => void) | undefined;
   private readonly fallback: F | undefined;
-  private readonly headers: RateLimitHeadersDraft | false;
+  private readonly headers: NormalizedHeaders;
   private readonly isFailure: (status: number, error: unknown) => boolean;
   private readonly registry: RoutePolicyRegistry;
   private readonly routes: readonly Route[];
+  private readonly headRoutes: readonly Route[];
+  private readonly caseSensitive: boolean;
+  private readonly semicolon: boolean;
   private readonly rules: RouteRules<Req, F> | undefined;
   private readonly fixed: RoutePolicy | undefined;
   private readonly byMethod = new Map<string, Map<string, RoutePolicy>>();
@@ -83,6 +88,7 @@ export class HttpGuard<Req, F> {
     routes: readonly { readonly pattern: RoutePattern; readonly rules: RouteRules<Req, F> }[],
     rules: RouteRules<Req, F> | undefined,
     resource: string | undefined,
+    matching: PathMatching | undefined,
   ) {
     this.engine = options.engine;
     this.origin = options.origin;
@@ -90,22 +96,27 @@ export class HttpGuard<Req, F> {
     this.fallback = options.fallback;
     this.headers = options.headers;
     this.isFailure = options.isFailure;
+    this.caseSensitive = matching?.caseSensitive === true;
+    this.semicolon = matching?.semicolonDelimiter === true;
     this.registry = RoutePolicyRegistry.of(this.engine);
+    if (this.headers.onPass) this.registry.watchQuotas();
     this.routes = routes.map(({ pattern, rules: r }) => ({
       pattern,
       policy: this.registry.declare(pattern.resource, r as RouteRules<unknown, unknown>, `routes['${pattern.pattern}']`, this.context),
     }));
+    this.headRoutes = this.routes.filter((route) => route.pattern.method === 'HEAD');
     this.rules = rules;
     this.fixed = resource === undefined || rules === undefined ? undefined : this.registry.declare(resource, rules as RouteRules<unknown, unknown>, '', this.context);
   }
 
   /**
    * A guard for `resilience()` or the Fastify plugin: common options and rules by route pattern.
+   * `matching` says how the framework's router reads paths (letter case, `;`).
    * @throws RuleValidationError naming every bad option, pattern and rule field.
    */
-  static resilience<Req, F>(options: unknown, name: string): HttpGuard<Req, F> {
+  static resilience<Req, F>(options: unknown, name: string, matching?: PathMatching): HttpGuard<Req, F> {
     const { http, routes } = normalizeResilienceOptions<Req, F>(options, name);
-    return new HttpGuard(http, name, routes, undefined, undefined);
+    return new HttpGuard(http, name, routes, undefined, undefined, matching);
   }
 
   /**
@@ -115,7 +126,7 @@ export class HttpGuard<Req, F> {
    */
   static route<Req, F>(option: RouteRuleOption, options: unknown, name: string): HttpGuard<Req, F> {
     const { http, rules, resource } = normalizeRouteFactoryOptions<Req, F>(option, options, name);
-    return new HttpGuard(http, name, [], rules, resource);
+    return new HttpGuard(http, name, [], rules, resource, undefined);
   }
 
   /**
@@ -129,7 +140,7 @@ export class HttpGuard<Req, F> {
     reader.knownKeys(obj, ANSWER_KEYS, '');
     const http = readHttpOptions<Req, F>(obj, '', reader);
     reader.throwIfAny(`Invalid ${name} options`);
-    return new HttpGuard(http, name, [], undefined, undefined);
+    return new HttpGuard(http, name, [], undefined, undefined, undefined);
   }
 
   private get context(): string {
@@ -142,12 +153,14 @@ export class HttpGuard<Req, F> {
   }
 
   /**
-   * Declares a route's own rules (Fastify's `config.floodgate`) under `resource`.
+   * Declares a route's own rules (Fastify's `config.floodgate`) under `resource`; `paramNames`,
+   * when given, are the route's path parameters, which a hotspot `param` must name.
    * @throws RuleValidationError naming every bad field under `path`.
    */
-  declareRoute(resource: string, options: unknown, path: string): RoutePolicy {
-    const rules = normalizeRouteOptions<Req, F>(options, path, resource, `Invalid Floodgate route config on ${resource}`);
-    return this.registry.declare(resource, rules as RouteRules<unknown, unknown>, path, `Invalid Floodgate route config on ${resource}`);
+  declareRoute(resource: string, options: unknown, path: string, paramNames?: readonly string[]): RoutePolicy {
+    const context = `Invalid Floodgate route config on ${resource}`;
+    const rules = normalizeRouteOptions<Req, F>(options, path, resource, context, paramNames);
+    return this.registry.declare(resource, rules as RouteRules<unknown, unknown>, path, context);
   }
 
   /** Whether a per-route guard still has to declare its rules on the route `method template`. */
@@ -157,10 +170,12 @@ export class HttpGuard<Req, F> {
 
   /**
    * The policy of the route `method template` for a per-route factory, declaring the factory's
-   * rules on it the first time (or its fixed `resource`).
+   * rules on it the first time (or its fixed `resource`). A hotspot `param` must name one of
+   * the template's parameters or of the request's `params` (a router's mount parameters).
    * @throws TypeError when the route is not known (`template` undefined) and no `resource` was given.
+   * @throws RuleValidationError when a `param` names no parameter of the route (on every request to it).
    */
-  routePolicy(method: string, template: string | undefined): RoutePolicy {
+  routePolicy(method: string, template: string | undefined, params?: RouteParams): RoutePolicy {
     if (this.fixed !== undefined) return this.fixed;
     if (template === undefined) {
       throw new TypeError(`${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`);
@@ -172,7 +187,9 @@ export class HttpGuard<Req, F> {
     }
     let policy = byTemplate.get(template);
     if (policy === undefined) {
-      policy = this.registry.declare(`${method} ${template}`, this.rules as RouteRules<unknown, unknown>, '', this.context);
+      const resource = `${method} ${template}`;
+      const paramNames = [...new Set([...templateParamNames(template), ...Object.keys(params ?? {})])];
+      policy = this.registry.declare(resource, this.rules as RouteRules<unknown, unknown>, '', `Invalid ${this.name} options on ${resource}`, paramNames);
       byTemplate.set(template, policy);
     }
     return policy;
@@ -180,26 +197,34 @@ export class HttpGuard<Req, F> {
 
   /**
    * Guards a request by the route patterns: enters, in order, the resource of every pattern
-   * that matches `method` and `url` (path and query) and that the request has not entered yet.
-   * Synchronous unless a matched route queues. Throws what `origin` or a param function throws.
+   * that matches `method` and `url` (the request target) and that the request has not entered
+   * yet. A `HEAD` request is matched as `GET` unless a `HEAD` pattern matches it.
+   * `caseSensitive` overrides the guard's path matching for this request (Express reads its
+   * app setting per request). Synchronous unless a matched route queues. Throws what `origin`
+   * or a param function throws.
    */
-  guardRoutes(res: HttpResponseLike, req: Req, method: string, url: string): GuardVerdict | Promise<GuardVerdict> {
+  guardRoutes(res: HttpResponseLike, req: Req, method: string, url: string, caseSensitive = this.caseSensitive): GuardVerdict | Promise<GuardVerdict> {
     const routes = this.routes;
+    const path = requestPath(url, this.semicolon);
+    const folded = caseSensitive ? undefined : foldCase(path);
+    if (method === 'HEAD' && !this.headMatches(path, folded)) method = 'GET';
     let state: GuardedRequest | undefined;
     let origin = '';
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i]!;
-      const params = route.pattern.match(method, url, route.policy.readsParams);
+      const params = route.pattern.matchPath(method, path, folded, route.policy.readsParams);
       if (params === undefined) continue;
       if (state === undefined) {
         origin = this.originOf(req);
         state = GuardedRequest.of(res, this.isFailure);
+        if (state.closed) return 'aborted';
       }
       if (state.entered(route.policy.resource)) continue;
-      if (route.policy.queues) return this.guardRoutesFrom(state, req, origin, method, url, i, params);
-      const block = this.enterNow(state, req, origin, route.policy, params);
+      if (route.policy.queues) return this.guardRoutesFrom(state, res, req, origin, { method, path, folded }, i, params);
+      const block = this.enterNow(state, res, req, origin, route.policy, params);
       if (block !== undefined) return block;
     }
+    if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
     return undefined;
   }
 
@@ -209,9 +234,11 @@ export class HttpGuard<Req, F> {
    */
   guardRoute(res: HttpResponseLike, req: Req, policy: RoutePolicy, params: RouteParams): GuardVerdict | Promise<GuardVerdict> {
     const state = GuardedRequest.of(res, this.isFailure);
+    if (state.closed) return 'aborted';
     if (state.entered(policy.resource)) return undefined;
     const origin = this.originOf(req);
-    return policy.queues ? this.enterQueued(state, req, origin, policy, params) : this.enterNow(state, req, origin, policy, params);
+    if (policy.queues) return this.enterQueued(state, res, req, origin, policy, params).then((verdict) => this.passed(res, state, verdict));
+    return this.passed(res, state, this.enterNow(state, res, req, origin, policy, params));
   }
 
   /**
@@ -229,7 +256,7 @@ export class HttpGuard<Req, F> {
 
   /** The response for a block ({@link blockResponse} with the guard's `headers` option). */
   respond(error: BlockError): BlockResponse {
-    return blockResponse(error, { headers: this.headers });
+    return blockResponse(error, { headers: this.headers.draft });
   }
 
   /** Records the error a guarded request's handler threw, for circuit breakers. */
@@ -244,12 +271,24 @@ export class HttpGuard<Req, F> {
     return origin;
   }
 
+  /** Whether a `HEAD` pattern matches the path (then `HEAD` requests are not matched as `GET`). */
+  private headMatches(path: string, folded: string | undefined): boolean {
+    const routes = this.headRoutes;
+    for (let i = 0; i < routes.length; i++) if (routes[i]!.pattern.matchPath('HEAD', path, folded, false) !== undefined) return true;
+    return false;
+  }
+
+  private passed(res: HttpResponseLike, state: GuardedRequest, verdict: GuardVerdict): GuardVerdict {
+    if (verdict === undefined && this.headers.onPass) this.describeQuota(res, state);
+    return verdict;
+  }
+
   private async guardRoutesFrom(
     state: GuardedRequest,
+    res: HttpResponseLike,
     req: Req,
     origin: string,
-    method: string,
-    url: string,
+    target: { readonly method: string; readonly path: string; readonly folded: string | undefined },
     from: number,
     firstParams: RouteParams,
   ): Promise<GuardVerdict> {
@@ -258,48 +297,90 @@ export class HttpGuard<Req, F> {
     for (let i = from; i < routes.length; i++) {
       const route = routes[i]!;
       if (i !== from) {
-        params = route.pattern.match(method, url, route.policy.readsParams);
+        params = route.pattern.matchPath(target.method, target.path, target.folded, route.policy.readsParams);
         if (params === undefined || state.entered(route.policy.resource)) continue;
       }
-      const verdict = route.policy.queues ? await this.enterQueued(state, req, origin, route.policy, params!) : this.enterNow(state, req, origin, route.policy, params!);
+      const verdict = route.policy.queues
+        ? await this.enterQueued(state, res, req, origin, route.policy, params!)
+        : this.enterNow(state, res, req, origin, route.policy, params!);
       if (verdict !== undefined) return verdict;
     }
-    return undefined;
+    return this.passed(res, state, undefined);
   }
 
-  private enterNow(state: GuardedRequest, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): BlockError | undefined {
+  private enterNow(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): BlockError | 'aborted' | undefined {
+    if (state.closed) return 'aborted';
     const options = this.scratch;
     options.origin = origin;
     options.params = params;
-    options.args = policy.args(req, params);
     let result: Entry | BlockError;
     try {
+      options.args = policy.args(req, params);
       result = this.engine.tryEntry(policy.resource, options);
+    } catch (error) {
+      // A throwing param function or check: what the request took on its way goes back too.
+      state.refuse();
+      throw error;
     } finally {
       options.args = NO_ARGS;
       options.params = undefined;
     }
-    if (!(result instanceof Entry)) return result;
-    state.entries.push(result);
+    if (!(result instanceof Entry)) {
+      state.refuse();
+      return result;
+    }
+    this.hold(state, res, policy, result);
     return undefined;
   }
 
-  private async enterQueued(state: GuardedRequest, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): Promise<GuardVerdict> {
+  private async enterQueued(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
-    const args = policy.args(req, params);
     let entry: Entry;
+    state.queued = true;
     try {
+      const args = policy.args(req, params);
       entry = await this.engine.enter(policy.resource, { inbound: true, origin, args, params, signal: state.signal });
     } catch (error) {
-      if (isBlockError(error)) return error;
       if (state.closed) return 'aborted';
+      state.refuse();
+      if (isBlockError(error)) return error;
       throw error;
+    } finally {
+      state.queued = false;
     }
     if (state.closed) {
-      entry.exit();
+      entry.cancel();
       return 'aborted';
     }
-    state.entries.push(entry);
+    this.hold(state, res, policy, entry);
     return undefined;
   }
+
+  /** Keeps an admitted entry for the request, and starts the route's timeout. */
+  private hold(state: GuardedRequest, res: HttpResponseLike, policy: RoutePolicy, entry: Entry): void {
+    state.entries.push(entry);
+    if (policy.timeoutMs !== undefined) state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error) => answerTimeout(res, error));
+  }
+
+  /** Sets the RateLimit headers of a passing response: the tightest quota of the resources entered. */
+  private describeQuota(res: HttpResponseLike, state: GuardedRequest): void {
+    const draft = this.headers.draft;
+    if (draft === false) return;
+    let best: ReturnType<RoutePolicy['quotaLeft']>;
+    for (const entry of state.entries) {
+      const quota = this.registry.find(entry.resource)?.quotaLeft();
+      if (quota !== undefined && (best === undefined || quota.remaining < best.remaining)) best = quota;
+    }
+    if (best === undefined || res.headersSent) return;
+    const headers = quotaHeaders(best.policy, best.remaining, best.policy.windowSeconds, draft);
+    for (const name in headers) res.setHeader(name, headers[name]!);
+  }
+}
+
+/** Answers a request its route's timeout cut short: 503 with the problem body, unless an answer has begun. */
+function answerTimeout(res: HttpResponseLike, error: TimeoutError): void {
+  if (res.headersSent) return;
+  const { status, headers, json } = timeoutResponse(error);
+  res.writeHead(status, headers);
+  res.end(json);
 }

@@ -6,6 +6,34 @@ import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
 import type { RouteParams } from './route-pattern';
 
+/** Defaults of the HTTP adapters' options (`resilience()`, the per-route factories, the Fastify plugin). */
+export const HTTP_DEFAULTS = Object.freeze({
+  /**
+   * The form of the IETF `RateLimit-Policy` / `RateLimit` headers sent on blocked responses to
+   * QPS rules: draft-8 (named policies), as express-rate-limit's `'draft-8'`.
+   */
+  headers: 'draft-8',
+  /** Whether passing responses carry the RateLimit headers too: no, they describe blocks only. */
+  headersOnPass: false,
+  /** The least response status the default `isFailure` counts as a failure for circuit breakers. */
+  failureStatus: 500,
+  /** The media type of block response bodies (RFC 9457 problem details). */
+  contentType: 'application/problem+json; charset=utf-8',
+} as const);
+
+/** The RateLimit headers option in its long form: the draft, and whether passing responses carry them. */
+export interface RateLimitHeadersOptions {
+  /** The form of the headers, or `false` for none. @defaultValue 'draft-8' */
+  readonly draft?: RateLimitHeadersDraft | false;
+  /**
+   * Whether passing responses carry them too, with the quota left, as express-rate-limit sends
+   * them: the tightest QPS flow rule (`reject`, counting every caller) of the resources the
+   * request entered. Costs a statistics read per request.
+   * @defaultValue false
+   */
+  readonly onPass?: boolean;
+}
+
 /**
  * Options every HTTP adapter factory takes. `Req` is the framework's request (Express `req`,
  * Koa `ctx`, Fastify `request`); `F` is the framework's fallback function.
@@ -30,11 +58,12 @@ export interface HttpOptions<Req, F> {
   readonly fallback?: F;
   /**
    * The form of the IETF RateLimit headers on blocked responses to QPS rules, or `false` for
-   * none (`Retry-After` is always sent where the wait is known). Headers are sent on blocked
-   * responses only: passing requests are not slowed down to describe quotas.
-   * @defaultValue 'draft-8'
+   * none (`Retry-After` is always sent where the wait is known); `{ draft, onPass: true }` sends
+   * them on passing responses too. By default passing requests are not slowed down to describe
+   * quotas.
+   * @defaultValue 'draft-8', on blocked responses only
    */
-  readonly headers?: RateLimitHeadersDraft | false;
+  readonly headers?: RateLimitHeadersDraft | false | RateLimitHeadersOptions;
   /**
    * Whether a finished request counts as failed for circuit breakers, from its status and the
    * error its handler threw (`undefined` when none was seen). Aborted requests are never
@@ -80,13 +109,25 @@ export interface RouteOptions<Req, F> {
   readonly hotParam?: RouteHotParamOptions<Req> | readonly RouteHotParamOptions<Req>[];
   /** Answers this route's blocked requests, before the middleware's own `fallback`. */
   readonly fallback?: F;
+  /**
+   * Answers a request still unanswered this many ms after it was admitted with 503 and a
+   * problem body (code `ERR_TIMEOUT`), and exits its entries then, the timeout traced as a
+   * failure (and a slow call) for circuit breakers. The handler is not stopped: what it sends
+   * later is discarded. Timed by the engine's clock; the shortest of a request's routes wins.
+   * @defaultValue no timeout
+   */
+  readonly timeoutMs?: number;
 }
 
 /**
  * Options of `resilience()` (Express, Koa) and of the Fastify plugin: the common options and
- * rules by route pattern (see {@link RoutePattern} for the syntax; `'*'` matches every request
- * and expresses a global limit). Every pattern that matches a request applies, in the order
- * given, each as its own resource named by the pattern (`'GET /users/:id'`).
+ * rules by route pattern (see {@link RoutePattern} for the syntax and how requests are read;
+ * `'*'` matches every request and expresses a global limit). Every pattern that matches a
+ * request applies, in the order given, each as its own resource named by the pattern
+ * (`'GET /users/:id'`); a `GET` pattern also guards `HEAD` requests (which the frameworks answer
+ * with the GET handler), against the same budget, unless a `HEAD` pattern matches them. The
+ * first pattern whose rules refuse a request answers it, and what the request took from the
+ * patterns before it is given back.
  */
 export interface ResilienceOptions<Req, F> extends HttpOptions<Req, F> {
   /** Rules by route pattern. @defaultValue none */
@@ -101,4 +142,6 @@ export type RouteFactoryOptions<Req, F, Rule> = HttpOptions<Req, F> &
      * `req.baseUrl + req.route.path`; Koa: @koa/router's matched path)
      */
     readonly resource?: string;
+    /** As {@link RouteOptions.timeoutMs}, for the route the middleware is used on. @defaultValue no timeout */
+    readonly timeoutMs?: number;
   };

@@ -1,11 +1,19 @@
-export { blockResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
-export { rateLimitHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+/**
+ * `@floodgate/core/http`: what the HTTP adapters (Express, Koa, Fastify, NestJS) are built on.
+ * The guard that enters a request's resources and ends them with the request, route patterns
+ * and how request paths are read, the one mapping from a block to a response, client
+ * identity by IP address, and the adapters' option types.
+ * @packageDocumentation
+ */
+export { blockResponse, timeoutResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
+export { rateLimitHeaders, quotaHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
 export type { ResourceInfo } from '../engine/resource-state';
-export { RoutePattern, type RouteParams } from './route-pattern';
-export { HTTP_DEFAULTS } from './http-defaults';
+export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';
+export { HTTP_DEFAULTS } from './http-options';
 export type {
   HttpOptions,
   HttpParamReader,
+  RateLimitHeadersOptions,
   ResilienceOptions,
   RouteOptions,
   RouteFactoryOptions,
@@ -13,7 +21,8 @@ export type {
   RouteCircuitBreakerOptions,
   RouteHotParamOptions,
 } from './http-options';
-export { defaultIsFailure } from './normalize-http-options';
+export { defaultIsFailure } from './normalize-options';
 export { HttpGuard, type GuardVerdict } from './http-guard';
-export type { RoutePolicy } from './route-policy';
-export type { HttpResponseLike } from './guarded-request';
+export { templateParamNames, type RoutePolicy } from './route-policy';
+export type { HttpResponseLike, HttpSocketLike } from './guarded-request';
+export { ipAddressKey, IP_KEY_DEFAULTS, type IpKeyOptions } from './ip-key';

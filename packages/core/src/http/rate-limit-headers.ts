@@ -1,4 +1,4 @@
-import type { BlockError } from '../kernel/errors';
+import type { BlockError, QuotaPolicy } from '../kernel/errors';
 
 /**
  * The form of the IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers):
@@ -20,25 +20,38 @@ export type RateLimitHeadersDraft = 'draft-6' | 'draft-7' | 'draft-8';
 export function rateLimitHeaders(error: BlockError, draft: RateLimitHeadersDraft): Record<string, string> | undefined {
   const policy = error.quota();
   if (policy === undefined) return undefined;
+  const reset = error.retryAfterMs === undefined ? policy.windowSeconds : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
+  return quotaHeaders(policy, 0, reset, draft);
+}
+
+/**
+ * The IETF `RateLimit-Policy` / `RateLimit` headers of a quota with `remaining` requests left
+ * and `resetSeconds` until it renews, in the given draft's form (a passing response's headers,
+ * as express-rate-limit sends them).
+ *
+ * @example
+ * quotaHeaders({ name: 'flow', quota: 10, windowSeconds: 1 }, 7, 1, 'draft-8');
+ * // { 'RateLimit-Policy': '"flow";q=10;w=1', RateLimit: '"flow";r=7;t=1' }
+ */
+export function quotaHeaders(policy: QuotaPolicy, remaining: number, resetSeconds: number, draft: RateLimitHeadersDraft): Record<string, string> {
   const { name, quota, windowSeconds } = policy;
-  const reset = error.retryAfterMs === undefined ? windowSeconds : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
   switch (draft) {
     case 'draft-6':
       return {
         'RateLimit-Policy': `${quota};w=${windowSeconds}`,
         'RateLimit-Limit': String(quota),
-        'RateLimit-Remaining': '0',
-        'RateLimit-Reset': String(reset),
+        'RateLimit-Remaining': String(remaining),
+        'RateLimit-Reset': String(resetSeconds),
       };
     case 'draft-7':
       return {
         'RateLimit-Policy': `${quota};w=${windowSeconds}`,
-        RateLimit: `limit=${quota}, remaining=0, reset=${reset}`,
+        RateLimit: `limit=${quota}, remaining=${remaining}, reset=${resetSeconds}`,
       };
     case 'draft-8':
       return {
         'RateLimit-Policy': `"${name}";q=${quota};w=${windowSeconds}`,
-        RateLimit: `"${name}";r=0;t=${reset}`,
+        RateLimit: `"${name}";r=${remaining};t=${resetSeconds}`,
       };
   }
 }

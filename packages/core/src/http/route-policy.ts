@@ -1,22 +1,37 @@
 import type { Floodgate } from '../engine/floodgate';
+import type { RuleSetOptions } from '../engine/kinds';
+import { RuleValidationError, type QuotaPolicy } from '../kernel/errors';
+import { join as at } from '../kernel/rule-reader';
 import type { HttpParamReader } from './http-options';
+import { missingParams, type RouteRules } from './normalize-options';
 import type { RouteParams } from './route-pattern';
 
 const NO_ARGS: readonly unknown[] = Object.freeze([]);
 
+/** A route's QPS quota as passing responses describe it: the policy and the resource it counts. */
+interface PassQuota {
+  readonly policy: QuotaPolicy;
+  readonly threshold: number;
+}
+
 /**
  * What the HTTP layer knows of one HTTP resource (a route) on one engine: how to read the
- * values of its function-valued hotspot params and its fallback; and, from the engine, whether
- * its rules in force may queue a request (then it is entered with `enter()` and an abort
- * signal, else with the cheaper `tryEntry()`) and whether they read route parameters. Shared by every Floodgate middleware that guards the route, so a
- * request enters each resource once whichever middleware gets there first.
+ * values of its function-valued hotspot params, its fallback and its timeout; and, from the
+ * engine, whether its rules in force may queue a request (then it is entered with `enter()`
+ * and an abort signal, else with the cheaper `tryEntry()`) and whether they read route
+ * parameters. Shared by every Floodgate middleware that guards the route, so a request enters
+ * each resource once whichever middleware gets there first.
  */
 export class RoutePolicy {
   /** The resource, e.g. `'GET /users/:id'`. */
   readonly resource: string;
   /** The route's fallback, if one was declared. */
   fallback: unknown = undefined;
+  /** The route's timeout, if one was declared. */
+  timeoutMs: number | undefined = undefined;
   private readonly readers: HttpParamReader<unknown>[] = [];
+  /** The QPS quotas passing responses describe, read from the rules in force when first needed. */
+  private quotas: readonly PassQuota[] | undefined = undefined;
 
   constructor(
     resource: string,
@@ -53,4 +68,131 @@ export class RoutePolicy {
     for (let i = 0; i < readers.length; i++) args[i] = readers[i]!(req, params);
     return args;
   }
+
+  /**
+   * The tightest QPS quota of the resource's flow rules that count every caller (`reject`,
+   * `limitOrigin: 'default'`, `direct`) and what is left of it now, for a passing response's
+   * RateLimit headers; `undefined` when it has none.
+   */
+  quotaLeft(): { readonly policy: QuotaPolicy; readonly remaining: number } | undefined {
+    const quotas = (this.quotas ??= this.readQuotas());
+    if (quotas.length === 0) return undefined;
+    const passed = this.engine.stats(this.resource)?.lastSecond.pass ?? 0;
+    let best: { policy: QuotaPolicy; remaining: number } | undefined;
+    for (const { policy, threshold } of quotas) {
+      const remaining = Math.max(0, Math.floor(threshold - passed));
+      if (best === undefined || remaining < best.remaining) best = { policy, remaining };
+    }
+    return best;
+  }
+
+  /** Forgets the quotas read from the rules (they changed). */
+  rulesChanged(): void {
+    this.quotas = undefined;
+  }
+
+  private readQuotas(): readonly PassQuota[] {
+    const quotas: PassQuota[] = [];
+    for (const rule of this.engine.getRules().flow) {
+      if (rule.resource !== this.resource || rule.metric !== 'qps' || rule.behavior !== 'reject' || rule.strategy !== 'direct' || rule.limitOrigin !== 'default') continue;
+      quotas.push({ policy: { name: 'flow', quota: Math.floor(rule.threshold), windowSeconds: 1 }, threshold: rule.threshold });
+    }
+    return quotas;
+  }
+}
+
+const registries = new WeakMap<Floodgate, RoutePolicyRegistry>();
+
+/**
+ * The {@link RoutePolicy} of each HTTP resource of one engine. Declaring a route's rules puts
+ * them on the engine (`declareRules`, once per route and middleware) and merges the route's
+ * params, fallback and timeout into its policy.
+ */
+export class RoutePolicyRegistry {
+  private readonly policies = new Map<string, RoutePolicy>();
+  private watching = false;
+
+  private constructor(private readonly engine: Floodgate) {}
+
+  /** The registry of `engine`, made on first use. */
+  static of(engine: Floodgate): RoutePolicyRegistry {
+    let registry = registries.get(engine);
+    if (registry === undefined) {
+      registry = new RoutePolicyRegistry(engine);
+      registries.set(engine, registry);
+    }
+    return registry;
+  }
+
+  /** The policy of `resource`, if an HTTP route declared it. */
+  find(resource: string): RoutePolicy | undefined {
+    return this.policies.get(resource);
+  }
+
+  /** Keeps the policies' quotas in step with the rules in force (for passing responses' headers). */
+  watchQuotas(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.engine.on('rulesLoaded', ({ resources }) => {
+      for (const resource of resources) this.policies.get(resource)?.rulesChanged();
+    });
+  }
+
+  /**
+   * Declares a route's rules on the engine under `resource` and merges its params, fallback
+   * and timeout into the route's policy. `paramNames`, when known, are the route's path
+   * parameters: a hotspot `param` naming another is refused (it would limit nothing).
+   * @throws RuleValidationError when the route already has another fallback or timeout, or a
+   *   `param` names no parameter of the route (`path` names the option).
+   */
+  declare(resource: string, rules: RouteRules<unknown, unknown>, path: string, context: string, paramNames?: readonly string[]): RoutePolicy {
+    const policy = this.policies.get(resource);
+    const issues = paramNames === undefined ? [] : missingParams(rules, paramNames, path);
+    if (rules.fallback !== undefined && policy?.fallback !== undefined && policy.fallback !== rules.fallback) {
+      issues.push({ path: at(path, 'fallback'), message: `route "${resource}" already has a fallback from another Floodgate middleware; a route has one` });
+    }
+    if (rules.timeoutMs !== undefined && policy?.timeoutMs !== undefined && policy.timeoutMs !== rules.timeoutMs) {
+      issues.push({ path: at(path, 'timeoutMs'), message: `route "${resource}" already has timeoutMs ${policy.timeoutMs} from another Floodgate middleware; a route has one` });
+    }
+    if (issues.length > 0) throw new RuleValidationError(issues, context);
+    let declared = policy;
+    if (declared === undefined) {
+      declared = new RoutePolicy(resource, this.engine);
+      this.policies.set(resource, declared);
+    }
+    let next = declared.readerCount;
+    const readers = [];
+    const hotParams = [];
+    for (const { rule, param } of rules.hotParams) {
+      if (typeof param === 'string') {
+        hotParams.push({ ...rule, resource, paramKey: param });
+      } else {
+        hotParams.push({ ...rule, resource, paramIndex: next++ });
+        readers.push(param);
+      }
+    }
+    const set = {
+      flow: rules.flow.map((rule) => ({ ...rule, resource })),
+      circuitBreakers: rules.circuitBreakers.map((rule) => ({ ...rule, resource })),
+      hotParams,
+    } as unknown as RuleSetOptions;
+    if (set.flow!.length + set.circuitBreakers!.length + set.hotParams!.length > 0) this.engine.declareRules(set);
+    for (const reader of readers) declared.addReader(reader);
+    if (rules.fallback !== undefined) declared.fallback = rules.fallback;
+    if (rules.timeoutMs !== undefined) declared.timeoutMs = rules.timeoutMs;
+    declared.rulesChanged();
+    return declared;
+  }
+}
+
+/**
+ * The parameter names of a framework's route template: `:name` and `*name` (Express 5,
+ * @koa/router), `:name(regex)` and `*` (Fastify), `{/:name}` optional groups.
+ */
+export function templateParamNames(template: string): string[] {
+  const names: string[] = [];
+  for (const match of template.matchAll(/[:*](?:"([^"]+)"|([A-Za-z_$][\w$]*))|(?<![:\w])\*(?![\w"])/g)) {
+    names.push(match[1] ?? match[2] ?? '*');
+  }
+  return names;
 }

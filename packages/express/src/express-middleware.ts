@@ -1,0 +1,196 @@
+import { isBlockError, type BlockError } from '@floodgate/core';
+import { HttpGuard, ipAddressKey, type GuardVerdict, type IpKeyOptions, type RouteParams } from '@floodgate/core/http';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import type {
+  BlockErrorHandlerOptions,
+  CircuitBreakerOptions,
+  ExpressFallback,
+  HotParamOptions,
+  RateLimitOptions,
+  ResilienceOptions,
+} from './express-options';
+
+type Guard = HttpGuard<Request, ExpressFallback>;
+const GUARD = Symbol('floodgate.routeGuard');
+
+/** What Express 5 keeps of the route a request matched (`req.route`). */
+interface ExpressRoute {
+  readonly path: unknown;
+  readonly methods: { readonly head?: boolean };
+  readonly stack: readonly { readonly handle: { [GUARD]?: Guard } }[];
+}
+
+/**
+ * App-level middleware that guards requests by route pattern before Express routes them. Each
+ * pattern matching a request (`'*'` matches every request: a global limit) is a resource named
+ * by the pattern, checked in order; flow and hotspot blocks answer 429, an open circuit 503,
+ * as `blockResponse()` shapes them, unless a `fallback` answers. Patterns match the full path
+ * (`req.originalUrl`) as Express routes it (letter case per the app's `case sensitive
+ * routing`; `HEAD` as `GET`), so mount it at the app's root.
+ *
+ * @throws RuleValidationError when an option, pattern or rule is invalid (naming it).
+ * @example
+ * app.use(resilience({
+ *   routes: {
+ *     '*': { rateLimit: { threshold: 1000 } },
+ *     'GET /users/:id': { hotParam: { param: 'id', threshold: 5 } },
+ *   },
+ *   origin: ipKey,
+ * }));
+ */
+export function resilience(options?: ResilienceOptions): RequestHandler {
+  const guard = HttpGuard.resilience<Request, ExpressFallback>(options, 'resilience()');
+  if (!guard.hasRoutes) return (_req: Request, _res: Response, next: NextFunction) => next();
+  // The app's `case sensitive routing`, read once per app (a miss in its settings is a slow read).
+  let app: unknown;
+  let sensitive = false;
+  return function floodgateResilience(req: Request, res: Response, next: NextFunction): void {
+    let verdict: GuardVerdict | Promise<GuardVerdict>;
+    try {
+      if (req.app !== app) {
+        app = req.app;
+        sensitive = caseSensitive(req);
+      }
+      verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, sensitive);
+    } catch (err) {
+      return next(err);
+    }
+    settle(guard, verdict, req, res, next);
+  };
+}
+
+/**
+ * Route middleware with a flow rule (QPS or concurrency limit) on the route it is used on.
+ * Blocks answer 429 with `Retry-After` and RateLimit headers, unless `fallback` answers.
+ *
+ * @throws RuleValidationError when an option or rule field is invalid (naming it).
+ * @example
+ * app.get('/search', rateLimit({ threshold: 20 }), search);
+ */
+export function rateLimit(options: RateLimitOptions): RequestHandler {
+  return routeMiddleware('rateLimit', options);
+}
+
+/**
+ * Route middleware with a circuit breaker on the route it is used on. A request fails when its
+ * handler throws or answers >= 500 (`isFailure`), and is slow by its time to the response's
+ * finish. While open, requests answer 503 with `Retry-After`, unless `fallback` answers.
+ *
+ * @throws RuleValidationError when an option or rule field is invalid (naming it).
+ * @example
+ * app.get('/feed', circuitBreaker({ strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000,
+ *   fallback: (req, res) => res.json(cachedFeed) }), feed);
+ */
+export function circuitBreaker(options: CircuitBreakerOptions): RequestHandler {
+  return routeMiddleware('circuitBreaker', options);
+}
+
+/**
+ * Route middleware with a hotspot rule on the route it is used on: a limit per value of
+ * `param` (a path parameter's name, or a function of the request such as {@link ipKey}), with
+ * per-value overrides in `specificItems`. Blocks answer 429, unless `fallback` answers. A
+ * `param` naming no parameter of the route fails its requests (500) with a `RuleValidationError`.
+ *
+ * @throws RuleValidationError when an option or rule field is invalid (naming it).
+ * @example
+ * app.get('/users/:id', hotParam({ param: 'id', threshold: 5, specificItems: { admin: 50 } }), getUser);
+ */
+export function hotParam(options: HotParamOptions): RequestHandler {
+  return routeMiddleware('hotParam', options);
+}
+
+/**
+ * Error middleware that answers a `BlockError` thrown deeper (a decorated service method, an
+ * `fg.entry()` in a handler) exactly as the middleware answer theirs; every other error goes
+ * on to `next(err)`, after being recorded for circuit breakers. Mount it after the routes.
+ *
+ * @throws RuleValidationError when an option is invalid (naming it).
+ * @example
+ * app.use(blockErrorHandler());
+ */
+export function blockErrorHandler(options?: BlockErrorHandlerOptions): ErrorRequestHandler {
+  const guard = HttpGuard.answering<Request, ExpressFallback>(options, 'blockErrorHandler()');
+  return function floodgateBlockErrorHandler(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    if (!isBlockError(err)) {
+      guard.traceError(res, err);
+      return next(err);
+    }
+    if (res.headersSent) return next(err);
+    answerBlock(guard, err, req, res, next);
+  };
+}
+
+/**
+ * The client's address as a rate-limit key: `req.ip` (which follows the app's `trust proxy`
+ * setting), IPv4-mapped IPv6 read as IPv4, IPv6 grouped by its /56 (`ipv6Subnet`). Use it as
+ * `origin` or as a hotspot `param`.
+ * @throws RangeError when `ipv6Subnet` is not an integer within [1, 128] or `false`.
+ * @example
+ * app.set('trust proxy', 1); // one proxy in front: req.ip is the address it saw
+ * app.use(resilience({ routes: { 'POST /login': { hotParam: { param: ipKey, threshold: 5 } } } }));
+ */
+export function ipKey(req: Request, options?: IpKeyOptions): string {
+  return ipAddressKey(req.ip, options);
+}
+
+/** Whether the app routes letter case apart (its `case sensitive routing` setting). */
+function caseSensitive(req: Request): boolean {
+  return Boolean((req.app.settings as Record<string, unknown>)['case sensitive routing']);
+}
+
+/**
+ * A per-route middleware guarding the route it is used on (`req.route`), whose resource is
+ * `METHOD baseUrl+path` (`HEAD` on a route without a `HEAD` handler is its `GET`). The first
+ * time it sees a route, it declares the rules of every Floodgate middleware on that route, so
+ * stacked ones share one entry from the first request.
+ */
+function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', options: unknown): RequestHandler {
+  const guard = HttpGuard.route<Request, ExpressFallback>(option, options, `${option}()`);
+  const middleware = function floodgateRoute(req: Request, res: Response, next: NextFunction): void {
+    let verdict: GuardVerdict | Promise<GuardVerdict>;
+    try {
+      const route = req.route as ExpressRoute | undefined;
+      const template = route === undefined ? undefined : req.baseUrl + String(route.path);
+      const method = req.method === 'HEAD' && route?.methods.head !== true ? 'GET' : req.method;
+      const params = req.params as RouteParams;
+      if (template !== undefined && guard.isNewRoute(method, template)) {
+        for (const layer of route!.stack) layer.handle[GUARD]?.routePolicy(method, template, params);
+      }
+      verdict = guard.guardRoute(res, req, guard.routePolicy(method, template, params), params);
+    } catch (err) {
+      return next(err);
+    }
+    settle(guard, verdict, req, res, next);
+  };
+  return Object.assign(middleware, { [GUARD]: guard });
+}
+
+/** Goes on (`next()`), answers a block, or does nothing for a client that left. */
+function settle(guard: Guard, verdict: GuardVerdict | Promise<GuardVerdict>, req: Request, res: Response, next: NextFunction): void {
+  if (verdict === undefined) return next();
+  if (verdict instanceof Promise) {
+    verdict.then((v) => settle(guard, v, req, res, next), next);
+    return;
+  }
+  if (verdict !== 'aborted') answerBlock(guard, verdict, req, res, next);
+}
+
+/**
+ * Answers a block with the fallback, else the problem response, written as it is (no ETag or
+ * freshness check: a 429 costs little); what throws goes to `next(err)`.
+ */
+function answerBlock(guard: Guard, error: BlockError, req: Request, res: Response, next: NextFunction): void {
+  try {
+    const fallback = guard.answer(res, req, error);
+    if (fallback !== undefined) {
+      const result = fallback(req, res, error);
+      if (result instanceof Promise) result.then(undefined, next);
+      return;
+    }
+    const { status, headers, json } = guard.respond(error);
+    res.writeHead(status, headers);
+    res.end(json);
+  } catch (err) {
+    next(err);
+  }
+}

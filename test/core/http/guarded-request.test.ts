@@ -1,0 +1,76 @@
+import { Floodgate, ManualClock } from '@floodgate/core';
+import { HttpGuard } from '@floodgate/core/http';
+import { FakeResponse, FakeSocket } from './fake-response';
+
+type Req = Record<string, never>;
+
+function setup(routes: Record<string, unknown>): { fg: Floodgate; clock: ManualClock; guard: HttpGuard<Req, never> } {
+  const clock = new ManualClock(1000);
+  const fg = new Floodgate({ clock });
+  return { fg, clock, guard: HttpGuard.resilience<Req, never>({ floodgate: fg, routes }, 'resilience()') };
+}
+
+describe('GuardedRequest', () => {
+  it('ends a request whose response never closes when its connection closes (a pipelined request left behind)', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } } });
+    const socket = new FakeSocket();
+    const current = new FakeResponse(socket);
+    const queued = [new FakeResponse(socket, { waiting: true }), new FakeResponse(socket, { waiting: true })];
+    for (const res of [current, ...queued]) expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBeUndefined();
+    expect(fg.stats('GET /a')!.concurrency).toBe(3);
+    current.abort();
+    socket.close();
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, error: 0 });
+  });
+
+  it('ends a request once when both its response and its connection close', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const socket = new FakeSocket();
+    const res = new FakeResponse(socket, { waiting: true });
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.finish(500);
+    socket.close();
+    expect(fg.totals('GET /a')).toMatchObject({ pass: 1, success: 1, error: 1 });
+  });
+
+  it('listens to a connection once, however many waiting requests it carries, and forgets each that ends', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 1000 } } });
+    const socket = new FakeSocket();
+    for (let i = 0; i < 100; i++) {
+      const res = new FakeResponse(socket, { waiting: true });
+      guard.guardRoutes(res, {}, 'GET', '/a');
+      res.finish(200);
+    }
+    expect(socket.listenerCount('close')).toBe(1);
+    socket.close();
+    expect(fg.totals('GET /a')).toMatchObject({ pass: 100, success: 100 });
+  });
+
+  it('enters nothing for a request whose client left before it was guarded', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const socket = new FakeSocket();
+    socket.close();
+    expect(guard.guardRoutes(new FakeResponse(socket), {}, 'GET', '/a')).toBe('aborted');
+    expect(fg.stats('GET /a')?.lastSecond.pass ?? 0).toBe(0);
+  });
+
+  it('guards a response without a connection, ending it on its close', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const res = new FakeResponse();
+    (res as { req: unknown }).req = undefined;
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    res.finish(200);
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+
+  it('leaves the connection alone for a response already on it (its own close covers the client leaving)', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const socket = new FakeSocket();
+    const res = new FakeResponse(socket);
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(socket.listenerCount('close')).toBe(0);
+    res.abort();
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+});

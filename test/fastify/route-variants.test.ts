@@ -1,0 +1,4 @@
+import { runRouteVariants } from '../http/route-variants';
+import { fastifyHarness } from './fastify-harness';
+
+runRouteVariants(fastifyHarness);

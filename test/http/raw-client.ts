@@ -1,0 +1,47 @@
+import { connect, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+
+/** A raw HTTP/1.1 connection: what it sent, the statuses it got back, and how to drop it. */
+export interface RawConnection {
+  /** The status codes of the responses received so far, in order. */
+  readonly statuses: number[];
+  /** Everything received so far. */
+  readonly received: () => string;
+  /** Resolves when the connection is closed (by either side). */
+  readonly closed: Promise<void>;
+  /** Drops the connection at once, whatever is still pending (a client that leaves). */
+  destroy(): void;
+}
+
+/** One request as bytes on the wire: `target` is sent exactly as given (case, escapes, absolute form). */
+export function rawRequest(method: string, target: string, headers: Readonly<Record<string, string>> = {}, body = ''): string {
+  const lines = [`${method} ${target} HTTP/1.1`, 'Host: test'];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  if (body !== '' || method === 'POST') lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/** Opens a connection to `server` and writes `payload` at once (several requests: pipelined). */
+export function openRaw(server: Server, payload: string): RawConnection {
+  const { port } = server.address() as { port: number };
+  const socket: Socket = connect(port, '127.0.0.1');
+  const statuses: number[] = [];
+  let text = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    text += chunk;
+    statuses.length = 0;
+    for (const match of text.matchAll(/(?:^|\r\n)HTTP\/1\.1 (\d{3}) /g)) statuses.push(Number(match[1]));
+  });
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(payload);
+  return { statuses, received: () => text, closed, destroy: () => socket.destroy() };
+}
+
+/** Sends one request on its own connection (closed by the server after the answer); resolves with its status. */
+export async function sendRaw(server: Server, method: string, target: string, headers: Readonly<Record<string, string>> = {}): Promise<number> {
+  const connection = openRaw(server, rawRequest(method, target, { ...headers, Connection: 'close' }));
+  await connection.closed;
+  return connection.statuses[0] ?? 0;
+}

@@ -1,0 +1,4 @@
+import { runRouteVariants } from '../http/route-variants';
+import { koaHarness } from './koa-harness';
+
+runRouteVariants(koaHarness);
