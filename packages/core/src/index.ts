@@ -18,12 +18,14 @@ export {
   type RunOptions,
   type RunSyncOptions,
   type LoadOptions,
+  type DiagnosticsMessage,
 } from './engine/floodgate';
 export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
 export type { ResourceStats, WindowStats, ResourceTotals } from './kernel/statistic-node';
+export type { RuleBlockCount } from './engine/block-counts';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
 
 // Rules

@@ -8,6 +8,7 @@ import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
 import { StatisticNode, type ResourceStats, type ResourceTotals } from '../kernel/statistic-node';
+import { RuleBlockCounts, ruleIdOf, type RuleBlockCount, type RulesOf } from './block-counts';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
@@ -79,6 +80,17 @@ export interface LoadOptions {
   readonly source?: string;
 }
 
+/**
+ * What each diagnostics channel (`DIAGNOSTICS_CHANNELS`) publishes: the engine that emitted the
+ * event, so an APM agent tells engines apart, and the event as `on()` listeners receive it.
+ */
+export interface DiagnosticsMessage<K extends keyof FloodgateEventMap = keyof FloodgateEventMap> {
+  /** The engine that emitted the event. */
+  readonly floodgate: Floodgate;
+  /** The event, as `on()` listeners receive it (the same object). */
+  readonly event: FloodgateEventMap[K];
+}
+
 const OPTION_KEYS = ['clock', 'cluster', 'maxResources'] as const;
 const EMPTY_RULES = new ResourceRules(
   RULE_KINDS.map(() => ({ checkers: [] })),
@@ -101,7 +113,7 @@ export class Floodgate {
   /** The cluster backend, if any. */
   readonly cluster: ClusterBackend | undefined;
   private readonly maxResources: number;
-  private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS);
+  private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS, this);
   private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
   /** Every inbound call, all resources together (what system protection reads). */
@@ -115,6 +127,8 @@ export class Floodgate {
   /** Resources read by `relate` rules, with how many rules read each: tracked past the cap. */
   private readonly references = new Map<string, number>();
   private readonly services: CompileServices;
+  /** The rules in force of a kind on a resource, for naming the rule of a block. */
+  private readonly rulesOf: RulesOf = (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource);
   private capWarned = false;
 
   /** @throws RuleValidationError when an option is unknown or has a wrong value. */
@@ -141,7 +155,7 @@ export class Floodgate {
       cluster,
       inbound: this.inboundNode,
       lookupNode: (resource) => this.resources.get(resource)?.node,
-      rulesOf: (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource),
+      rulesOf: this.rulesOf,
     };
   }
 
@@ -168,7 +182,7 @@ export class Floodgate {
     try {
       for (let i = 0; i < checkers.length; i++) {
         const result = checkers[i]!.check(entry, now, false);
-        if (result !== undefined) return this.refuse(entry, result as BlockError, now);
+        if (result !== undefined) return this.refuse(entry, result as BlockError, now, state);
       }
     } catch (error) {
       // A check that throws gives back what the earlier ones took.
@@ -217,7 +231,7 @@ export class Floodgate {
         entry.refused(this.clock.now());
         throw error;
       }
-      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now());
+      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now(), state);
       (decisions ??= [])[i] = decision;
     }
     const now = this.clock.now();
@@ -236,7 +250,7 @@ export class Floodgate {
       }
       if (result === undefined) continue;
       if (typeof result === 'number') wait = Math.max(wait, result);
-      else throw this.refuse(entry, result as BlockError, now);
+      else throw this.refuse(entry, result as BlockError, now, state);
     }
     this.admit(entry, now);
     if (wait > 0) {
@@ -364,12 +378,18 @@ export class Floodgate {
     if (this.events.has('pass')) this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: count });
   }
 
-  private refuse(entry: Entry, error: BlockError, now: number): BlockError {
-    entry.node?.addBlock(now, entry.acquireCount);
-    entry.originNode?.addBlock(now, entry.acquireCount);
-    entry.inboundNode?.addBlock(now, entry.acquireCount);
+  /** Counts a refused call (in its windows, and by rule), gives back what it took, and announces it. */
+  private refuse(entry: Entry, error: BlockError, now: number, state: ResourceState | undefined): BlockError {
+    const count = entry.acquireCount;
+    entry.node?.addBlock(now, count);
+    entry.originNode?.addBlock(now, count);
+    entry.inboundNode?.addBlock(now, count);
     entry.refused(now);
-    if (this.events.has('block')) this.events.emit('block', { resource: entry.resource, origin: entry.origin, error });
+    // An untracked resource (past the cap) is counted nowhere, by rule neither.
+    const ruleId = state === undefined ? undefined : (state.blocks ??= new RuleBlockCounts()).add(error, count, this.rulesOf);
+    if (this.events.has('block')) {
+      this.events.emit('block', { resource: entry.resource, origin: entry.origin, error, ruleId: ruleId ?? ruleIdOf(error, this.rulesOf) });
+    }
     return error;
   }
 
@@ -552,6 +572,18 @@ export class Floodgate {
   /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */
   totals(resource: string): ResourceTotals | undefined {
     return this.resources.get(resource)?.node.readTotals();
+  }
+
+  /**
+   * The blocks of a resource by the rule that refused them, counted since its first block (for
+   * metric exporters): `[{ kind: 'flow', ruleId: 'flow#0', count: 12 }]`. Counts survive reloads:
+   * a rule keeps its id while its position among the resource's rules of its kind is unchanged.
+   * `undefined` if the resource is not tracked.
+   */
+  blocksByRule(resource: string): RuleBlockCount[] | undefined {
+    const state = this.resources.get(resource);
+    if (state === undefined) return undefined;
+    return state.blocks?.read() ?? [];
   }
 
   /** A snapshot of every inbound call's statistics, all resources together (what system protection reads). */
