@@ -1,4 +1,4 @@
-import { Floodgate, ManualClock, type BlockEvent } from '@floodgate/core';
+import { Entry, Floodgate, ManualClock, type BlockEvent } from '@floodgate/core';
 import fc from 'fast-check';
 import { ruleIdOf } from '../../../packages/core/src/engine/block-counts';
 import { FlowBlockError } from '../../../packages/core/src/flow/flow-rule';
@@ -147,7 +147,7 @@ describe('blocks by rule', () => {
           for (const call of calls) {
             void clock.advance(call.advanceMs);
             const result = fg.tryEntry('r', { origin: call.origin, acquireCount: call.acquireCount, params: { user: call.user } });
-            if (!(result instanceof Error)) result.exit();
+            if (result instanceof Entry) result.exit();
           }
           const byRule = fg.blocksByRule('r') ?? [];
           const total = fg.totals('r')?.block ?? 0;

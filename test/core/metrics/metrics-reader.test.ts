@@ -1,4 +1,4 @@
-import { Floodgate, ManualClock, RuleValidationError, TimeoutError } from '@floodgate/core';
+import { Entry, Floodgate, ManualClock, RuleValidationError, TimeoutError } from '@floodgate/core';
 import { METRICS_READER_DEFAULTS, MetricsReader, OTHER_RESOURCES, type ResourceMetrics } from '@floodgate/core/metrics';
 import fc from 'fast-check';
 
@@ -110,7 +110,7 @@ describe('MetricsReader', () => {
     const reader = readerOf(fg, { maxResources: 2 });
     for (const name of ['a', 'b', 'c', 'd', 'c']) {
       const result = fg.tryEntry(name);
-      if (!(result instanceof Error)) result.exit();
+      if (result instanceof Entry) result.exit();
     }
     const { resources } = reader.read();
     expect(resources.map((r) => [r.resource, r.passed, r.blocked])).toEqual([
@@ -140,7 +140,7 @@ describe('MetricsReader', () => {
         try {
           for (const n of calls) {
             const result = fg.tryEntry(`r${n}`);
-            if (!(result instanceof Error)) result.exit();
+            if (result instanceof Entry) result.exit();
           }
           const { resources } = reader.read();
           expect(resources.length).toBeLessThanOrEqual(maxResources + 1);

@@ -1,0 +1,208 @@
+import type { Floodgate } from '@floodgate/core';
+import { MetricsReader, type MetricsReaderOptions, type MetricsSnapshot, type ResourceMetrics } from '@floodgate/core/metrics';
+import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from 'prom-client';
+
+/** Options of {@link collectMetrics}. */
+export interface PrometheusMetricsOptions extends MetricsReaderOptions {
+  /** The registry the metrics are registered in (Prometheus or OpenMetrics). @defaultValue prom-client's global `register` */
+  readonly registry?: Registry<RegistryContentType>;
+  /** Prepended to every metric name: letters, digits, `_` and `:`, not starting with a digit. @defaultValue 'floodgate_' */
+  readonly prefix?: string;
+}
+
+/** Defaults of {@link PrometheusMetricsOptions} (the reader's are in `METRICS_READER_DEFAULTS`). */
+export const PROMETHEUS_METRICS_DEFAULTS = Object.freeze({
+  /** The project's name, as Prometheus naming conventions ask. */
+  prefix: 'floodgate_',
+} as const);
+
+type MetricType = 'counter' | 'gauge' | 'histogram';
+type Labels = Record<string, string | number>;
+
+/** One line of a metric's exposition, in prom-client's `get()` shape. */
+interface Sample {
+  readonly labels: Labels;
+  readonly value: number;
+  readonly metricName?: string;
+}
+
+/** One metric: its name (after the prefix), type, help, and how its samples come from a snapshot. */
+interface MetricDefinition {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  /** How prom-client's cluster aggregation merges workers' values. */
+  readonly aggregator: 'sum' | 'max';
+  samples(snapshot: MetricsSnapshot, name: string, reader: MetricsReader): Sample[];
+}
+
+const STATE_VALUES = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
+
+/** Every metric, documented in the README's metrics table. */
+const DEFINITIONS: readonly MetricDefinition[] = [
+  perResource('passes_total', 'Calls admitted by every rule (those given back before they ran included).', (r) => r.passed),
+  perResource('cancels_total', 'Calls admitted, then given back before they ran (a later check refused, or a queue was left).', (r) => r.cancelled),
+  {
+    name: 'blocks_total',
+    type: 'counter',
+    help: 'Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource\'s rules of that kind).',
+    aggregator: 'sum',
+    samples: (s) => s.resources.flatMap((r) => r.blocksByRule.map((b) => ({ labels: { resource: r.resource, kind: b.kind, rule: b.ruleId }, value: b.count }))),
+  },
+  perResource('successes_total', 'Calls that exited without a traced error.', (r) => r.succeeded),
+  perResource('errors_total', 'Calls that exited with a traced error (timeouts included).', (r) => r.failed),
+  perResource('timeouts_total', 'Calls that exited by their timeoutMs.', (r) => r.timedOut),
+  {
+    name: 'response_time_seconds',
+    type: 'histogram',
+    help: 'Response times of exited calls, from admission to exit.',
+    aggregator: 'sum',
+    samples: (s, name, reader) =>
+      s.resources.flatMap((r) => {
+        const samples: Sample[] = reader.rtBucketsMs.map((ms, i) => ({ metricName: `${name}_bucket`, labels: { resource: r.resource, le: ms / 1000 }, value: r.rtCumulative[i]! }));
+        const count = r.rtCumulative[r.rtCumulative.length - 1]!;
+        samples.push(
+          { metricName: `${name}_bucket`, labels: { resource: r.resource, le: '+Inf' }, value: count },
+          { metricName: `${name}_sum`, labels: { resource: r.resource }, value: r.rtSumMs / 1000 },
+          { metricName: `${name}_count`, labels: { resource: r.resource }, value: count },
+        );
+        return samples;
+      }),
+  },
+  { name: 'concurrency', type: 'gauge', help: 'Calls in flight.', aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ labels: { resource: r.resource }, value: r.concurrency })) },
+  {
+    name: 'circuit_breaker_state',
+    type: 'gauge',
+    help: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open (resources under "other" have none: see circuit_breakers).',
+    aggregator: 'max',
+    samples: (s) => s.breakers.map((b) => ({ labels: { resource: b.resource, rule: b.ruleId }, value: STATE_VALUES[b.state] })),
+  },
+  {
+    name: 'circuit_breakers',
+    type: 'gauge',
+    help: 'Circuit breakers in each state, every resource together.',
+    aggregator: 'sum',
+    samples: (s) => (Object.keys(STATE_VALUES) as (keyof typeof STATE_VALUES)[]).map((state) => ({ labels: { state }, value: s.breakersByState[state] })),
+  },
+  {
+    name: 'circuit_breaker_transitions_total',
+    type: 'counter',
+    help: 'Circuit breaker transitions since the exporter was attached, by the states left and entered.',
+    aggregator: 'sum',
+    samples: (s) => s.transitions.map((t) => ({ labels: { resource: t.resource, rule: t.ruleId, from: t.from, to: t.to }, value: t.count })),
+  },
+  {
+    name: 'cluster_fallbacks_total',
+    type: 'counter',
+    help: 'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
+    aggregator: 'sum',
+    samples: (s) => s.fallbacks.map((f) => ({ labels: { resource: f.resource, reason: f.reason, decided_by: f.decidedBy }, value: f.count })),
+  },
+  { name: 'listener_errors_total', type: 'counter', help: 'Times an event listener of the engine threw.', aggregator: 'sum', samples: (s) => [{ labels: {}, value: s.listenerErrors }] },
+];
+
+function perResource(name: string, help: string, value: (r: ResourceMetrics) => number): MetricDefinition {
+  return { name, type: 'counter', help, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ labels: { resource: r.resource }, value: value(r) })) };
+}
+
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/**
+ * A prom-client metric whose samples are read from the engine at scrape time. prom-client's
+ * own classes cannot serve here: a histogram has no way to take bucket counts that were counted
+ * elsewhere (the engine counts them, allocation-free, as calls exit), and counters read from
+ * the engine would be reset and rebuilt label by label at each scrape. The registry asks a
+ * metric for `name`, `help`, `type`, `aggregator`, `get()` and `reset()`; that is all this is.
+ */
+class EngineMetric {
+  /** Written by the registry too: it strips `_total` from counters' names for OpenMetrics. */
+  name: string;
+  readonly help: string;
+  readonly type: MetricType;
+  readonly aggregator: 'sum' | 'max';
+
+  constructor(
+    prefix: string,
+    private readonly definition: MetricDefinition,
+    private readonly reader: MetricsReader,
+    private readonly snapshot: () => MetricsSnapshot,
+  ) {
+    this.name = prefix + definition.name;
+    this.help = definition.help;
+    this.type = definition.type;
+    this.aggregator = definition.aggregator;
+  }
+
+  get(): Promise<{ name: string; help: string; type: MetricType; aggregator: string; values: Sample[] }> {
+    try {
+      const values = this.definition.samples(this.snapshot(), this.name, this.reader);
+      return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Nothing to reset: the values are the engine's. */
+  reset(): void {}
+}
+
+/**
+ * Registers Floodgate's metrics in a prom-client registry: counters of passes, cancels, blocks
+ * (by kind and rule), successes, errors and timeouts; a response-time histogram; concurrency and
+ * circuit breaker state gauges; counters of breaker transitions and cluster fallbacks, all per
+ * resource. Values are read from the engine when the registry is scraped, once per scrape for
+ * every metric together; nothing is added to the entry path. Labels are bounded: resources past
+ * `maxResources` fold into `other`, rules are named by position (`flow#0`), hotspot values are
+ * never labels. Returns a function that unregisters the metrics and stops counting.
+ *
+ * @throws TypeError when `floodgate` is not an engine.
+ * @throws RuleValidationError listing every bad option.
+ * @throws Error when a metric of the same name is already in the registry (a second
+ *   `collectMetrics` with the same prefix).
+ * @example
+ * import { Registry } from 'prom-client';
+ * const registry = new Registry();
+ * collectMetrics(fg, { registry });
+ * app.get('/metrics', async (req, res) => res.type(registry.contentType).send(await registry.metrics()));
+ */
+export function collectMetrics(floodgate: Floodgate, options: PrometheusMetricsOptions = {}): () => void {
+  const issues: { path: string; message: string }[] = [];
+  const registry: Registry<RegistryContentType> = options?.registry ?? globalRegistry;
+  if (typeof registry?.registerMetric !== 'function' || typeof registry.getSingleMetric !== 'function') {
+    issues.push({ path: 'options.registry', message: 'must be a prom-client Registry' });
+  }
+  const prefix = options?.prefix ?? PROMETHEUS_METRICS_DEFAULTS.prefix;
+  if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
+    issues.push({ path: 'options.prefix', message: `must be letters, digits, '_' and ':', not starting with a digit, got ${JSON.stringify(prefix)}` });
+  }
+  const reader = new MetricsReader(floodgate, options, { context: 'Invalid collectMetrics options', ownKeys: ['registry', 'prefix'], issues });
+  let cached: MetricsSnapshot | undefined;
+  // The registry asks every metric in one synchronous loop: they share one reading per scrape.
+  const snapshot = (): MetricsSnapshot => {
+    if (cached === undefined) {
+      cached = reader.read();
+      queueMicrotask(() => (cached = undefined));
+    }
+    return cached;
+  };
+  const metrics = DEFINITIONS.map((definition) => new EngineMetric(prefix, definition, reader, snapshot));
+  const taken = metrics.find((metric) => registry.getSingleMetric(metric.name) !== undefined);
+  if (taken !== undefined) {
+    reader.close();
+    throw new Error(
+      `collectMetrics: the registry already has a metric named ${taken.name}; call the function the first collectMetrics returned to remove its metrics, or give another prefix`,
+    );
+  }
+  // Names as registered: an OpenMetrics registry renames counters when it exposes them.
+  const names = metrics.map((metric) => metric.name);
+  for (const metric of metrics) registry.registerMetric(metric as unknown as Metric);
+  let closed = false;
+  return () => {
+    if (closed) return;
+    closed = true;
+    reader.close();
+    metrics.forEach((metric, i) => {
+      if (registry.getSingleMetric(names[i]!) === (metric as unknown as Metric)) registry.removeSingleMetric(names[i]!);
+    });
+  };
+}
