@@ -8,9 +8,9 @@ describe('examples/observability', () => {
     const run = await main(new Floodgate({ clock: new ManualClock() }));
     expect(run.statuses).toEqual({ 200: 5, 429: 3, 502: 3, 503: 2 });
     expect(run.prometheus).toEqual([
-      'floodgate_blocks_total{resource="GET /search",kind="flow",rule="flow#0"} 3',
-      'floodgate_blocks_total{resource="GET /payments",kind="circuitBreaker",rule="circuitBreaker#0"} 2',
-      'floodgate_circuit_breaker_state{resource="GET /payments",rule="circuitBreaker#0"} 1',
+      'floodgate_blocks_total{kind="flow",rule="flow#0",resource="GET /search"} 3',
+      'floodgate_blocks_total{kind="circuitBreaker",rule="circuitBreaker#0",resource="GET /payments"} 2',
+      'floodgate_circuit_breaker_state{rule="circuitBreaker#0",resource="GET /payments"} 1',
     ]);
     expect(run.openTelemetry).toEqual(['GET /search flow flow#0: 3', 'GET /payments circuitBreaker circuitBreaker#0: 2']);
     expect(run.spanEvents).toEqual([...Array<string>(3).fill('GET /search: flow#0'), ...Array<string>(2).fill('GET /payments: circuitBreaker#0')]);

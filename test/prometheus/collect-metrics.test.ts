@@ -67,9 +67,9 @@ describe('collectMetrics', () => {
     }
     const lines = (await registry.metrics()).split('\n').filter((line) => line.startsWith('floodgate_response_time_seconds'));
     expect(lines).toEqual([
-      'floodgate_response_time_seconds_bucket{resource="r",le="0.01"} 1',
-      'floodgate_response_time_seconds_bucket{resource="r",le="0.1"} 2',
-      'floodgate_response_time_seconds_bucket{resource="r",le="+Inf"} 3',
+      'floodgate_response_time_seconds_bucket{le="0.01",resource="r"} 1',
+      'floodgate_response_time_seconds_bucket{le="0.1",resource="r"} 2',
+      'floodgate_response_time_seconds_bucket{le="+Inf",resource="r"} 3',
       'floodgate_response_time_seconds_sum{resource="r"} 0.444',
       'floodgate_response_time_seconds_count{resource="r"} 3',
     ]);

@@ -17,12 +17,16 @@ export const PROMETHEUS_METRICS_DEFAULTS = Object.freeze({
 } as const);
 
 type MetricType = 'counter' | 'gauge' | 'histogram';
-type Labels = Record<string, string | number>;
+type Labels = Readonly<Record<string, string | number>>;
 
-/** One line of a metric's exposition, in prom-client's `get()` shape. */
+/** One line of a metric's exposition: its resource label apart, so its text is made once. */
 interface Sample {
+  /** The `resource` label, if the metric has one. */
+  readonly resource?: string;
+  /** The other labels. */
   readonly labels: Labels;
   readonly value: number;
+  /** `<name>_bucket`, `_sum`, `_count` for a histogram's lines. */
   readonly metricName?: string;
 }
 
@@ -33,9 +37,10 @@ interface MetricDefinition {
   readonly help: string;
   /** How prom-client's cluster aggregation merges workers' values. */
   readonly aggregator: 'sum' | 'max';
-  samples(snapshot: MetricsSnapshot, name: string, reader: MetricsReader): Sample[];
+  samples(snapshot: MetricsSnapshot, name: string, buckets: readonly Labels[]): Sample[];
 }
 
+const NO_LABELS: Labels = Object.freeze({});
 const STATE_VALUES = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
 
 /** Every metric, documented in the README's metrics table. */
@@ -45,9 +50,9 @@ const DEFINITIONS: readonly MetricDefinition[] = [
   {
     name: 'blocks_total',
     type: 'counter',
-    help: 'Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource\'s rules of that kind).',
+    help: "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
     aggregator: 'sum',
-    samples: (s) => s.resources.flatMap((r) => r.blocksByRule.map((b) => ({ labels: { resource: r.resource, kind: b.kind, rule: b.ruleId }, value: b.count }))),
+    samples: (s) => s.resources.flatMap((r) => r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count }))),
   },
   perResource('successes_total', 'Calls that exited without a traced error.', (r) => r.succeeded),
   perResource('errors_total', 'Calls that exited with a traced error (timeouts included).', (r) => r.failed),
@@ -57,25 +62,27 @@ const DEFINITIONS: readonly MetricDefinition[] = [
     type: 'histogram',
     help: 'Response times of exited calls, from admission to exit.',
     aggregator: 'sum',
-    samples: (s, name, reader) =>
-      s.resources.flatMap((r) => {
-        const samples: Sample[] = reader.rtBucketsMs.map((ms, i) => ({ metricName: `${name}_bucket`, labels: { resource: r.resource, le: ms / 1000 }, value: r.rtCumulative[i]! }));
-        const count = r.rtCumulative[r.rtCumulative.length - 1]!;
-        samples.push(
-          { metricName: `${name}_bucket`, labels: { resource: r.resource, le: '+Inf' }, value: count },
-          { metricName: `${name}_sum`, labels: { resource: r.resource }, value: r.rtSumMs / 1000 },
-          { metricName: `${name}_count`, labels: { resource: r.resource }, value: count },
+    samples: (s, name, buckets) => {
+      const out: Sample[] = [];
+      const bucket = `${name}_bucket`;
+      for (const r of s.resources) {
+        const resource = r.resource;
+        for (let i = 0; i < buckets.length; i++) out.push({ resource, metricName: bucket, labels: buckets[i]!, value: r.rtCumulative[i]! });
+        out.push(
+          { resource, metricName: `${name}_sum`, labels: NO_LABELS, value: r.rtSumMs / 1000 },
+          { resource, metricName: `${name}_count`, labels: NO_LABELS, value: r.rtCumulative[buckets.length - 1]! },
         );
-        return samples;
-      }),
+      }
+      return out;
+    },
   },
-  { name: 'concurrency', type: 'gauge', help: 'Calls in flight.', aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ labels: { resource: r.resource }, value: r.concurrency })) },
+  { name: 'concurrency', type: 'gauge', help: 'Calls in flight.', aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: r.concurrency })) },
   {
     name: 'circuit_breaker_state',
     type: 'gauge',
     help: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open (resources under "other" have none: see circuit_breakers).',
     aggregator: 'max',
-    samples: (s) => s.breakers.map((b) => ({ labels: { resource: b.resource, rule: b.ruleId }, value: STATE_VALUES[b.state] })),
+    samples: (s) => s.breakers.map((b) => ({ resource: b.resource, labels: { rule: b.ruleId }, value: STATE_VALUES[b.state] })),
   },
   {
     name: 'circuit_breakers',
@@ -89,20 +96,29 @@ const DEFINITIONS: readonly MetricDefinition[] = [
     type: 'counter',
     help: 'Circuit breaker transitions since the exporter was attached, by the states left and entered.',
     aggregator: 'sum',
-    samples: (s) => s.transitions.map((t) => ({ labels: { resource: t.resource, rule: t.ruleId, from: t.from, to: t.to }, value: t.count })),
+    samples: (s) => s.transitions.map((t) => ({ resource: t.resource, labels: { rule: t.ruleId, from: t.from, to: t.to }, value: t.count })),
   },
   {
     name: 'cluster_fallbacks_total',
     type: 'counter',
     help: 'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
     aggregator: 'sum',
-    samples: (s) => s.fallbacks.map((f) => ({ labels: { resource: f.resource, reason: f.reason, decided_by: f.decidedBy }, value: f.count })),
+    samples: (s) => s.fallbacks.map((f) => ({ resource: f.resource, labels: { reason: f.reason, decided_by: f.decidedBy }, value: f.count })),
   },
-  { name: 'listener_errors_total', type: 'counter', help: 'Times an event listener of the engine threw.', aggregator: 'sum', samples: (s) => [{ labels: {}, value: s.listenerErrors }] },
+  { name: 'listener_errors_total', type: 'counter', help: 'Times an event listener of the engine threw.', aggregator: 'sum', samples: (s) => [{ labels: NO_LABELS, value: s.listenerErrors }] },
 ];
 
 function perResource(name: string, help: string, value: (r: ResourceMetrics) => number): MetricDefinition {
-  return { name, type: 'counter', help, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ labels: { resource: r.resource }, value: value(r) })) };
+  return { name, type: 'counter', help, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: value(r) })) };
+}
+
+/** What every metric of one exporter shares: the scrape's snapshot, the buckets' labels, one `{ resource }` object per resource. */
+interface Scrape {
+  snapshot(): MetricsSnapshot;
+  /** `{ le }` of each histogram bucket, `+Inf` last. */
+  readonly buckets: readonly Labels[];
+  /** The same `{ resource }` object for a resource at every scrape (prom-client caches its text by identity). */
+  resourceLabels(resource: string): Labels;
 }
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -112,7 +128,10 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  * own classes cannot serve here: a histogram has no way to take bucket counts that were counted
  * elsewhere (the engine counts them, allocation-free, as calls exit), and counters read from
  * the engine would be reset and rebuilt label by label at each scrape. The registry asks a
- * metric for `name`, `help`, `type`, `aggregator`, `get()` and `reset()`; that is all this is.
+ * metric for `name`, `help`, `type`, `aggregator`, `get()` (samples with their labels, also for
+ * `getMetricsAsJSON`) and `reset()`; for the text exposition it prefers `getForPromString()`,
+ * where the `resource` label goes as `sharedLabels`, a stable object per resource whose text
+ * prom-client makes once (a 1,000-resource scrape formats about 20,000 lines).
  */
 class EngineMetric {
   /** Written by the registry too: it strips `_total` from counters' names for OpenMetrics. */
@@ -124,8 +143,7 @@ class EngineMetric {
   constructor(
     prefix: string,
     private readonly definition: MetricDefinition,
-    private readonly reader: MetricsReader,
-    private readonly snapshot: () => MetricsSnapshot,
+    private readonly scrape: Scrape,
   ) {
     this.name = prefix + definition.name;
     this.help = definition.help;
@@ -133,17 +151,44 @@ class EngineMetric {
     this.aggregator = definition.aggregator;
   }
 
-  get(): Promise<{ name: string; help: string; type: MetricType; aggregator: string; values: Sample[] }> {
+  /** Samples with every label in `labels`. */
+  get(): Promise<ExposedMetric> {
+    return this.expose((sample) => ({
+      labels: sample.resource === undefined ? sample.labels : { resource: sample.resource, ...sample.labels },
+      value: sample.value,
+      ...(sample.metricName === undefined ? {} : { metricName: sample.metricName }),
+    }));
+  }
+
+  /** Samples with the resource label apart (prom-client's text exposition). */
+  getForPromString(): Promise<ExposedMetric> {
+    return this.expose((sample) => ({
+      labels: sample.labels,
+      sharedLabels: sample.resource === undefined ? NO_LABELS : this.scrape.resourceLabels(sample.resource),
+      value: sample.value,
+      metricName: sample.metricName,
+    }));
+  }
+
+  /** Nothing to reset: the values are the engine's. */
+  reset(): void {}
+
+  private expose(shape: (sample: Sample) => object): Promise<ExposedMetric> {
     try {
-      const values = this.definition.samples(this.snapshot(), this.name, this.reader);
+      const values = this.definition.samples(this.scrape.snapshot(), this.name, this.scrape.buckets).map(shape);
       return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
     } catch (error) {
       return Promise.reject(error);
     }
   }
+}
 
-  /** Nothing to reset: the values are the engine's. */
-  reset(): void {}
+interface ExposedMetric {
+  readonly name: string;
+  readonly help: string;
+  readonly type: MetricType;
+  readonly aggregator: string;
+  readonly values: readonly object[];
 }
 
 /**
@@ -177,15 +222,24 @@ export function collectMetrics(floodgate: Floodgate, options: PrometheusMetricsO
   }
   const reader = new MetricsReader(floodgate, options, { context: 'Invalid collectMetrics options', ownKeys: ['registry', 'prefix'], issues });
   let cached: MetricsSnapshot | undefined;
-  // The registry asks every metric in one synchronous loop: they share one reading per scrape.
-  const snapshot = (): MetricsSnapshot => {
-    if (cached === undefined) {
-      cached = reader.read();
-      queueMicrotask(() => (cached = undefined));
-    }
-    return cached;
+  const resourceLabels = new Map<string, Labels>(); // bounded: resources past the cap are 'other'
+  const scrape: Scrape = {
+    // The registry asks every metric in one synchronous loop: they share one reading per scrape.
+    snapshot: () => {
+      if (cached === undefined) {
+        cached = reader.read();
+        queueMicrotask(() => (cached = undefined));
+      }
+      return cached;
+    },
+    buckets: Object.freeze([...reader.rtBucketsMs.map((ms) => Object.freeze({ le: ms / 1000 })), Object.freeze({ le: '+Inf' })]),
+    resourceLabels: (resource) => {
+      let labels = resourceLabels.get(resource);
+      if (labels === undefined) resourceLabels.set(resource, (labels = Object.freeze({ resource })));
+      return labels;
+    },
   };
-  const metrics = DEFINITIONS.map((definition) => new EngineMetric(prefix, definition, reader, snapshot));
+  const metrics = DEFINITIONS.map((definition) => new EngineMetric(prefix, definition, scrape));
   const taken = metrics.find((metric) => registry.getSingleMetric(metric.name) !== undefined);
   if (taken !== undefined) {
     reader.close();
