@@ -9,7 +9,10 @@ export interface RuleBlockCount {
    * `'circuitBreaker'`, `'system'` or `'authority'`.
    */
   readonly kind: string;
-  /** The rule, as {@link ruleIdOf} names it (`'flow#0'`). */
+  /**
+   * The rule: `<kind>#<n>`, the n-th rule (from 0) of its kind on the resource in `getRules()`
+   * order (`'flow#0'`).
+   */
   readonly ruleId: string;
   /** Blocked calls, in `acquireCount` units (1 per call by default). Only grows. */
   readonly count: number;
@@ -47,7 +50,8 @@ export function ruleIdOf(error: BlockError, rulesOf: RulesOf): string {
   return `${error.kind}#retired`;
 }
 
-interface Slot {
+/** One rule's count. */
+export interface Slot {
   readonly kind: string;
   readonly ruleId: string;
   count: number;
@@ -64,13 +68,17 @@ export class RuleBlockCounts {
   private readonly byId = new Map<string, Slot>();
   /** The slot of each rule object seen since the last compilation. */
   private readonly byRule = new Map<unknown, Slot>();
-  private lastRule: unknown = undefined;
-  private lastSlot: Slot | undefined;
+  /**
+   * The rule that refused last, and its slot: the engine bumps `lastSlot.count` in place when
+   * the same rule refuses again (the block path's common case, measured cheaper than a call).
+   */
+  lastRule: unknown = undefined;
+  lastSlot: Slot | undefined;
 
-  /** Counts `count` blocks by the rule of `error`; returns the rule's id. */
+  /** Counts `count` blocks by the rule of `error`, a rule other than the last one; returns the rule's id. */
   add(error: BlockError, count: number, rulesOf: RulesOf): string {
     const rule = error.rule;
-    let slot = this.lastSlot !== undefined && rule === this.lastRule ? this.lastSlot : this.byRule.get(rule);
+    let slot = this.byRule.get(rule);
     if (slot === undefined) {
       const ruleId = ruleIdOf(error, rulesOf);
       slot = this.byId.get(ruleId);

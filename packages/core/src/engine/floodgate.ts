@@ -385,8 +385,19 @@ export class Floodgate {
     entry.originNode?.addBlock(now, count);
     entry.inboundNode?.addBlock(now, count);
     entry.refused(now);
-    // An untracked resource (past the cap) is counted nowhere, by rule neither.
-    const ruleId = state === undefined ? undefined : (state.blocks ??= new RuleBlockCounts()).add(error, count, this.rulesOf);
+    // By rule: in place when the rule that refused last refuses again (as under attack). An
+    // untracked resource (past the cap) is counted nowhere, by rule neither.
+    let ruleId: string | undefined;
+    if (state !== undefined) {
+      const blocks = (state.blocks ??= new RuleBlockCounts());
+      const last = blocks.lastSlot;
+      if (last !== undefined && error.rule === blocks.lastRule) {
+        last.count += count;
+        ruleId = last.ruleId;
+      } else {
+        ruleId = blocks.add(error, count, this.rulesOf);
+      }
+    }
     if (this.events.has('block')) {
       this.events.emit('block', { resource: entry.resource, origin: entry.origin, error, ruleId: ruleId ?? ruleIdOf(error, this.rulesOf) });
     }
