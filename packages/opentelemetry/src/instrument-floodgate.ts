@@ -1,5 +1,5 @@
 import type { BlockEvent, Floodgate } from '@floodgate/core';
-import { MetricsReader, type MetricsReaderOptions } from '@floodgate/core/metrics';
+import { BREAKER_STATE_VALUES, METRIC_DESCRIPTIONS as D, MetricsReader, type MetricsReaderOptions } from '@floodgate/core/metrics';
 import { metrics, trace, type Attributes, type BatchObservableCallback, type MeterProvider, type Observable } from '@opentelemetry/api';
 
 /** Options of {@link instrumentFloodgate}. */
@@ -21,8 +21,6 @@ export const METER_NAME = '@floodgate/opentelemetry';
 
 /** The name of the span event a blocked call adds. */
 export const BLOCK_SPAN_EVENT = 'floodgate.block';
-
-const STATE_VALUES = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
 
 /**
  * Reports Floodgate through the OpenTelemetry API: the instruments `@floodgate/prometheus`
@@ -56,21 +54,21 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
 
   const meter = provider.getMeter(METER_NAME);
   const calls = (name: string, description: string) => meter.createObservableCounter(name, { description, unit: '{call}' });
-  const passes = calls('floodgate.passes', 'Calls admitted by every rule (those given back before they ran included).');
-  const cancels = calls('floodgate.cancels', 'Calls admitted, then given back before they ran.');
-  const blocks = calls('floodgate.blocks', 'Calls refused, by the kind of rule and the rule (kind#position among the resource\'s rules of that kind).');
-  const successes = calls('floodgate.successes', 'Calls that exited without a traced error.');
-  const errors = calls('floodgate.errors', 'Calls that exited with a traced error (timeouts included).');
-  const timeouts = calls('floodgate.timeouts', 'Calls that exited by their timeoutMs.');
+  const passes = calls('floodgate.passes', D.passes);
+  const cancels = calls('floodgate.cancels', D.cancels);
+  const blocks = calls('floodgate.blocks', D.blocks);
+  const successes = calls('floodgate.successes', D.successes);
+  const errors = calls('floodgate.errors', D.errors);
+  const timeouts = calls('floodgate.timeouts', D.timeouts);
   const rtBucket = calls('floodgate.response_time.bucket', 'Exited calls whose response time was at most floodgate.le seconds (cumulative).');
   const rtCount = calls('floodgate.response_time.count', 'Exited calls.');
   const rtSum = meter.createObservableCounter('floodgate.response_time.sum', { description: 'Sum of the response times of exited calls.', unit: 's' });
-  const concurrency = meter.createObservableUpDownCounter('floodgate.concurrency', { description: 'Calls in flight.', unit: '{call}' });
-  const breakerState = meter.createObservableGauge('floodgate.circuit_breaker.state', { description: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open.' });
-  const breakers = meter.createObservableUpDownCounter('floodgate.circuit_breakers', { description: 'Circuit breakers in each state, every resource together.', unit: '{breaker}' });
-  const transitions = meter.createObservableCounter('floodgate.circuit_breaker.transitions', { description: 'Circuit breaker transitions, by the states left and entered.', unit: '{transition}' });
-  const fallbacks = calls('floodgate.cluster.fallbacks', 'Calls a cluster rule decided without its shared store, by reason and by what decided.');
-  const listenerErrors = meter.createObservableCounter('floodgate.listener_errors', { description: 'Times an event listener of the engine threw.', unit: '{error}' });
+  const concurrency = meter.createObservableUpDownCounter('floodgate.concurrency', { description: D.concurrency, unit: '{call}' });
+  const breakerState = meter.createObservableGauge('floodgate.circuit_breaker.state', { description: D.breakerState });
+  const breakers = meter.createObservableUpDownCounter('floodgate.circuit_breakers', { description: D.breakers, unit: '{breaker}' });
+  const transitions = meter.createObservableCounter('floodgate.circuit_breaker.transitions', { description: D.transitions, unit: '{transition}' });
+  const fallbacks = calls('floodgate.cluster.fallbacks', D.fallbacks);
+  const listenerErrors = meter.createObservableCounter('floodgate.listener_errors', { description: D.listenerErrors, unit: '{error}' });
   const observables: Observable[] = [passes, cancels, blocks, successes, errors, timeouts, rtBucket, rtCount, rtSum, concurrency, breakerState, breakers, transitions, fallbacks, listenerErrors];
   const les = reader.rtBucketsMs.map((ms) => String(ms / 1000));
 
@@ -91,8 +89,8 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
       result.observe(rtSum, r.rtSumMs / 1000, resource);
       result.observe(concurrency, r.concurrency, resource);
     }
-    for (const b of snapshot.breakers) result.observe(breakerState, STATE_VALUES[b.state], { 'floodgate.resource': b.resource, 'floodgate.rule': b.ruleId });
-    for (const state of Object.keys(STATE_VALUES) as (keyof typeof STATE_VALUES)[]) result.observe(breakers, snapshot.breakersByState[state], { 'floodgate.state': state });
+    for (const b of snapshot.breakers) result.observe(breakerState, BREAKER_STATE_VALUES[b.state], { 'floodgate.resource': b.resource, 'floodgate.rule': b.ruleId });
+    for (const state of Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[]) result.observe(breakers, snapshot.breakersByState[state], { 'floodgate.state': state });
     for (const t of snapshot.transitions) {
       result.observe(transitions, t.count, { 'floodgate.resource': t.resource, 'floodgate.rule': t.ruleId, 'floodgate.from': t.from, 'floodgate.to': t.to });
     }

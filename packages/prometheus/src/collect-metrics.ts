@@ -1,5 +1,5 @@
 import type { Floodgate } from '@floodgate/core';
-import { MetricsReader, type MetricsReaderOptions, type MetricsSnapshot, type ResourceMetrics } from '@floodgate/core/metrics';
+import { BREAKER_STATE_VALUES, METRIC_DESCRIPTIONS as HELP, MetricsReader, type MetricsReaderOptions, type MetricsSnapshot, type ResourceMetrics } from '@floodgate/core/metrics';
 import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from 'prom-client';
 
 /** Options of {@link collectMetrics}. */
@@ -41,26 +41,25 @@ interface MetricDefinition {
 }
 
 const NO_LABELS: Labels = Object.freeze({});
-const STATE_VALUES = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
 
 /** Every metric, documented in the README's metrics table. */
 const DEFINITIONS: readonly MetricDefinition[] = [
-  perResource('passes_total', 'Calls admitted by every rule (those given back before they ran included).', (r) => r.passed),
-  perResource('cancels_total', 'Calls admitted, then given back before they ran (a later check refused, or a queue was left).', (r) => r.cancelled),
+  perResource('passes_total', HELP.passes, (r) => r.passed),
+  perResource('cancels_total', HELP.cancels, (r) => r.cancelled),
   {
     name: 'blocks_total',
     type: 'counter',
-    help: "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
+    help: HELP.blocks,
     aggregator: 'sum',
     samples: (s) => s.resources.flatMap((r) => r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count }))),
   },
-  perResource('successes_total', 'Calls that exited without a traced error.', (r) => r.succeeded),
-  perResource('errors_total', 'Calls that exited with a traced error (timeouts included).', (r) => r.failed),
-  perResource('timeouts_total', 'Calls that exited by their timeoutMs.', (r) => r.timedOut),
+  perResource('successes_total', HELP.successes, (r) => r.succeeded),
+  perResource('errors_total', HELP.errors, (r) => r.failed),
+  perResource('timeouts_total', HELP.timeouts, (r) => r.timedOut),
   {
     name: 'response_time_seconds',
     type: 'histogram',
-    help: 'Response times of exited calls, from admission to exit.',
+    help: HELP.responseTime,
     aggregator: 'sum',
     samples: (s, name, buckets) => {
       const out: Sample[] = [];
@@ -76,36 +75,36 @@ const DEFINITIONS: readonly MetricDefinition[] = [
       return out;
     },
   },
-  { name: 'concurrency', type: 'gauge', help: 'Calls in flight.', aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: r.concurrency })) },
+  { name: 'concurrency', type: 'gauge', help: HELP.concurrency, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: r.concurrency })) },
   {
     name: 'circuit_breaker_state',
     type: 'gauge',
-    help: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open (resources under "other" have none: see circuit_breakers).',
+    help: HELP.breakerState,
     aggregator: 'max',
-    samples: (s) => s.breakers.map((b) => ({ resource: b.resource, labels: { rule: b.ruleId }, value: STATE_VALUES[b.state] })),
+    samples: (s) => s.breakers.map((b) => ({ resource: b.resource, labels: { rule: b.ruleId }, value: BREAKER_STATE_VALUES[b.state] })),
   },
   {
     name: 'circuit_breakers',
     type: 'gauge',
-    help: 'Circuit breakers in each state, every resource together.',
+    help: HELP.breakers,
     aggregator: 'sum',
-    samples: (s) => (Object.keys(STATE_VALUES) as (keyof typeof STATE_VALUES)[]).map((state) => ({ labels: { state }, value: s.breakersByState[state] })),
+    samples: (s) => (Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[]).map((state) => ({ labels: { state }, value: s.breakersByState[state] })),
   },
   {
     name: 'circuit_breaker_transitions_total',
     type: 'counter',
-    help: 'Circuit breaker transitions since the exporter was attached, by the states left and entered.',
+    help: HELP.transitions,
     aggregator: 'sum',
     samples: (s) => s.transitions.map((t) => ({ resource: t.resource, labels: { rule: t.ruleId, from: t.from, to: t.to }, value: t.count })),
   },
   {
     name: 'cluster_fallbacks_total',
     type: 'counter',
-    help: 'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
+    help: HELP.fallbacks,
     aggregator: 'sum',
     samples: (s) => s.fallbacks.map((f) => ({ resource: f.resource, labels: { reason: f.reason, decided_by: f.decidedBy }, value: f.count })),
   },
-  { name: 'listener_errors_total', type: 'counter', help: 'Times an event listener of the engine threw.', aggregator: 'sum', samples: (s) => [{ labels: NO_LABELS, value: s.listenerErrors }] },
+  { name: 'listener_errors_total', type: 'counter', help: HELP.listenerErrors, aggregator: 'sum', samples: (s) => [{ labels: NO_LABELS, value: s.listenerErrors }] },
 ];
 
 function perResource(name: string, help: string, value: (r: ResourceMetrics) => number): MetricDefinition {

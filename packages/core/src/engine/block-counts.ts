@@ -59,10 +59,11 @@ export interface Slot {
 
 /**
  * The blocks of one resource, counted by rule, for metric exporters. Counting allocates nothing
- * once a rule is known: the rule that refused is found by identity (one compare when the same
- * rule refuses again, as under attack; else one map lookup), and its id is worked out only the
- * first time a rule object refuses after a compilation. Counts are kept by id, so they survive
- * recompilations: a reload of unchanged rules keeps counting under the same ids.
+ * once a rule is known: the rule that refused is found by identity (the engine compares it with
+ * {@link RuleBlockCounts.lastRule} and bumps that slot in place, as under attack; else one map
+ * lookup here), and its id is worked out only the first time a rule object refuses after a
+ * compilation. Counts are kept by id, so they survive recompilations: a reload of unchanged rules
+ * keeps counting under the same ids.
  */
 export class RuleBlockCounts {
   private readonly byId = new Map<string, Slot>();

@@ -8,6 +8,8 @@ export {
   MetricsReader,
   METRICS_READER_DEFAULTS,
   OTHER_RESOURCES,
+  METRIC_DESCRIPTIONS,
+  BREAKER_STATE_VALUES,
   type MetricsReaderOptions,
   type MetricsReaderSetup,
   type MetricsSnapshot,

@@ -35,6 +35,29 @@ export const METRICS_READER_DEFAULTS = Object.freeze({
   rtBucketsMs: Object.freeze([5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000]),
 } as const);
 
+/**
+ * What each metric means, one sentence each: the help of the Prometheus metrics and the
+ * description of the OpenTelemetry instruments.
+ */
+export const METRIC_DESCRIPTIONS = Object.freeze({
+  passes: 'Calls admitted by every rule (those given back before they ran included).',
+  cancels: 'Calls admitted, then given back before they ran (a later check refused, or a queue was left).',
+  blocks: "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
+  successes: 'Calls that exited without a traced error.',
+  errors: 'Calls that exited with a traced error (timeouts included).',
+  timeouts: 'Calls that exited by their timeoutMs.',
+  responseTime: 'Response times of exited calls, from admission to exit.',
+  concurrency: 'Calls in flight.',
+  breakerState: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open (none for resources under "other": see the breakers in each state).',
+  breakers: 'Circuit breakers in each state, every resource together.',
+  transitions: 'Circuit breaker transitions since the exporter was attached, by the states left and entered.',
+  fallbacks: 'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
+  listenerErrors: 'Times an event listener of the engine threw.',
+} as const);
+
+/** A breaker state as a number, for gauges: 0 closed, 1 open, 2 half-open. */
+export const BREAKER_STATE_VALUES: Readonly<Record<CircuitState, number>> = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
+
 /** The label value of every resource past `maxResources`, counted together. */
 export const OTHER_RESOURCES = 'other';
 
