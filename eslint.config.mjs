@@ -20,7 +20,17 @@ export default tseslint.config(
       // Block errors are Errors at run time (their prototype is Error's) without running Error's
       // constructor, so TypeScript does not see them as Errors; abort reasons and rethrown
       // values are whatever the caller gave.
-      '@typescript-eslint/only-throw-error': ['error', { allow: [{ from: 'file', name: 'BlockError' }, { from: 'file', name: 'BlockError', path: 'packages/core/src/kernel/errors.ts' }] }],
+      '@typescript-eslint/only-throw-error': [
+        'error',
+        {
+          allow: [
+            { from: 'file', name: 'BlockError' },
+            { from: 'file', name: 'BlockError', path: 'packages/core/src/kernel/errors.ts' },
+            { from: 'file', name: 'BlockError', path: 'packages/core/dist/kernel/errors.d.ts' },
+            { from: 'package', name: 'BlockError', package: '@floodgate/core' },
+          ],
+        },
+      ],
       '@typescript-eslint/prefer-promise-reject-errors': 'off',
     },
   },
@@ -28,6 +38,11 @@ export default tseslint.config(
     // Decorators deal in classes and methods of any shape.
     files: ['packages/core/src/decorators/**/*.ts'],
     rules: { '@typescript-eslint/no-unsafe-function-type': 'off' },
+  },
+  {
+    // The import matrix's CommonJS consumer imports as CommonJS TypeScript does: `import x = require()`.
+    files: ['test/packages/consumer/**'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     rules: {

@@ -7,8 +7,15 @@
  *
  * For each case: calls per second with 64 calls in flight (closed loop), and the latency of one
  * call (p50/p99) alone (1 in flight) and under that load. A bare `PING` on the same client is
- * the floor: what a Redis round trip costs before any limiter work. Floodgate runs with its
- * default 20 ms timeout; checks that fell back (skipping Redis) are counted in the table.
+ * the floor: what a Redis round trip costs before any limiter work. Floodgate runs with a 1 s
+ * timeout, so that a busy machine does not turn slow answers into fallbacks (which skip Redis);
+ * checks that fell back anyway are counted in the table.
+ * Floodgate sends the checks of one rule made in one tick as one script call (no leased tokens:
+ * the limit is exact), so it is measured both with 64 calls in flight and alone.
+ *
+ * Redis's own cost per check comes from `INFO commandstats` over the loaded run (reset before
+ * it): the microseconds Redis spent in EVALSHA/EVAL (PING for the floor), divided by the checks
+ * made, and the script calls per check.
  *
  * Run: `npx tsx --conditions=@floodgate/source bench/cluster-redis.ts [--quick]`, with
  * FLOODGATE_REDIS_URL (or REDIS_URL) pointing at a Redis; without one, a throwaway
@@ -39,6 +46,10 @@ export interface ClusterBenchResult {
    * fell back to the local rule: they skip the round trip, so a run with many is not a fair one.
    */
   readonly fallbacks: number;
+  /** Redis's CPU per check under load, in µs (INFO commandstats: usec of EVALSHA + EVAL + PING / checks). */
+  readonly redisUsecPerCheck: number;
+  /** Commands Redis ran per check under load (EVALSHA + EVAL + PING calls / checks). */
+  readonly redisCallsPerCheck: number;
 }
 
 /** Options of {@link runClusterRedisBench}. */
@@ -68,7 +79,9 @@ function client(url: string): Redis {
 
 async function floodgateCase(url: string, prefix: string, load: (fg: Floodgate) => void): Promise<{ fg: Floodgate; close: () => Promise<void> }> {
   const redis = client(url);
-  const backend = redisCluster({ client: redis, prefix });
+  // A generous timeout: on a busy machine a 20 ms one expires now and then, and a check that
+  // falls back skips Redis, which would flatter Floodgate. Every check here waits for Redis.
+  const backend = redisCluster({ client: redis, prefix, timeoutMs: 1000 });
   await backend.ready();
   const fg = new Floodgate({ cluster: backend });
   fg.on('clusterFallback', () => fallbacks++);
@@ -169,12 +182,25 @@ async function closedLoop(call: (i: number) => Promise<unknown>, seconds: number
   return { opsPerSec: latencies.length / elapsed, latencies: Float64Array.from(latencies).sort() };
 }
 
+/** Redis's counters for the commands a limiter sends: calls and microseconds, summed. */
+async function commandStats(admin: Redis): Promise<{ calls: number; usec: number }> {
+  const info = await admin.info('commandstats');
+  let calls = 0;
+  let usec = 0;
+  for (const match of info.matchAll(/^cmdstat_(evalsha|eval|ping):calls=(\d+),usec=(\d+)/gm)) {
+    calls += Number(match[2]);
+    usec += Number(match[3]);
+  }
+  return { calls, usec };
+}
+
 /** Runs every case on the Redis at `redisUrl`; returns their figures in case order. */
 export async function runClusterRedisBench(options: ClusterBenchOptions): Promise<ClusterBenchResult[]> {
   const seconds = options.seconds ?? 2;
   const concurrency = options.concurrency ?? 64;
   const log = options.log ?? (() => undefined);
   const results: ClusterBenchResult[] = [];
+  const admin = client(options.redisUrl);
   let n = 0;
   for (const bench of CASES) {
     const { call, close } = await bench.setup(options.redisUrl, `floodgate-bench:${process.pid}:${n++}`);
@@ -183,7 +209,10 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
       await closedLoop(call, Math.min(0.5, seconds), concurrency);
       fallbacks = 0;
       const alone = await closedLoop(call, seconds, 1);
+      await admin.config('RESETSTAT');
       const loaded = await closedLoop(call, seconds, concurrency);
+      const stats = await commandStats(admin);
+      const checks = loaded.latencies.length;
       results.push({
         name: bench.name,
         opsPerSec: loaded.opsPerSec,
@@ -192,11 +221,15 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
         loadedP50Ms: percentile(loaded.latencies, 50),
         loadedP99Ms: percentile(loaded.latencies, 99),
         fallbacks,
+        // The admin's own INFO is not counted (it is not in the matched commands).
+        redisUsecPerCheck: stats.usec / checks,
+        redisCallsPerCheck: stats.calls / checks,
       });
     } finally {
       await close();
     }
   }
+  admin.disconnect();
   return results;
 }
 
@@ -204,11 +237,13 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
 export function renderClusterRedisBench(results: readonly ClusterBenchResult[], concurrency = 64): string {
   const ms = (v: number): string => v.toFixed(3);
   const lines = [
-    `| case | calls/s (${concurrency} in flight) | p50 ms (alone) | p99 ms (alone) | p50 ms (${concurrency} in flight) | p99 ms (${concurrency} in flight) | fallbacks |`,
-    '|---|---:|---:|---:|---:|---:|---:|',
+    `| case | calls/s (${concurrency} in flight) | p50 ms (alone) | p99 ms (alone) | p50 ms (${concurrency} in flight) | p99 ms (${concurrency} in flight) | Redis µs per check | Redis calls per check | fallbacks |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
-    lines.push(`| ${r.name} | ${Math.round(r.opsPerSec).toLocaleString('en-US')} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.loadedP50Ms)} | ${ms(r.loadedP99Ms)} | ${r.fallbacks} |`);
+    lines.push(
+      `| ${r.name} | ${Math.round(r.opsPerSec).toLocaleString('en-US')} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.loadedP50Ms)} | ${ms(r.loadedP99Ms)} | ${r.redisUsecPerCheck.toFixed(2)} | ${r.redisCallsPerCheck.toFixed(3)} | ${r.fallbacks} |`,
+    );
   }
   return lines.join('\n');
 }

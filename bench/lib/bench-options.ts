@@ -1,5 +1,5 @@
 /** Which suites a bench run covers. */
-export type SuiteName = 'core' | 'memory' | 'http' | 'cluster';
+export type SuiteName = 'core' | 'rules' | 'memory' | 'http' | 'cluster' | 'overload';
 
 /** What `npm run bench -- [flags]` asked for. */
 export interface BenchOptions {
@@ -8,7 +8,7 @@ export interface BenchOptions {
    * indicative, never quoted).
    */
   readonly quick: boolean;
-  /** `--only core,http`: the suites to run (core, memory, http, cluster). @defaultValue all of them */
+  /** `--only core,http`: the suites to run (core, rules, memory, http, cluster, overload). @defaultValue all of them */
   readonly suites: readonly SuiteName[];
   /**
    * `--runs N`: fresh processes (core, memory, cluster) or interleaved rounds (HTTP) per figure.
@@ -21,9 +21,14 @@ export interface BenchOptions {
   readonly write: boolean;
   /** `--render file.json`: measure nothing; render the report of a saved run (the `.json` written beside the `.md`). */
   readonly render: string | undefined;
+  /**
+   * `--into file.json`: put the suites measured now into a saved run (replacing those suites,
+   * keeping the others) and write it back with its `.md`, instead of writing a new report.
+   */
+  readonly into: string | undefined;
 }
 
-const ALL_SUITES: readonly SuiteName[] = ['core', 'memory', 'http', 'cluster'];
+const ALL_SUITES: readonly SuiteName[] = ['core', 'rules', 'memory', 'http', 'cluster', 'overload'];
 
 /** Reads the command line; unknown flags fail loudly. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
@@ -33,6 +38,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let out: string | undefined;
   let write = true;
   let render: string | undefined;
+  let into: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -52,7 +58,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be an integer >= 1');
     } else if (arg === '--out') out = value();
     else if (arg === '--render') render = value();
-    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json`);
+    else if (arg === '--into') into = value();
+    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json, --into saved.json`);
   }
-  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render };
+  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render, into };
 }

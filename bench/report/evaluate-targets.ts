@@ -1,10 +1,11 @@
+import type { ClusterSuiteResult } from '../cluster/cluster-suite';
 import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { median } from '../lib/median';
 import { formatNs, formatRatio } from '../lib/format';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 
-/** One of issue #7's targets, checked against this run. */
+/** One of the benchmark targets (issues #7 and #14), checked against this run. */
 export interface TargetCheck {
   readonly target: string;
   /** The figure, in words (`0.97 (0.96, 0.98)`). */
@@ -21,9 +22,10 @@ export interface SuiteResults {
   readonly core?: CoreCaseResult[];
   readonly memory?: MemorySubjectResult[];
   readonly http?: HttpFrameworkResult[];
+  readonly cluster?: ClusterSuiteResult;
 }
 
-/** Checks every target of issue #7 that this run measured. */
+/** Checks every target (issues #7 and #14) that this run measured. */
 export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const core = new Map((results.core ?? []).map((c) => [c.id, c]));
@@ -49,7 +51,20 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     checks.push({ target: exporterTarget, figure: `${ratio.toFixed(3)}× (${formatNs(on.medianNs)} vs ${formatNs(off.medianNs)})`, verdict: ratio <= 1.05 ? 'met' : 'missed' });
   }
 
-  const fgPass = core.get('fg.sync.qps');
+  const qps = core.get('fg.sync.qps');
+  const inbound = core.get('fg.sync.qpsInbound');
+  const system = core.get('fg.sync.qpsSystem');
+  const systemTarget = 'the system check on the entry path: inbound entry()+exit() with one QPS rule + a system rule <= 1.3× without the system rule';
+  const finite = (c: CoreCaseResult | undefined): c is CoreCaseResult => c !== undefined && Number.isFinite(c.medianNs);
+  if (!finite(inbound) || !finite(system)) {
+    checks.push({ target: systemTarget, figure: system?.failed ?? inbound?.failed ?? 'not run', verdict: 'pending' });
+  } else {
+    const times = system.medianNs / inbound.medianNs;
+    const outbound = finite(qps) ? `; ${(system.medianNs / qps.medianNs).toFixed(2)}× an outbound call with one QPS rule (${formatNs(qps.medianNs)})` : '';
+    checks.push({ target: systemTarget, figure: `${times.toFixed(2)}× (${formatNs(system.medianNs)} vs ${formatNs(inbound.medianNs)})${outbound}`, verdict: times <= 1.3 ? 'met' : 'missed' });
+  }
+
+  const fgPass = qps;
   for (const peer of ['rlf.pass', 'cockatiel.pass', 'opossum.pass'] as const) {
     const p = core.get(peer);
     const target = `sync one-QPS-rule pass several times (>= 3×) under ${peer}`;
@@ -78,6 +93,20 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     const variant = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
     ratioCheck(checks, variant('floodgate'), 0.95, `${fw.framework}: >= 0.95 of bare throughput with QPS + breaker + hotspot`);
     ratioCheck(checks, variant('floodgate-blocked'), 1.0, `${fw.framework}: blocked (429) at least as fast as bare answers its route`);
+  }
+  const cluster = results.cluster?.cases ?? [];
+  const ops = (prefix: string): number | undefined => cluster.find((c) => c.name.startsWith(prefix))?.opsPerSec;
+  for (const [fg, peer, min, target] of [
+    ['floodgate cluster flow rule (global window)', 'rate-limiter-flexible RateLimiterRedis, one key', 2, 'cluster check, one key, 64 in flight: >= 2× RateLimiterRedis (issue #18)'],
+    ['floodgate cluster hotspot rule', 'rate-limiter-flexible RateLimiterRedis, 1000 keys', 1.2, 'cluster check, 1,000 keys, 64 in flight: >= 1.2× RateLimiterRedis (issue #18)'],
+  ] as const) {
+    const a = ops(fg);
+    const b = ops(peer);
+    if (a === undefined || b === undefined) {
+      checks.push({ target, figure: 'not run', verdict: 'pending' });
+      continue;
+    }
+    checks.push({ target, figure: `${(a / b).toFixed(2)}× (${Math.round(a).toLocaleString('en-US')} vs ${Math.round(b).toLocaleString('en-US')} calls/s)`, verdict: a / b >= min ? 'met' : 'missed' });
   }
   return checks;
 }

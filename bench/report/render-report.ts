@@ -7,6 +7,8 @@ import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
+import type { DeclareResult } from '../rules/declare-suite';
+import { overloadMedian, type OverloadSuiteResult } from '../overload/overload-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 
 /** Everything one bench run produced, and how it ran. */
@@ -19,10 +21,13 @@ export interface BenchRun extends SuiteResults {
   readonly seconds: number;
   readonly machine: MachineInfo;
   readonly coreSettings?: { processes: number; passes: number; minCpuMs: number; batchSamples: number };
+  readonly rules?: readonly DeclareResult[];
   readonly memorySettings?: { values: number; processes: number };
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
   readonly cluster?: ClusterSuiteResult;
   readonly clusterSettings?: { processes: number; seconds: number };
+  readonly overload?: OverloadSuiteResult;
+  readonly overloadSettings?: { rounds: number; seconds: number; overload: number; deadlineMs: number };
   readonly pinned: boolean;
 }
 
@@ -32,12 +37,14 @@ const PEER_OF: Record<string, string> = { express: 'express-rate-limit', koa: 'k
 export function renderReport(run: BenchRun): { title: string; body: string }[] {
   const sections: { title: string; body: string }[] = [];
   sections.push({ title: 'How this was measured', body: renderMethod(run) });
-  sections.push({ title: 'Targets (issue #7)', body: renderTargets(run) });
+  sections.push({ title: 'Targets (issues #7 and #14)', body: renderTargets(run) });
   sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
+  if (run.rules) sections.push({ title: 'Declaring rules one by one (issue #13)', body: renderRules(run.rules, run) });
   if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
   if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http) });
   if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
+  if (run.overload) sections.push({ title: 'Overload: a CPU-bound Express route at 2× its capacity', body: renderOverload(run.overload, run) });
   return sections;
 }
 
@@ -128,17 +135,33 @@ function renderSummary(run: BenchRun): string {
     ]);
   }
   const cases = run.cluster?.cases ?? [];
-  const floor = cases.find((x) => x.name.startsWith('redis PING'))?.opsPerSec ?? Number.NaN;
   const ops = (prefix: string): string => {
     const c = cases.find((x) => x.name.startsWith(prefix));
     if (c === undefined) return 'not run';
-    return `${formatCount(c.opsPerSec)} calls/s${c.opsPerSec > 3 * floor ? ' (does not reach Redis per call)' : ''}`;
+    return `${formatCount(c.opsPerSec)} calls/s${notPerCheck(c) ? ' (not every check asks Redis)' : ''}`;
   };
   if (run.cluster) {
     rows.push(['Cluster check over Redis, one key, 64 in flight', ops('floodgate cluster flow rule (global window)'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`]);
     rows.push(['Cluster check over Redis, 1,000 keys, 64 in flight', ops('floodgate cluster hotspot rule'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`]);
   }
   return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
+}
+
+function renderRules(rules: readonly DeclareResult[], run: BenchRun): string {
+  const rows = rules.map((r) => [
+    formatCount(r.count),
+    formatCount(r.rules),
+    `${r.declareUsPerRule.toFixed(2)} µs`,
+    `${r.firstUseUsPerRule.toFixed(2)} µs`,
+    `${r.relative.toFixed(2)}×`,
+  ]);
+  const worst = Math.max(...rules.map((r) => r.relative));
+  return (
+    `${markdownTable(['Resources declared', 'Rules', 'declareRules() per rule', 'First call per rule (compiles)', 'Cost per rule vs the smallest'], rows, ['r', 'r', 'r', 'r', 'r'])}\n\n` +
+    `Each resource declares a flow rule and a circuit breaker (as a decorated method does), one \`declareRules()\` at a time on a fresh engine, then is called once. ` +
+    `${plural(run.runs, 'fresh process', 'fresh processes')} per count, medians. Target: the cost per rule stays within 2× from 250 to 10,000 resources: ` +
+    `${worst <= 2 ? 'met' : 'missed'} (${worst.toFixed(2)}×).`
+  );
 }
 
 function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
@@ -208,8 +231,7 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
 }
 
 function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
-  const floor = cluster.cases.find((c) => c.name.startsWith('redis PING'))?.opsPerSec ?? Number.NaN;
-  const local = (c: { name: string; opsPerSec: number }): boolean => c.name.includes('cluster') && c.opsPerSec > 3 * floor;
+  const local = notPerCheck;
   const rows = cluster.cases.map((c) => [
     local(c) ? `${c.name} ‡` : c.name,
     formatCount(c.opsPerSec),
@@ -218,20 +240,50 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
     formatMs(c.p99Ms),
     formatMs(c.loadedP50Ms),
     formatMs(c.loadedP99Ms),
+    c.runs.map((r) => (r.redisUsecPerCheck === undefined ? 'n/a' : r.redisUsecPerCheck.toFixed(2))).join(', '),
+    c.runs.map((r) => (r.redisCallsPerCheck === undefined ? 'n/a' : r.redisCallsPerCheck.toFixed(3))).join(', '),
     c.runs.map((r) => formatCount(r.fallbacks ?? Number.NaN)).join(', '),
   ]);
   const settings = run.clusterSettings;
   const how = settings
-    ? `bench/cluster-redis.ts's \`runClusterRedisBench\` as written with cluster mode (#8), run in ${plural(settings.processes, 'fresh process', 'fresh processes')} (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
-      'Every case admits every call.'
+    ? `bench/cluster-redis.ts's \`runClusterRedisBench\`, run in ${plural(settings.processes, 'fresh process', 'fresh processes')} (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
+      'Every case admits every call; Floodgate\'s cases without leaseTokens are exact (each check decided in Redis; the checks of one rule made in one tick share one script call). ' +
+      'Redis µs and calls per check come from `INFO commandstats` over the loaded run (EVALSHA + EVAL, or PING, per check made), per process.'
     : '';
   const note = cluster.cases.some(local)
-    ? ' ‡ More than 3× the PING floor: these calls do not wait for Redis (leased tokens, or a cluster rule decided locally), so they are not a round-trip comparison.'
+    ? ' ‡ Not every check asks Redis (leased tokens, or checks that fell back to the local rule): not a comparison of exact limits.'
     : '';
   const fellBack = cluster.cases.some((c) => c.runs.some((r) => (r.fallbacks ?? 0) > 0))
     ? ' Fallbacks are Floodgate checks that gave up on Redis after the backend\'s timeout and decided locally: a case with many is not a fair round-trip comparison.'
     : '';
-  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
+  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Redis µs per check', 'Redis calls per check', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
+}
+
+/** A cluster case whose checks do not all ask Redis (leased tokens, or fallbacks): not exact. */
+function notPerCheck(c: { name: string; runs: readonly { fallbacks?: number }[] }): boolean {
+  return c.name.includes('leaseTokens') || c.runs.some((r) => (r.fallbacks ?? 0) > 0);
+}
+
+function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
+  const s = run.overloadSettings;
+  const NAMES = { none: 'unguarded', system: 'system rule `{ maxEventLoopUtilization: 0.8 }`', adaptive: "adaptive concurrency `{ metric: 'concurrency', behavior: 'adaptive', threshold: 10 }`" } as const;
+  const perRun = (values: number[], format: (n: number) => string): string => values.map(format).join(', ');
+  const rows = overload.variants.map((v) => [
+    NAMES[v.variant],
+    formatMs(overloadMedian(v, (r) => r.p99Ms)),
+    formatMs(overloadMedian(v, (r) => r.p50Ms)),
+    `${formatCount(overloadMedian(v, (r) => r.goodput))} req/s`,
+    formatRatio(overloadMedian(v, (r) => r.goodput) / overload.capacity),
+    perRun(v.runs.map((r) => r.p99Ms), (n) => formatMs(n)),
+    perRun(v.runs.map((r) => r.goodput), formatCount),
+    v.runs.map((r) => `200×${r.statuses['200'] ?? 0} 503×${r.statuses['503'] ?? 0} gave up ${r.timedOut + r.failed}`).join('; '),
+  ]);
+  const how = s
+    ? `Capacity ${formatCount(overload.capacity)} req/s (200s per second of the unguarded server with 4 requests in flight); load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
+      `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
+      `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: 200s answered (within the deadline) per second; latencies are those of the 200s.`
+    : '';
+  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}`;
 }
 
 function label(variant: string, framework: string): string {

@@ -8,8 +8,8 @@ import {
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
-import { until } from './support/counting-commander';
-import { startRedisServer, type RedisServer } from './support/redis-server';
+import { until } from '../support/until';
+import { freePort, startRedisServer, type RedisServer } from '../support/test-services';
 
 // This file pauses and stops Redis, so it always runs its own redis-server, never the shared one.
 
@@ -175,7 +175,7 @@ describe('redisCluster when Redis is paused', () => {
 describe('redisCluster when Redis answers with an error', () => {
   it('falls back with the error Redis gave', async () => {
     const w = await watchedEngine([rule()], HEALTHY_TIMEOUT_MS);
-    await admin.set(`${fixture.prefix}:w:flow|api|reject|default#0`, 'not a hash');
+    await admin.set(`${fixture.prefix}:w:{flow|api|reject|default#0}`, 'not a hash');
     expect(await outcome(w.fg)).toBe('pass');
     expect(w.fallbacks).toEqual([expect.objectContaining({ reason: 'error', error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }) })]);
   });
@@ -200,5 +200,49 @@ describe('redisCluster when Redis is stopped', () => {
     expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass', 'ERR_FLOW_BLOCKED']);
     expect(w.recoveries).toEqual([{ backend: 'redis', downForMs: 1000 }]);
     expect(w.fallbacks).toHaveLength(3);
+  });
+});
+
+describe('concurrent bursts while Redis is away (the local fallback admits atomically with its check)', () => {
+  const burstRule = rule({ threshold: 10 });
+
+  /** `count` run() calls at once on `engines` in turn; resolves to how many passed. */
+  async function burstPasses(engines: readonly Floodgate[], count: number): Promise<number> {
+    const outcomes = await Promise.all(
+      Array.from({ length: count }, (_, i) => engines[i % engines.length]!.run('api', () => true, { blockHandler: () => false })),
+    );
+    return outcomes.filter(Boolean).length;
+  }
+
+  it('passes only the local threshold of 40 concurrent calls when Redis is unreachable', async () => {
+    const client = new Redis(`redis://127.0.0.1:${await freePort()}`, { maxRetriesPerRequest: 1, retryStrategy: () => 50, lazyConnect: false });
+    client.on('error', () => undefined);
+    fixture.clients.push(client);
+    const backend = redisCluster({ client, prefix: fixture.prefix, timeoutMs: 20 });
+    fixture.backends.push(backend);
+    const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+    fg.loadFlowRules([burstRule]);
+    expect(await burstPasses([fg], 40)).toBe(10);
+  });
+
+  it('passes only the local threshold of 40 concurrent calls while Redis is paused', async () => {
+    const w = await watchedEngine([burstRule]);
+    await whilePaused(async () => {
+      expect(await burstPasses([w.fg], 40)).toBe(10);
+    });
+  });
+
+  it('keeps two engines that do not wait for ready() within their local thresholds at start-up', async () => {
+    // As the README sets them up: no `await backend.ready()` before the first calls.
+    const engines = [0, 1].map(() => {
+      const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
+      fixture.clients.push(client);
+      const backend = redisCluster({ client, prefix: fixture.prefix });
+      fixture.backends.push(backend);
+      const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+      fg.loadFlowRules([burstRule]);
+      return fg;
+    });
+    expect(await burstPasses(engines, 40)).toBeLessThanOrEqual(10 * engines.length);
   });
 });

@@ -1,10 +1,10 @@
 import { Floodgate, type FloodgateEventMap, type RuleSetOptions } from '@floodgate/core';
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
-import { until } from './support/counting-commander';
-import { useTestRedis } from './support/redis-server';
+import { until } from '../support/until';
+import { testRedisUrl } from '../support/test-services';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let clients: Redis[];
 let sources: RedisRuleSource[];
 let key: string;
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 function client(connectionName?: string): Redis {
-  const c = new Redis(redis.url, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
+  const c = new Redis(redisUrl, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
   clients.push(c);
   return c;
 }
@@ -66,6 +66,7 @@ describe('redisRuleSource', () => {
     await publishRules(client(), { key, channel: key }, rules(3));
     await loaded;
     for (const fg of [a, b]) expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
+    for (const fg of [a, b]) expect(fg.describeRules()).toEqual([expect.objectContaining({ layer: 'loaded', source: 'redis' })]);
   });
 
   it('stores published rules in the key, for instances that start later', async () => {
@@ -85,10 +86,11 @@ describe('redisRuleSource', () => {
     const event = await rejected;
     expect(event.issues).toEqual([
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"fast\"" },
+      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"" },
     ]);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
     expect(errors).toEqual([event.error]);
+    expect(event.source).toBe('redis');
   });
 
   it('reports a pushed value that is not JSON and keeps the rules in force', async () => {
@@ -96,9 +98,11 @@ describe('redisRuleSource', () => {
     const fg = new Floodgate();
     await client().set(key, JSON.stringify(rules(5)));
     await follow(fg, (error) => errors.push(error));
+    const rejected = next(fg, 'rulesRejected');
     await client().publish(key, '{ flow: oops');
     await until(() => errors.length === 1, 'the error');
     expect(errors[0]).toMatchObject({ code: 'ERR_INVALID_RULE', issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }] });
+    expect(await rejected).toMatchObject({ source: 'redis', error: errors[0] });
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
   });
 

@@ -1,4 +1,5 @@
 import type { RedisCommander, RedisSubscription, SubscriptionHandlers } from './redis-commander';
+import { withTimeout } from './with-timeout';
 
 /** The parts of an ioredis client (`Redis` or `Cluster`) used here. */
 export interface IoRedisLike {
@@ -64,10 +65,13 @@ export class IoRedisCommander implements RedisCommander {
     }
     connectedOnce = true;
     return {
-      async close() {
-        try {
+      async close(timeoutMs: number) {
+        const graceful = (async () => {
           await sub.unsubscribe(channel);
           await sub.quit();
+        })();
+        try {
+          await withTimeout(graceful, timeoutMs, () => new Error('unsubscribe timed out'));
         } catch {
           sub.disconnect();
         }

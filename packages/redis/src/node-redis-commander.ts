@@ -1,4 +1,5 @@
 import type { RedisCommander, RedisSubscription, SubscriptionHandlers } from './redis-commander';
+import { withTimeout } from './with-timeout';
 
 /** The parts of a node-redis (`redis` v4/v5) client used here. */
 export interface NodeRedisLike {
@@ -12,6 +13,10 @@ export interface NodeRedisLike {
   unsubscribe(channel: string): Promise<unknown>;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
+  /** v5: drops the connection at once. */
+  destroy?(): void;
+  /** v4: drops the connection at once. */
+  disconnect?(): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;
   once(event: string, listener: () => void): unknown;
 }
@@ -56,11 +61,18 @@ export class NodeRedisCommander implements RedisCommander {
     }
     connectedOnce = true;
     return {
-      async close() {
+      async close(timeoutMs: number) {
+        const graceful = (async () => {
+          try {
+            if (sub.isReady) await sub.unsubscribe(channel);
+          } finally {
+            await closeNodeRedis(sub);
+          }
+        })();
         try {
-          if (sub.isReady) await sub.unsubscribe(channel);
-        } finally {
-          await closeNodeRedis(sub);
+          await withTimeout(graceful, timeoutMs, () => new Error('unsubscribe timed out'));
+        } catch {
+          dropNodeRedis(sub);
         }
       },
     };
@@ -74,5 +86,15 @@ async function closeNodeRedis(client: NodeRedisLike): Promise<void> {
     else await client.quit?.();
   } catch {
     // already closing or closed
+  }
+}
+
+/** Drops a node-redis connection at once, without waiting for Redis. */
+function dropNodeRedis(client: NodeRedisLike): void {
+  try {
+    if (typeof client.destroy === 'function') client.destroy();
+    else void client.disconnect?.().catch(() => undefined);
+  } catch {
+    // already closed
   }
 }

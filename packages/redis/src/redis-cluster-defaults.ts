@@ -4,6 +4,10 @@ export const REDIS_CLUSTER_DEFAULTS = Object.freeze({
   prefix: 'floodgate',
   /** Longest wait for the store per check, as Sentinel's cluster client request timeout. */
   timeoutMs: 20,
+  /** Longest wait of `ready()`: connection, version check and script loading. */
+  readyTimeoutMs: 5000,
+  /** Longest wait of `close()` for Redis to take the instance off the live ones. */
+  closeTimeoutMs: 1000,
   /** Failures in a row (timeouts, errors, connection not ready) that declare the store down. */
   failureThreshold: 3,
   /** How long checks skip a store declared down before one call probes it again. */

@@ -19,9 +19,13 @@ import { PACE_SCRIPT } from './scripts/pace-script';
 import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 import { WINDOW_SCRIPT } from './scripts/window-script';
 import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
+import { checkServerVersion, RedisVersionError } from './server-version';
 import { StoreGate } from './store-gate';
 import { TokenBucketLimiter } from './token-bucket-limiter';
 import { WindowLimiter } from './window-limiter';
+import { withTimeout } from './with-timeout';
+
+const SCRIPTS = [WINDOW_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, HEARTBEAT_SCRIPT];
 
 /** Options of {@link redisCluster}. */
 export interface RedisClusterOptions {
@@ -30,13 +34,28 @@ export interface RedisClusterOptions {
    * a {@link RedisCommander}. Floodgate sends its commands on it and never closes it.
    */
   readonly client: RedisClientLike;
-  /** Prepended to every key. @defaultValue 'floodgate' */
+  /**
+   * Prepended to every key. Braces are refused: Floodgate adds its own Redis Cluster hash tags.
+   * @defaultValue 'floodgate'
+   */
   readonly prefix?: string;
   /**
    * Longest wait for Redis per check, in real ms; past it the check falls back (to the local
-   * rule, or lets the call pass). @defaultValue 20
+   * rule, or lets the call pass). Checks of one rule made in one tick share one script call, so
+   * a check waits at most this plus the tick it was made in. @defaultValue 20
    */
   readonly timeoutMs?: number;
+  /**
+   * Longest wait of {@link RedisClusterBackend.ready}, in real ms: past it, `ready()` rejects
+   * (checks meanwhile fall back until the connection is ready). @defaultValue 5000
+   */
+  readonly readyTimeoutMs?: number;
+  /**
+   * Longest wait of {@link RedisClusterBackend.close}, in real ms, for Redis to take this
+   * instance off the live ones; past it, `close()` resolves anyway and the instance leaves them
+   * when its heartbeat expires (`instanceTtlMs`). @defaultValue 1000
+   */
+  readonly closeTimeoutMs?: number;
   /** Failures in a row that declare Redis down: checks then stop asking it. @defaultValue 3 */
   readonly failureThreshold?: number;
   /** How long checks skip Redis once declared down, before one call probes it. @defaultValue 1000 */
@@ -54,12 +73,15 @@ export interface RedisClusterOptions {
   readonly now?: () => number;
   /** This instance's id among the live instances. @defaultValue `<hostname>:<pid>:<random>` */
   readonly instanceId?: string;
-  /** Background failures (heartbeats). @defaultValue `process.emitWarning` */
+  /**
+   * Background failures: heartbeats, the version check at connect, a `close()` that Redis did not
+   * answer in time. @defaultValue `process.emitWarning`
+   */
   readonly onError?: (error: unknown) => void;
 }
 
 const OPTION_KEYS = [
-  'client', 'prefix', 'timeoutMs', 'failureThreshold', 'coolDownMs', 'heartbeatIntervalMs',
+  'client', 'prefix', 'timeoutMs', 'readyTimeoutMs', 'closeTimeoutMs', 'failureThreshold', 'coolDownMs', 'heartbeatIntervalMs',
   'instanceTtlMs', 'now', 'instanceId', 'onError',
 ];
 
@@ -76,6 +98,12 @@ export class RedisClusterBackend implements ClusterBackend {
   private readonly gate: StoreGate;
   private readonly registry: InstanceRegistry;
   private readonly ctx: LimiterContext;
+  private readonly readyTimeoutMs: number;
+  private readonly closeTimeoutMs: number;
+  private readonly onError: (error: unknown) => void;
+  /** The connection check in progress or done (cleared when it failed for a reason that may pass). */
+  private connecting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
 
   /** @internal Use {@link redisCluster}. */
   constructor(options: RedisClusterOptions) {
@@ -86,6 +114,9 @@ export class RedisClusterBackend implements ClusterBackend {
     const localNow = shared ?? (() => performance.now());
     this.breaker = new BackendBreaker(o.failureThreshold, o.coolDownMs);
     const onError = o.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis backend: ${String(error)}`, { code: 'FLOODGATE_REDIS' }));
+    this.onError = onError;
+    this.readyTimeoutMs = o.readyTimeoutMs;
+    this.closeTimeoutMs = o.closeTimeoutMs;
     this.registry = new InstanceRegistry(
       this.commander,
       `${o.prefix}:instances`,
@@ -104,6 +135,10 @@ export class RedisClusterBackend implements ClusterBackend {
       localNow,
       effectiveThreshold: (threshold: number, type: ClusterThresholdType) => (type === 'perInstance' ? threshold * registry.count : threshold),
     };
+    // Check the server as soon as the connection is up, whether or not ready() is awaited.
+    this.connect().catch((error: unknown) => {
+      if (error instanceof RedisVersionError) onError(error);
+    });
   }
 
   /** This instance's id among the live instances. */
@@ -134,13 +169,39 @@ export class RedisClusterBackend implements ClusterBackend {
   }
 
   /**
-   * Resolves once the connection is ready and the scripts are loaded into Redis, so the first
-   * checks neither fall back nor send a script in full. Optional: without it, checks made before
-   * the connection is ready fall back to the local rule.
+   * Resolves once the connection is ready, the server is checked (Redis >= 5.0) and the scripts
+   * are loaded, so the first checks neither fall back nor send a script in full. Optional:
+   * without it, checks made before the connection is ready fall back to the local rule.
+   * @throws RedisVersionError when the server is older than Redis 5.0 (every check then falls
+   * back, with reason `'error'`); Error when not done within `readyTimeoutMs`.
    */
-  async ready(): Promise<void> {
-    await this.commander.whenReady();
-    await Promise.all([WINDOW_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, HEARTBEAT_SCRIPT].map((script) => script.load(this.commander)));
+  ready(): Promise<void> {
+    return withTimeout(this.connect(), this.readyTimeoutMs, () => {
+      const state = this.commander.isReady() ? 'connected, but INFO or SCRIPT LOAD did not answer' : 'the connection is not ready';
+      return new Error(`redisCluster: Redis not ready within readyTimeoutMs (${this.readyTimeoutMs} ms): ${state}`);
+    });
+  }
+
+  /** Waits for the connection, checks the server's version and loads the scripts; once. */
+  private connect(): Promise<void> {
+    if (this.connecting === undefined) {
+      const attempt = (async () => {
+        await this.commander.whenReady();
+        try {
+          await checkServerVersion(this.commander);
+        } catch (error) {
+          if (error instanceof RedisVersionError) this.gate.refuse(error);
+          throw error;
+        }
+        await Promise.all(SCRIPTS.map((script) => script.load(this.commander)));
+      })();
+      this.connecting = attempt;
+      attempt.catch((error: unknown) => {
+        // A timeout or a lost connection may pass: the next ready() tries again.
+        if (!(error instanceof RedisVersionError) && this.connecting === attempt) this.connecting = undefined;
+      });
+    }
+    return this.connecting;
   }
 
   /**
@@ -153,12 +214,20 @@ export class RedisClusterBackend implements ClusterBackend {
   }
 
   /**
-   * Stops the heartbeats, removes this instance from the live ones, and makes pending and later
-   * checks fall back (reason `'notReady'`). The client stays open: it is the caller's.
+   * Stops the heartbeats, makes pending and later checks fall back (reason `'notReady'`), and
+   * removes this instance from the live ones, waiting for Redis at most `closeTimeoutMs`: it
+   * resolves then even while Redis is frozen (the instance leaves the live ones when its
+   * heartbeat expires; `onError` is told). Never rejects; calling it again returns the same
+   * promise. The client stays open: it is the caller's.
    */
-  async close(): Promise<void> {
-    this.gate.close();
-    await this.registry.stop();
+  close(): Promise<void> {
+    if (this.closing === undefined) {
+      this.gate.close();
+      this.closing = withTimeout(this.registry.stop(), this.closeTimeoutMs, () => new Error(`redisCluster: close() did not reach Redis within closeTimeoutMs (${this.closeTimeoutMs} ms)`)).catch(
+        (error: unknown) => this.onError(error),
+      );
+    }
+    return this.closing;
   }
 }
 
@@ -190,6 +259,7 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
   if (options.client === undefined || options.client === null) throw new TypeError('redisCluster(options): client is required (an ioredis or node-redis client)');
   const prefix = options.prefix ?? D.prefix;
   if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError(`redisCluster(options): prefix must be a non-empty string, got ${JSON.stringify(prefix)}`);
+  if (/[{}]/.test(prefix)) throw new TypeError(`redisCluster(options): prefix must not contain { or } (Floodgate adds its own Redis Cluster hash tags), got ${JSON.stringify(prefix)}`);
   for (const fn of ['now', 'onError'] as const) {
     if (options[fn] !== undefined && typeof options[fn] !== 'function') throw new TypeError(`redisCluster(options): ${fn} must be a function`);
   }
@@ -200,6 +270,8 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
     client: options.client,
     prefix,
     timeoutMs: positive(options, 'timeoutMs', D.timeoutMs),
+    readyTimeoutMs: positive(options, 'readyTimeoutMs', D.readyTimeoutMs),
+    closeTimeoutMs: positive(options, 'closeTimeoutMs', D.closeTimeoutMs),
     failureThreshold: positive(options, 'failureThreshold', D.failureThreshold, true),
     coolDownMs: positive(options, 'coolDownMs', D.coolDownMs),
     heartbeatIntervalMs: positive(options, 'heartbeatIntervalMs', D.heartbeatIntervalMs),

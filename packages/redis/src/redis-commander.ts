@@ -1,7 +1,10 @@
 /** A dedicated subscriber connection, from {@link RedisCommander.subscribe}. */
 export interface RedisSubscription {
-  /** Unsubscribes and closes the subscriber connection. */
-  close(): Promise<void>;
+  /**
+   * Unsubscribes and closes the subscriber connection, waiting for Redis at most `timeoutMs`
+   * (real time): past it, the connection is dropped at once. Never rejects.
+   */
+  close(timeoutMs: number): Promise<void>;
 }
 
 /** What {@link RedisCommander.subscribe} reports besides messages. */

@@ -21,17 +21,30 @@ export interface RedisRuleSourceOptions {
   /** The engine the rules are loaded into. @defaultValue the shared `floodgate` */
   readonly floodgate?: Floodgate;
   /**
-   * Told about every rule set that could not be loaded (not JSON, or failing validation, which
-   * the engine also reports as `rulesRejected`) and about subscriber connection errors.
+   * Told about every rule set that could not be loaded (not JSON, or failing validation; the
+   * engine also reports both as `rulesRejected` with source `'redis'`) and about subscriber
+   * connection errors.
    * @defaultValue `process.emitWarning`
    */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Longest wait of {@link RedisRuleSource.close} for Redis to end the subscription, in real ms;
+   * past it the subscriber connection is dropped at once. @defaultValue 1000
+   */
+  readonly closeTimeoutMs?: number;
 }
+
+/** Defaults of the {@link RedisRuleSourceOptions}. */
+export const REDIS_RULE_SOURCE_DEFAULTS = Object.freeze({
+  /** Longest wait of `close()` for UNSUBSCRIBE and QUIT before dropping the connection. */
+  closeTimeoutMs: 1000,
+});
 
 /**
  * Rules loaded from Redis (Sentinel's Redis datasource): the rule set in a key, read at start,
  * and every update published on a channel applied as it comes. Each rule set replaces the kinds
- * it contains (`{ "flow": [] }` removes every loaded flow rule; a kind left out is left alone).
+ * it contains (`{ "flow": [] }` removes every loaded flow rule; a kind left out is left alone),
+ * loaded with source `'redis'` (see `describeRules()`).
  * A rule set that fails validation is rejected whole and the rules in force stay. After the
  * subscriber reconnects, the key is read again, since updates published meanwhile were lost.
  */
@@ -80,11 +93,14 @@ export class RedisRuleSource {
     this.apply(typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value));
   }
 
-  /** Stops following the channel and closes the subscriber connection; the rules stay loaded. */
+  /**
+   * Stops following the channel and closes the subscriber connection, within `closeTimeoutMs`
+   * even while Redis is frozen; the rules stay loaded. Never rejects.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.subscription?.close();
+    await this.subscription?.close(this.options.closeTimeoutMs ?? REDIS_RULE_SOURCE_DEFAULTS.closeTimeoutMs);
   }
 
   private apply(text: string): void {
@@ -93,11 +109,13 @@ export class RedisRuleSource {
     try {
       rules = JSON.parse(text) as RuleSetOptions;
     } catch (error) {
-      this.onError(new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from Redis key "${this.options.key}" rejected`));
+      const rejected = new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from Redis key "${this.options.key}" rejected`);
+      this.engine.reportRejectedRules(rejected, { source: 'redis' });
+      this.onError(rejected);
       return;
     }
     try {
-      this.engine.loadRules(rules);
+      this.engine.loadRules(rules, { source: 'redis' });
       this.lastApplied = text;
     } catch (error) {
       this.onError(error);
@@ -109,6 +127,7 @@ export class RedisRuleSource {
  * Loads rules from a Redis key at start and applies every update published on a channel.
  * Resolves once subscribed and the key is loaded. Publish updates with {@link publishRules}.
  * @throws TypeError when `key` or `channel` is missing, or `client` is not a Redis client;
+ * RangeError when `closeTimeoutMs` is not a finite number > 0;
  * rejects when the first subscription or read fails.
  * @example
  * const source = await redisRuleSource({ client: redis, key: 'shop:rules', channel: 'shop:rules', floodgate: fg });
@@ -124,6 +143,10 @@ export async function redisRuleSource(options: RedisRuleSourceOptions): Promise<
     }
   }
   if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('redisRuleSource(options): onError must be a function');
+  const closeTimeoutMs = options.closeTimeoutMs;
+  if (closeTimeoutMs !== undefined && (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs <= 0)) {
+    throw new RangeError(`redisRuleSource(options): closeTimeoutMs must be a finite number > 0, got ${String(closeTimeoutMs)}`);
+  }
   const onError =
     options.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis rule source: ${String(error)}`, { code: 'FLOODGATE_RULE_SOURCE' }));
   const source = new RedisRuleSource(toRedisCommander(options.client), options, options.floodgate ?? defaultFloodgate, onError);

@@ -1,21 +1,24 @@
 import { performance } from 'node:perf_hooks';
-import type { ClusterDecision, ClusterUnavailable } from '@floodgate/core/cluster';
+import type { ClusterUnavailable } from '@floodgate/core/cluster';
 import { Admission, type BackendBreaker } from './backend-breaker';
 import type { DeadlineQueue, Expirable } from './deadline-queue';
 import type { RedisCommander } from './redis-commander';
 import { isNoScript, type RedisScript } from './redis-script';
 
-/**
- * Turns a script's reply into a decision. `recoveredAfterMs` is set when this reply ends an
- * outage, for the decision to carry. Throws on a reply it cannot read.
- */
-export type ReplyParser = (reply: unknown, recoveredAfterMs: number | undefined) => ClusterDecision;
+/** Who waits for one script call: told its reply, or why there is none. */
+export interface ReplyHandler {
+  /**
+   * The store answered. `recoveredAfterMs` is set when this reply ends an outage. May throw on a
+   * reply it cannot read: the call is then `unavailable` with reason `'error'`.
+   */
+  replied(reply: unknown, recoveredAfterMs: number | undefined): void;
+  /** The store could not answer (in time), or was not asked. */
+  unavailable(decision: ClusterUnavailable): void;
+}
 
-const unavailable = (reason: ClusterUnavailable['reason']): Promise<ClusterDecision> =>
-  Promise.resolve(Object.freeze({ status: 'unavailable', reason }) as ClusterDecision);
-const BREAKER_OPEN = unavailable('breakerOpen');
-const NOT_READY = unavailable('notReady');
-const TIMEOUT: ClusterDecision = Object.freeze({ status: 'unavailable', reason: 'timeout' });
+const BREAKER_OPEN: ClusterUnavailable = Object.freeze({ status: 'unavailable', reason: 'breakerOpen' });
+const NOT_READY: ClusterUnavailable = Object.freeze({ status: 'unavailable', reason: 'notReady' });
+const TIMEOUT: ClusterUnavailable = Object.freeze({ status: 'unavailable', reason: 'timeout' });
 
 /** One script call in flight, settled by its reply, its error or its deadline. */
 class PendingCall implements Expirable {
@@ -24,8 +27,7 @@ class PendingCall implements Expirable {
 
   constructor(
     private readonly gate: StoreGate,
-    private readonly parse: ReplyParser,
-    private readonly resolve: (decision: ClusterDecision) => void,
+    private readonly handler: ReplyHandler,
     timeoutMs: number,
     /** The script, until it was sent in full once (after NOSCRIPT). */
     private script: RedisScript | undefined,
@@ -38,19 +40,19 @@ class PendingCall implements Expirable {
   replied(reply: unknown): void {
     if (this.settled) return; // too late: the call already fell back
     this.settled = true;
-    let decision: ClusterDecision;
+    const recoveredAfterMs = this.gate.succeeded();
     try {
-      decision = this.parse(reply, this.gate.succeeded());
+      this.handler.replied(reply, recoveredAfterMs);
     } catch (error) {
-      decision = { status: 'unavailable', reason: 'error', error };
+      this.handler.unavailable({ status: 'unavailable', reason: 'error', error });
     }
-    this.resolve(decision);
   }
 
   failed(error: unknown): void {
     if (this.settled) return;
     if (this.script !== undefined && isNoScript(error)) {
-      // Redis lost its script cache (restart, SCRIPT FLUSH): send the script in full, once.
+      // Redis lost its script cache (restart, SCRIPT FLUSH, failover to a replica that never
+      // loaded it): send the script in full, once.
       const full = this.script.inFull(this.command);
       this.script = undefined;
       this.gate.send(full, this);
@@ -58,22 +60,27 @@ class PendingCall implements Expirable {
     }
     this.settled = true;
     this.gate.failed();
-    this.resolve({ status: 'unavailable', reason: 'error', error });
+    this.handler.unavailable({ status: 'unavailable', reason: 'error', error });
   }
 
   expire(): void {
     this.settled = true;
     this.gate.failed();
-    this.resolve(TIMEOUT);
+    this.handler.unavailable(TIMEOUT);
   }
 }
 
 /**
  * Every call to the store goes through here: the breaker decides whether to ask at all, a
- * connection that is not ready answers at once, and a call waits at most `timeoutMs` (real
- * time) for its reply. It never rejects: every failure is a `'unavailable'` decision.
+ * connection that is not ready (or a server found incompatible) answers at once, and a call
+ * waits at most `timeoutMs` (real time) for its reply. It never throws: every failure reaches
+ * the handler as an `'unavailable'` decision.
  */
 export class StoreGate {
+  private closed = false;
+  /** Set when the server cannot run Floodgate's scripts (too old): every call fails with it. */
+  private incompatible: Error | undefined;
+
   constructor(
     private readonly commander: RedisCommander,
     private readonly breaker: BackendBreaker,
@@ -82,22 +89,19 @@ export class StoreGate {
     private readonly localNow: () => number,
   ) {}
 
-  private closed = false;
-
-  /** Runs `script` on `keys` within the timeout; `parse` reads its reply. */
-  run(script: RedisScript, keys: readonly string[], args: readonly string[], parse: ReplyParser): Promise<ClusterDecision> {
-    if (this.closed) return NOT_READY;
-    if (this.breaker.admit(this.localNow()) === Admission.Skip) return BREAKER_OPEN;
+  /** Runs `script` on `keys` within the timeout; `handler` hears how it went. */
+  run(script: RedisScript, keys: readonly string[], args: readonly string[], handler: ReplyHandler): void {
+    if (this.closed) return handler.unavailable(NOT_READY);
+    if (this.incompatible !== undefined) return handler.unavailable({ status: 'unavailable', reason: 'error', error: this.incompatible });
+    if (this.breaker.admit(this.localNow()) === Admission.Skip) return handler.unavailable(BREAKER_OPEN);
     if (!this.commander.isReady()) {
       this.failed();
-      return NOT_READY;
+      return handler.unavailable(NOT_READY);
     }
     const command = script.command(keys, args);
-    return new Promise<ClusterDecision>((resolve) => {
-      const call = new PendingCall(this, parse, resolve, this.timeoutMs, script, command);
-      this.deadlines.add(call);
-      this.send(command, call);
-    });
+    const call = new PendingCall(this, handler, this.timeoutMs, script, command);
+    this.deadlines.add(call);
+    this.send(command, call);
   }
 
   /** @internal Sends `command` for `call`. */
@@ -106,6 +110,11 @@ export class StoreGate {
       (reply) => call.replied(reply),
       (error: unknown) => call.failed(error),
     );
+  }
+
+  /** Refuses every later call with `error` (the server cannot run the scripts). */
+  refuse(error: Error): void {
+    this.incompatible = error;
   }
 
   /** Stops asking the store: later calls fall back at once (`'notReady'`); pending ones time out now. */

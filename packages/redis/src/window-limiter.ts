@@ -1,6 +1,8 @@
 import type { ClusterDecision, ClusterLimiter, ClusterWindowSpec } from '@floodgate/core/cluster';
+import { CoalescingQueue, keyIndex, type BatchCodec, type QueuedCheck } from './coalescing-queue';
 import type { LimiterContext } from './limiter-context';
 import { replyNumber } from './reply-number';
+import { ruleKey, scopeKey } from './rule-key';
 import { WINDOW_SCRIPT } from './scripts/window-script';
 import { TokenLease } from './token-lease';
 
@@ -12,22 +14,41 @@ const MAX_SCOPES = 1000;
 const PASS: ClusterDecision = Object.freeze({ status: 'pass' });
 const PASS_NOW = Promise.resolve(PASS);
 
+/** One check waiting for its batch. */
+class WindowCheck implements QueuedCheck {
+  resolve!: (decision: ClusterDecision) => void;
+  readonly promise = new Promise<ClusterDecision>((resolve) => (this.resolve = resolve));
+
+  constructor(
+    readonly key: string,
+    readonly lease: TokenLease,
+    readonly acquireCount: number,
+    /** 0: take exactly acquireCount; else take up to this many (a lease refill). */
+    readonly leaseSize: number,
+    readonly sentAt: number,
+  ) {}
+}
+
 /**
  * A `reject` rule in the store: passes while the calls admitted by every instance in the
- * sliding window + acquireCount <= threshold. With `leaseTokens`, takes tokens in batches and
+ * sliding window + acquireCount <= threshold. The checks made in one tick go to Redis as one
+ * script call deciding each in request order. With `leaseTokens`, takes tokens in batches and
  * spends them in process. Either way, once the store says the window is full, calls are
  * refused here without a round trip until a bucket leaves the window (the earliest the window
  * can have room again), so blocking stays cheap under a flood.
  */
-export class WindowLimiter implements ClusterLimiter {
+export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
+  readonly script = WINDOW_SCRIPT;
   private readonly baseKey: string;
   private readonly leases = new Map<string, TokenLease>();
+  private readonly queue: CoalescingQueue<WindowCheck>;
 
   constructor(
     private readonly spec: ClusterWindowSpec,
     private readonly ctx: LimiterContext,
   ) {
-    this.baseKey = `${ctx.prefix}:w:${spec.key}`;
+    this.baseKey = ruleKey(ctx.prefix, 'w', spec.key);
+    this.queue = new CoalescingQueue(ctx.gate, this);
   }
 
   acquire(acquireCount: number, scope: string): Promise<ClusterDecision> {
@@ -47,6 +68,47 @@ export class WindowLimiter implements ClusterLimiter {
     if (lease.isFull(acquireCount, now)) return false;
     if (lease.fetching === undefined) void this.fetchLease(lease, scope, 0);
     return undefined;
+  }
+
+  encode(batch: readonly WindowCheck[]): { keys: string[]; args: string[] } {
+    const threshold = this.ctx.effectiveThreshold(this.spec.threshold, this.spec.thresholdType);
+    const keys: string[] = [];
+    const indexes = new Map<string, number>();
+    const args = [this.ctx.sharedNow(), String(threshold), BUCKET_MS_ARG];
+    for (let start = 0; start < batch.length; ) {
+      const end = groupEnd(batch, start);
+      const check = batch[start]!;
+      args.push(String(keyIndex(keys, indexes, check.key)), String(check.acquireCount), String(check.leaseSize), String(end - start));
+      start = end;
+    }
+    return { keys, args };
+  }
+
+  decode(reply: unknown, batch: readonly WindowCheck[], recoveredAfterMs: number | undefined): void {
+    const msLeft = replyNumber(reply, 0);
+    let at = 1;
+    for (let start = 0; start < batch.length; at += 3) {
+      const end = groupEnd(batch, start);
+      const passed = replyNumber(reply, at);
+      const value = replyNumber(reply, at + 1);
+      const room = replyNumber(reply, at + 2);
+      const first = batch[start]!;
+      // The room is known after the whole group: what later checks (and this instance) can count on.
+      first.lease.noteRoom(room, msLeft, first.sentAt);
+      for (let i = start; i < end; i++) {
+        const check = batch[i]!;
+        // The first answer after an outage carries the recovery, once.
+        const recovered = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
+        if (i - start < passed) {
+          if (check.leaseSize > 0) check.lease.granted(value - check.acquireCount, room, msLeft, check.sentAt);
+          check.resolve(recovered === undefined ? PASS : { status: 'pass', ...recovered });
+        } else {
+          check.lease.retryAt = value < 0 ? Number.NaN : check.sentAt + value;
+          check.resolve({ status: 'block', retryAfterMs: value < 0 ? undefined : value, ...recovered });
+        }
+      }
+      start = end;
+    }
   }
 
   /**
@@ -72,25 +134,11 @@ export class WindowLimiter implements ClusterLimiter {
     }
   }
 
-  /** One round trip: takes `acquireCount` (or, leasing, up to `lease` tokens) from the window. */
+  /** Queues a check taking `acquireCount` (or, leasing, up to `leaseSize` tokens) for this tick's batch. */
   private ask(lease: TokenLease, scope: string, acquireCount: number, leaseSize: number, sentAt: number): Promise<ClusterDecision> {
-    const threshold = this.ctx.effectiveThreshold(this.spec.threshold, this.spec.thresholdType);
-    const key = scope === '' ? this.baseKey : `${this.baseKey}:${scope}`;
-    const args = [this.ctx.sharedNow(), String(threshold), String(acquireCount), String(leaseSize), BUCKET_MS_ARG];
-    return this.ctx.gate.run(WINDOW_SCRIPT, [key], args, (reply, recoveredAfterMs) => {
-      const passed = replyNumber(reply, 0) === 1;
-      const msLeft = replyNumber(reply, 2);
-      const room = replyNumber(reply, 3);
-      if (!passed) {
-        const retryAfterMs = replyNumber(reply, 1);
-        lease.noteRoom(room, msLeft, sentAt);
-        lease.retryAt = retryAfterMs < 0 ? Number.NaN : sentAt + retryAfterMs;
-        return { status: 'block', retryAfterMs: retryAfterMs < 0 ? undefined : retryAfterMs, ...recovered(recoveredAfterMs) };
-      }
-      if (leaseSize > 0) lease.granted(replyNumber(reply, 1) - acquireCount, room, msLeft, sentAt);
-      else lease.noteRoom(room, msLeft, sentAt);
-      return recoveredAfterMs === undefined ? PASS : { status: 'pass', recoveredAfterMs };
-    });
+    const check = new WindowCheck(scopeKey(this.baseKey, scope), lease, acquireCount, leaseSize, sentAt);
+    this.queue.add(check);
+    return check.promise;
   }
 
   private leaseOf(scope: string): TokenLease {
@@ -104,8 +152,20 @@ export class WindowLimiter implements ClusterLimiter {
   }
 }
 
-function recovered(recoveredAfterMs: number | undefined): { recoveredAfterMs?: number } {
-  return recoveredAfterMs === undefined ? {} : { recoveredAfterMs };
+/**
+ * The end of the group of identical checks starting at `start` (same scope, same count, no
+ * lease): the script decides such a run in one step.
+ */
+function groupEnd(batch: readonly WindowCheck[], start: number): number {
+  const first = batch[start]!;
+  let end = start + 1;
+  if (first.leaseSize > 0) return end;
+  while (end < batch.length) {
+    const next = batch[end]!;
+    if (next.key !== first.key || next.acquireCount !== first.acquireCount || next.leaseSize !== 0) break;
+    end++;
+  }
+  return end;
 }
 
 function blocked(lease: TokenLease, now: number): ClusterDecision {

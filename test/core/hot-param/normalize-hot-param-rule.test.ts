@@ -119,9 +119,9 @@ describe('normalizeHotParamRule', () => {
 
   it('refuses a duration that is not positive and a negative queueing time', () => {
     expect(issuesOf([{ ...base, durationMs: 0, maxQueueingTimeMs: -1 }, { ...base, durationMs: -1000 }])).toEqual([
-      'hotParams[0].durationMs: must be a finite number > 0 and <= 2147483647, got 0',
+      'hotParams[0].durationMs: must be a finite number > 0 and <= 9007199254740991, got 0',
       'hotParams[0].maxQueueingTimeMs: must be a finite number within [0, 2147483647], got -1',
-      'hotParams[1].durationMs: must be a finite number > 0 and <= 2147483647, got -1000',
+      'hotParams[1].durationMs: must be a finite number > 0 and <= 9007199254740991, got -1000',
     ]);
   });
 

@@ -23,12 +23,3 @@ export function countingCommander(client: object): CountingCommander {
     subscribe: (channel, handlers) => inner.subscribe(channel, handlers),
   };
 }
-
-/** Lets pending I/O and promise continuations run until `condition` holds (real time, bounded). */
-export async function until(condition: () => boolean, what = 'condition'): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
-}

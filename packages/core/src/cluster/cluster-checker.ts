@@ -64,10 +64,20 @@ export function withCluster<R extends ClusterRule>(
  * with every other local check (so a concurrent burst cannot pass a local rule while Redis is
  * away), else the call passes. A sync `entry()` cannot wait for the store: it decides from
  * tokens leased to this instance where the rule leases, else by the local check.
+ *
+ * The switch-over bound: within the local rule's window after a fallback, a call the store
+ * admits must pass the local check too. Without that, calls the store admitted just before an
+ * outage (or just after it) would add to what the local rule admitted in the same window; with
+ * it, every instance admits at most its local threshold per window while it switches to the
+ * fallback and back, so the cluster admits at most `threshold × instances` (a refused call gives
+ * its shared tokens back where the backend can release them).
  */
 export class ClusterChecker<R extends ClusterRule> implements Checker {
   /** Cluster rules ask the store, so `enter()` takes the asynchronous path. */
   readonly mayWait = true;
+  /** When the rule last fell back to its local check (clock ms). */
+  private fellBackAt = Number.NEGATIVE_INFINITY;
+  private readonly localWindowMs: number;
 
   constructor(
     readonly rule: R,
@@ -78,7 +88,9 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     private readonly limiter: ClusterLimiter,
     private readonly backend: string,
     private readonly ctx: CompileContext,
-  ) {}
+  ) {
+    this.localWindowMs = binding.localWindowMs(rule);
+  }
 
   check(entry: Entry, now: number, canWait: boolean): CheckResult {
     if (this.binding.leases) {
@@ -100,14 +112,15 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     } catch (error) {
       decision = { status: 'unavailable', reason: 'error', error };
     }
-    if (decision.status === 'unavailable') return this.fallBack(entry, decision);
+    if (decision.status === 'unavailable') return this.fallBack(entry, decision, this.ctx.clock.now());
     if (decision.recoveredAfterMs !== undefined) {
       this.ctx.events.emit('clusterRecover', { backend: this.backend, downForMs: decision.recoveredAfterMs });
     }
     switch (decision.status) {
       case 'pass':
         if (this.limiter.release !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes));
-        return undefined;
+        // Switching over: the local check decides too, so the local window is never exceeded.
+        return this.cluster.fallbackToLocal && this.ctx.clock.now() - this.fellBackAt < this.localWindowMs ? DECIDE_LOCALLY : undefined;
       case 'wait':
         return decision.waitMs;
       case 'block':
@@ -123,8 +136,9 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     return this.limiter.acquireEach(acquireCount, request.scopes, request.thresholds ?? []);
   }
 
-  private fallBack(entry: Entry, decision: ClusterUnavailable): AsyncCheckResult {
+  private fallBack(entry: Entry, decision: ClusterUnavailable, now: number): AsyncCheckResult {
     const local = this.cluster.fallbackToLocal;
+    this.fellBackAt = now;
     const events = this.ctx.events;
     if (events.has('clusterFallback')) {
       events.emit('clusterFallback', {

@@ -7,7 +7,8 @@ import { isBlockError, RuleValidationError, type BlockError } from '../kernel/er
 import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
-import { StatisticNode, type ResourceStats, type ResourceTotals } from '../kernel/statistic-node';
+import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
+import { processProbe, type SystemProbe } from '../kernel/system-probe';
 import { RuleBlockCounts, ruleIdOf, type RuleBlockCount, type RulesOf } from './block-counts';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
@@ -18,6 +19,7 @@ import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRuleOptions } from '../flow/flow-rule';
 import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
+import type { SystemRuleOptions } from '../system/system-rule';
 
 /** Options of a {@link Floodgate} engine. */
 export interface FloodgateOptions {
@@ -25,6 +27,13 @@ export interface FloodgateOptions {
   readonly clock?: Clock;
   /** A shared store for cluster rules (`redisCluster()` from `@floodgate/redis`). */
   readonly cluster?: ClusterBackend;
+  /**
+   * Where system rules read the process's load (event-loop delay and utilisation, CPU, memory);
+   * tests pass a `ManualProbe`. The default samples only while a system rule that reads it is
+   * loaded.
+   * @defaultValue `processProbe`, shared by every engine of the process
+   */
+  readonly probe?: SystemProbe;
   /**
    * Most resources tracked. Past it, new resource names without rules are neither tracked nor
    * limited (inbound calls still pass through system protection), and a `warning` is emitted
@@ -91,7 +100,7 @@ export interface DiagnosticsMessage<K extends keyof FloodgateEventMap = keyof Fl
   readonly event: FloodgateEventMap[K];
 }
 
-const OPTION_KEYS = ['clock', 'cluster', 'maxResources'] as const;
+const OPTION_KEYS = ['clock', 'cluster', 'probe', 'maxResources'] as const;
 const EMPTY_RULES = new ResourceRules(
   RULE_KINDS.map(() => ({ checkers: [] })),
   [],
@@ -112,20 +121,26 @@ export class Floodgate {
   readonly clock: Clock;
   /** The cluster backend, if any. */
   readonly cluster: ClusterBackend | undefined;
+  /** Where system rules read the process's load. */
+  readonly probe: SystemProbe;
   private readonly maxResources: number;
   private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS, this);
   private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
-  /** Every inbound call, all resources together (what system protection reads). */
-  private readonly inboundNode = new StatisticNode();
+  /**
+   * Every inbound call, all resources together (what system protection reads), counted while an
+   * inbound kind has rules: an HTTP request pays for it only where it is read.
+   */
+  private readonly inboundNode = new StatisticNode('inbound');
+  private inboundCounted = false;
   /** The inbound kinds' compiled rules, by kind position (`undefined` for resource kinds). */
   private inbound: (CompiledRules | undefined)[] = RULE_KINDS.map(() => undefined);
   private readonly inboundPool = new RulePool();
   private inboundVersion = 0;
   /** The checks of an inbound call to an untracked resource. */
   private untrackedInbound = EMPTY_RULES;
-  /** Resources read by `relate` rules, with how many rules read each: tracked past the cap. */
-  private readonly references = new Map<string, number>();
+  /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
+  private references: ReadonlySet<string> | undefined;
   private readonly services: CompileServices;
   /** The rules in force of a kind on a resource, for naming the rule of a block. */
   private readonly rulesOf: RulesOf = (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource);
@@ -144,16 +159,22 @@ export class Floodgate {
     if (cluster !== undefined && (typeof cluster !== 'object' || cluster === null || typeof cluster.limiter !== 'function')) {
       reader.fail('options.cluster', 'must be a cluster backend, such as redisCluster() from @floodgate/redis');
     }
+    const probe = obj.probe as SystemProbe | undefined;
+    if (probe !== undefined && (typeof probe?.read !== 'function' || typeof probe?.start !== 'function')) {
+      reader.fail('options.probe', 'must have read() and start() methods, such as a ManualProbe');
+    }
     const maxResources = reader.number(obj, 'maxResources', 'options', { min: 1, integer: true }, FLOODGATE_DEFAULTS.maxResources);
     reader.throwIfAny('Invalid Floodgate options');
     this.clock = clock ?? monotonicClock;
     this.cluster = cluster;
+    this.probe = probe ?? processProbe;
     this.maxResources = maxResources;
     this.services = {
       clock: this.clock,
       events: this.events,
       cluster,
       inbound: this.inboundNode,
+      probe: this.probe,
       lookupNode: (resource) => this.resources.get(resource)?.node,
       rulesOf: this.rulesOf,
     };
@@ -252,6 +273,7 @@ export class Floodgate {
       if (typeof result === 'number') wait = Math.max(wait, result);
       else throw this.refuse(entry, result as BlockError, now, state);
     }
+    entry.startedAt = now;
     this.admit(entry, now);
     if (wait > 0) {
       try {
@@ -343,7 +365,7 @@ export class Floodgate {
       entry.exitHooks = state.rules.exitHooks;
       if (origin !== '') entry.originNode = state.originNode(origin);
     }
-    if (inbound) entry.inboundNode = this.inboundNode;
+    if (inbound && this.inboundCounted) entry.inboundNode = this.inboundNode;
     return entry;
   }
 
@@ -424,6 +446,7 @@ export class Floodgate {
 
   /** Resources tracked whatever the cap: those with rules, and those `relate` rules read. */
   private isPinned(resource: string): boolean {
+    this.references ??= new Set(this.store.effective().flow.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource])));
     return this.references.has(resource) || this.store.hasRules(resource);
   }
 
@@ -464,6 +487,14 @@ export class Floodgate {
     this.loadRules({ hotParams: rules }, options);
   }
 
+  /**
+   * Replaces the loaded system rules: limits on the whole process, checked on every inbound call.
+   * @throws RuleValidationError
+   */
+  loadSystemRules(rules: readonly SystemRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ system: rules }, options);
+  }
+
   /** Replaces the loaded authority rules. @throws RuleValidationError */
   loadAuthorityRules(rules: readonly AuthorityRuleOptions[], options?: LoadOptions): void {
     this.loadRules({ authority: rules }, options);
@@ -497,6 +528,15 @@ export class Floodgate {
     return this.store.describe();
   }
 
+  /**
+   * For rule sources: reports a rule set that could not even be read (not JSON, an unreadable
+   * file) by emitting `rulesRejected`, as a rule set failing validation does. Nothing changes.
+   * @throws TypeError for a bad `options.source`.
+   */
+  reportRejectedRules(error: RuleValidationError, options?: LoadOptions): void {
+    this.events.emit('rulesRejected', { issues: error.issues, error, source: sourceOf(options) });
+  }
+
   /** Validates rules to load; a rejected set emits `rulesRejected` (rule sources report with it). */
   private validated<T>(normalize: () => T, source: string): T {
     try {
@@ -520,7 +560,7 @@ export class Floodgate {
       for (const resource of change.resources) resources.add(resource);
     }
     if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.scope === 'inbound')) this.compileInbound();
-    if (kinds.has('flow')) this.countReferences();
+    if (kinds.has('flow')) this.references = undefined;
     for (const resource of resources) {
       const state = this.resources.get(resource);
       if (state !== undefined) state.dirty = true;
@@ -545,17 +585,11 @@ export class Floodgate {
       kind.scope === 'inbound' ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services) : undefined,
     );
     this.inboundVersion++;
+    this.inboundCounted = this.inbound.some((compiled) => compiled !== undefined && compiled.checkers.length > 0);
     this.untrackedInbound = new ResourceRules(
       RULE_KINDS.map(() => ({ checkers: [] })),
       this.inbound,
     );
-  }
-
-  private countReferences(): void {
-    this.references.clear();
-    for (const rule of this.store.effective().flow) {
-      if (rule.refResource !== undefined) this.references.set(rule.refResource, (this.references.get(rule.refResource) ?? 0) + 1);
-    }
   }
 
   // ---------------------------------------------------------------- observing
@@ -580,6 +614,15 @@ export class Floodgate {
     return this.resources.get(resource)?.node.snapshot(resource, this.clock.now());
   }
 
+  /**
+   * The completed seconds of a resource's minute-level window (at most the last 60), oldest
+   * first, that started at or after `sinceMs`: read-only, for dashboards that chart history.
+   * Empty if the resource is not tracked.
+   */
+  history(resource: string, sinceMs = Number.NEGATIVE_INFINITY): SecondStats[] {
+    return this.resources.get(resource)?.node.completedSeconds(this.clock.now(), sinceMs) ?? [];
+  }
+
   /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */
   totals(resource: string): ResourceTotals | undefined {
     return this.resources.get(resource)?.node.readTotals();
@@ -597,7 +640,10 @@ export class Floodgate {
     return state.blocks?.read() ?? [];
   }
 
-  /** A snapshot of every inbound call's statistics, all resources together (what system protection reads). */
+  /**
+   * A snapshot of every inbound call's statistics, all resources together (what system protection
+   * reads); counted only while system rules are loaded.
+   */
   inboundStats(): ResourceStats {
     return this.inboundNode.snapshot('(inbound)', this.clock.now());
   }

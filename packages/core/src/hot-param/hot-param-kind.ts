@@ -40,6 +40,7 @@ function compileHotParamRules(rules: readonly HotParamRule[], ctx: CompileContex
  */
 const hotParamCluster: ClusterBinding<HotParamRule> = {
   leases: false,
+  localWindowMs: (rule) => rule.durationMs,
   identity: (rule) => ['hotParam', rule.resource, rule.behavior, rule.paramKey !== undefined ? `key:${rule.paramKey}` : `index:${rule.paramIndex}`],
   spec(rule, key): ClusterLimiterSpec {
     const base = { key, threshold: rule.threshold, thresholdType: rule.cluster!.thresholdType, durationMs: rule.durationMs };

@@ -48,7 +48,10 @@ export interface HotParamRuleOptions {
    * @defaultValue 'reject'
    */
   readonly behavior?: HotParamBehavior;
-  /** The period `threshold` counts over (`qps` only), in ms; > 0. @defaultValue 1000 */
+  /**
+   * The period `threshold` counts over (`qps` only), in ms; > 0. Not a timer (a month is fine):
+   * a throttled call never waits longer than `maxQueueingTimeMs`. @defaultValue 1000
+   */
   readonly durationMs?: number;
   /** Extra tokens a value may burst with (`qps` + `reject` only); an integer >= 0. @defaultValue 0 */
   readonly burstCount?: number;
@@ -225,7 +228,7 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
   if (metric === 'concurrency' && behavior !== 'reject') {
     reader.fail(join(path, 'behavior'), `must be 'reject' for a concurrency rule, got '${behavior}'`);
   }
-  const durationMs = reader.number(obj, 'durationMs', path, { above: 0, max: MAX_DURATION_MS }, D.durationMs);
+  const durationMs = reader.number(obj, 'durationMs', path, { above: 0, max: Number.MAX_SAFE_INTEGER }, D.durationMs);
   const burstCount = reader.number(obj, 'burstCount', path, COUNT, D.burstCount);
   const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0, max: MAX_DURATION_MS }, D.maxQueueingTimeMs);
   const capacity = reader.number(obj, 'capacity', path, { min: 1, max: D.maxCapacity, integer: true }, defaultCapacity(metric, durationMs));

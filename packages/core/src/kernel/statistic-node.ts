@@ -36,6 +36,12 @@ export interface WindowStats {
   readonly minRtMs: number;
 }
 
+/** One completed second of a resource's minute-level window, from `Floodgate.history()`. */
+export interface SecondStats extends WindowStats {
+  /** When the second started, in the engine clock's ms. */
+  readonly startMs: number;
+}
+
 /** A snapshot of one resource's statistics, from `Floodgate.stats()`. */
 export interface ResourceStats {
   readonly resource: string;
@@ -90,10 +96,13 @@ export class StatisticNode {
   /** Growing counters; `undefined` on per-origin nodes. */
   private readonly totals: Float64Array | undefined;
 
-  /** @param full - keep the minute window and the totals (resources); per-origin nodes do not. */
-  constructor(full = true) {
-    this.minute = full ? new LeapArray(60, 60_000, FIELDS, RESET) : new LeapArray(2, 2000, FIELDS, RESET);
-    this.totals = full ? new Float64Array(TOTAL_FIELDS) : undefined;
+  /**
+   * @param scope - `'resource'`: the minute window and the totals; `'inbound'` (every inbound
+   * call, read by system protection): the minute window only; `'origin'`: what checks read only.
+   */
+  constructor(scope: 'resource' | 'inbound' | 'origin' = 'resource') {
+    this.minute = scope === 'origin' ? new LeapArray(2, 2000, FIELDS, RESET) : new LeapArray(60, 60_000, FIELDS, RESET);
+    this.totals = scope === 'resource' ? new Float64Array(TOTAL_FIELDS) : undefined;
   }
 
   /** Records `count` passed calls. */
@@ -153,6 +162,14 @@ export class StatisticNode {
     return this.second.min(now, MIN_RT);
   }
 
+  /**
+   * The most calls completed in one bucket of the minute-level window, per second: the highest
+   * throughput seen lately (Sentinel's `StatisticNode.maxSuccessQps`, read by the BBR check).
+   */
+  maxSuccessQps(now: number): number {
+    return (this.minute.max(now, SUCCESS) * 1000) / this.minute.windowLengthMs;
+  }
+
   /** Passed calls in the previous whole second (used by warm-up). */
   previousPassQps(now: number): number {
     return this.minute.previous(now, PASS);
@@ -165,6 +182,28 @@ export class StatisticNode {
   msUntilPassesDrop(now: number): number | undefined {
     const start = this.second.oldestStartWith(now, PASS);
     return start === undefined ? undefined : Math.max(0, start + this.second.intervalMs - now);
+  }
+
+  /** The minute window's completed seconds that started at or after `sinceMs`, oldest first. */
+  completedSeconds(now: number, sinceMs: number): SecondStats[] {
+    const minute = this.minute;
+    return minute.completedSince(now, sinceMs).map((index) => {
+      const at = index * FIELDS;
+      const data = minute.data;
+      const success = data[at + SUCCESS]!;
+      const totalRtMs = data[at + RT]!;
+      const minRtMs = data[at + MIN_RT]!;
+      return {
+        startMs: minute.startOf(index),
+        pass: data[at + PASS]!,
+        block: data[at + BLOCK]!,
+        success,
+        error: data[at + ERROR]!,
+        totalRtMs,
+        avgRtMs: success > 0 ? totalRtMs / success : 0,
+        minRtMs: Number.isFinite(minRtMs) ? minRtMs : 0,
+      };
+    });
   }
 
   /** A snapshot of the counters. */

@@ -3,47 +3,73 @@ import { LUA_PRELUDE } from './lua-prelude';
 
 /**
  * A `reject` rule's sliding window, as the engine's local one: 2 buckets of `bucketMs`, kept
- * as a ring in one hash (`s0`/`s1` = a bucket's number, `c0`/`c1` = its count), so the key holds
- * four fields and expires once idle for two windows. The expiry is set when a bucket starts,
- * which is often enough: a window only ever reads the last two buckets.
+ * as a ring in one hash per scope (`s0`/`s1` = a bucket's number, `c0`/`c1` = its count), so a
+ * key holds four fields and expires once idle for two windows. The expiry is set when a bucket
+ * starts, which is often enough: a window only ever reads the last two buckets.
  *
- * KEYS[1] the rule's hash. ARGV: now, threshold, acquireCount, lease (0: take exactly
- * acquireCount; else take up to this many, at least acquireCount), bucketMs.
+ * One call decides a batch of checks in request order, exactly as one call per check would: a
+ * check passes while the window's count + its tokens <= threshold, and what it takes counts for
+ * the checks after it. Identical checks in a row come as one group with a count: they pass one by
+ * one until one is refused, and every later one is refused alike (a refusal changes nothing).
  *
- * Replies `{ '1', taken, msLeftInBucket, left }` or `{ '0', retryAfterMs (-1: unknown),
- * msLeftInBucket, left }`, where `left` is the room left in the window.
+ * KEYS the scopes' hashes (all of one rule, so one hash slot). ARGV: now, threshold, bucketMs,
+ * then per group: key (1-based index into KEYS), acquireCount, lease (0: take exactly
+ * acquireCount; else take up to this many, at least acquireCount), count.
+ *
+ * Replies `{ msLeftInBucket, then per group: passed, value, room }`: how many of the group's
+ * checks passed (the first ones); value = the tokens the last one took when all passed, else the
+ * retry-after of the refused ones (-1 when unknown); room = what is left in the window after the
+ * group.
  */
 export const WINDOW_SCRIPT = new RedisScript(
   'window',
   `${LUA_PRELUDE}
 local threshold = tonumber(ARGV[2])
-local acquire = tonumber(ARGV[3])
-local lease = tonumber(ARGV[4])
-local bucketMs = tonumber(ARGV[5])
+local bucketMs = tonumber(ARGV[3])
 local cur = math.floor(now / bucketMs)
-local v = redis.call('HMGET', KEYS[1], 's0', 'c0', 's1', 'c1')
-local s0, s1 = tonumber(v[1]), tonumber(v[3])
-local c0, c1 = 0, 0
-if s0 ~= nil and s0 > cur - 2 and s0 <= cur then c0 = tonumber(v[2]) or 0 end
-if s1 ~= nil and s1 > cur - 2 and s1 <= cur then c1 = tonumber(v[4]) or 0 end
-local sum = c0 + c1
-local msLeft = (cur + 1) * bucketMs - now
-local take = acquire
-if lease > 0 then take = math.max(acquire, math.min(lease, math.floor(threshold - sum))) end
-if sum + take > threshold then
-  local oldest = nil
-  if c0 > 0 then oldest = s0 end
-  if c1 > 0 and (oldest == nil or s1 < oldest) then oldest = s1 end
-  local retry = -1
-  if oldest ~= nil then retry = (oldest + 2) * bucketMs - now end
-  return { '0', tostring(retry), tostring(msLeft), tostring(threshold - sum) }
-end
 local idx = cur % 2
-local s, count = s0, c0
-if idx == 1 then s, count = s1, c1 end
-if s ~= cur then count = 0 end
-redis.call('HSET', KEYS[1], 's' .. idx, cur, 'c' .. idx, tostring(count + take))
-if s ~= cur then redis.call('PEXPIRE', KEYS[1], 4 * bucketMs) end
-return { '1', tostring(take), tostring(msLeft), tostring(threshold - sum - take) }
+local msLeft = (cur + 1) * bucketMs - now
+local current, previous, stale, taken = {}, {}, {}, {}
+local out = { tostring(msLeft) }
+for r = 4, #ARGV, 4 do
+  local k = tonumber(ARGV[r])
+  local acquire = tonumber(ARGV[r + 1])
+  local lease = tonumber(ARGV[r + 2])
+  local count = tonumber(ARGV[r + 3])
+  if current[k] == nil then
+    local v = redis.call('HMGET', KEYS[k], 's0', 'c0', 's1', 'c1')
+    local s = { tonumber(v[1]), tonumber(v[3]) }
+    local c = { tonumber(v[2]) or 0, tonumber(v[4]) or 0 }
+    current[k] = 0
+    previous[k] = 0
+    if s[idx + 1] == cur then current[k] = c[idx + 1] end
+    if s[2 - idx] == cur - 1 then previous[k] = c[2 - idx] end
+    stale[k] = s[idx + 1] ~= cur
+  end
+  local passed, value = 0, 0
+  while passed < count do
+    local sum = current[k] + previous[k]
+    local take = acquire
+    if lease > 0 then take = math.max(acquire, math.min(lease, math.floor(threshold - sum))) end
+    if sum + take > threshold then
+      value = -1
+      if previous[k] > 0 then value = (cur + 1) * bucketMs - now
+      elseif current[k] > 0 then value = (cur + 2) * bucketMs - now end
+      break
+    end
+    current[k] = current[k] + take
+    taken[k] = true
+    passed = passed + 1
+    value = take
+  end
+  out[#out + 1] = tostring(passed)
+  out[#out + 1] = tostring(value)
+  out[#out + 1] = tostring(threshold - current[k] - previous[k])
+end
+for k in pairs(taken) do
+  redis.call('HSET', KEYS[k], 's' .. idx, cur, 'c' .. idx, tostring(current[k]))
+  if stale[k] then redis.call('PEXPIRE', KEYS[k], 4 * bucketMs) end
+end
+return out
 `,
 );

@@ -1,0 +1,309 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Floodgate } from '@floodgate/core';
+import { LiveFeed } from './live-feed';
+import { expressMount, fastifyMount, koaMount, type DashboardHandler, type ExpressMiddleware, type FastifyPluginLike, type HandleOptions, type KoaMiddleware } from './mounts';
+import { RuleEditor, type RuleStore } from './rule-editor';
+
+/** Options of {@link dashboard}. */
+export interface DashboardOptions {
+  /**
+   * The token that rule edits must carry (`authorization: Bearer <token>`). Without it the
+   * dashboard is read-only. Anyone who can reach the page can read it: mount it where only
+   * operators can. @defaultValue none (read-only)
+   */
+  readonly token?: string;
+  /**
+   * A durable rule store that edits are written through (`fileRuleSource()`, or Redis via
+   * `publishRules`), so every instance and every restart gets them. Without one, edits are
+   * applied to this engine with `loadRules` and last until the process restarts.
+   * @defaultValue none
+   */
+  readonly store?: RuleStore;
+  /** How often connected pages are updated, in ms (100 to 60,000). @defaultValue 1000 */
+  readonly intervalMs?: number;
+  /** Seconds of history kept per resource while a page is connected (60 to 3600). @defaultValue 300 */
+  readonly historySeconds?: number;
+  /** Most resources shown (charted); the others are counted. @defaultValue 200 */
+  readonly maxResources?: number;
+  /** Most recent blocks listed (only those while a page is connected). @defaultValue 20 */
+  readonly recentBlocks?: number;
+  /** Transitions remembered per breaker. @defaultValue 10 */
+  readonly transitionsPerBreaker?: number;
+  /** Largest rule edit accepted, in bytes. @defaultValue 1048576 (1 MiB) */
+  readonly maxBodyBytes?: number;
+  /** Most pages connected at once; more are refused with 503. @defaultValue 20 */
+  readonly maxPages?: number;
+}
+
+/** Options of {@link Dashboard.listen}. */
+export interface DashboardListenOptions {
+  /** The port; 0 picks a free one. @defaultValue 0 */
+  readonly port?: number;
+  /**
+   * The interface to bind. On a loopback host, requests naming any other `Host` are refused
+   * (so a DNS-rebinding page cannot read it). @defaultValue '127.0.0.1'
+   */
+  readonly host?: string;
+}
+
+/** A standalone dashboard server, from {@link Dashboard.listen}. */
+export interface DashboardServer {
+  /** The page's address, e.g. `http://127.0.0.1:9090/`. */
+  readonly url: string;
+  readonly server: Server;
+  /** Closes the server and every connected page. */
+  close(): Promise<void>;
+}
+
+/** Defaults of {@link DashboardOptions}. */
+export const DASHBOARD_DEFAULTS = Object.freeze({
+  /** One update a second. */
+  intervalMs: 1000,
+  /** Five minutes of history. */
+  historySeconds: 300,
+  /** Resources charted. */
+  maxResources: 200,
+  /** Blocks listed. */
+  recentBlocks: 20,
+  /** Transitions per breaker. */
+  transitionsPerBreaker: 10,
+  /** 1 MiB per edit. */
+  maxBodyBytes: 1024 * 1024,
+  /** Pages at once. */
+  maxPages: 20,
+});
+
+const RANGES = Object.freeze({
+  intervalMs: [100, 60_000],
+  historySeconds: [60, 3600],
+  maxResources: [1, 10_000],
+  recentBlocks: [1, 10_000],
+  transitionsPerBreaker: [1, 1000],
+  maxBodyBytes: [1024, 64 * 1024 * 1024],
+  maxPages: [1, 1000],
+} as const);
+
+/** An SSE connection whose unsent data passes this is closed: a stalled page costs bounded memory. */
+const MAX_PAGE_BUFFER_BYTES = 4 * 1024 * 1024;
+
+const ASSETS = join(__dirname, '..', 'assets');
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  'index.html': 'text/html; charset=utf-8',
+  'dashboard.js': 'text/javascript; charset=utf-8',
+  'dashboard.css': 'text/css; charset=utf-8',
+};
+const SECURITY_HEADERS = Object.freeze({
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+});
+
+/**
+ * The dashboard of one engine: a page served by the package itself (no CDN, works offline),
+ * live over server-sent events, with rule editing. One framework-neutral handler
+ * ({@link Dashboard.handle}); `express()`, `koa()`, `fastify` and `listen()` only translate.
+ */
+export class Dashboard {
+  private readonly feed: LiveFeed;
+  private readonly editor: RuleEditor;
+  private readonly assets = new Map<string, Buffer>();
+  private readonly connections = new Set<ServerResponse>();
+  private readonly maxPages: number;
+
+  /** @internal Use {@link dashboard}. */
+  constructor(fg: Floodgate, options: Required<Omit<DashboardOptions, 'token' | 'store'>> & Pick<DashboardOptions, 'token' | 'store'>) {
+    this.feed = new LiveFeed(fg, options);
+    this.editor = new RuleEditor(fg, options.token, options.store, options.maxBodyBytes);
+    this.maxPages = options.maxPages;
+    for (const name of Object.keys(CONTENT_TYPES)) this.assets.set(name, readFileSync(join(ASSETS, name)));
+  }
+
+  /** Pages connected now. */
+  get pageCount(): number {
+    return this.feed.pageCount;
+  }
+
+  /** {@link Dashboard.handle}, bound, for the framework mounts. */
+  private readonly handler: DashboardHandler = (req, res, path, options) => this.handle(req, res, path, options);
+
+  /**
+   * Answers one request. `path` is the part after the mount point (`''` for the mount point
+   * itself, which is redirected to its trailing-slash form); the query string is ignored.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, path = req.url ?? '/', options: HandleOptions = {}): Promise<void> {
+    const route = path.split('?', 1)[0]!;
+    const method = req.method ?? 'GET';
+    const reading = method === 'GET' || method === 'HEAD';
+    if (route === '') {
+      const [base, query] = (options.originalUrl ?? req.url ?? '/').split('?', 2);
+      return send(res, 308, { location: `${base}/${query === undefined ? '' : `?${query}`}` }, '');
+    }
+    if (route === '/' || route === '/index.html' || route === '/dashboard.js' || route === '/dashboard.css') {
+      if (!reading) return notAllowed(res, 'GET, HEAD');
+      const name = route === '/' ? 'index.html' : route.slice(1);
+      return send(res, 200, { 'content-type': CONTENT_TYPES[name]! }, method === 'HEAD' ? '' : this.assets.get(name)!);
+    }
+    if (route === '/api/state') {
+      if (!reading) return notAllowed(res, 'GET, HEAD');
+      return sendJson(res, 200, { ...this.feed.snapshot(), ...this.editorState() });
+    }
+    if (route === '/events') {
+      if (method !== 'GET') return notAllowed(res, 'GET');
+      return this.stream(req, res);
+    }
+    if (route === '/api/rules') {
+      if (method !== 'PUT' && method !== 'POST') return notAllowed(res, 'PUT, POST');
+      return this.editor.edit(req, options.body).then((answer) => sendJson(res, answer.status, answer.body, answer.headers));
+    }
+    return sendJson(res, 404, { message: 'Not found' });
+  }
+
+  /**
+   * Express: a middleware to mount at a path, e.g. `app.use('/floodgate', dash.express())`.
+   * A body already parsed by `express.json()` is used as is.
+   */
+  express(): ExpressMiddleware {
+    return expressMount(this.handler);
+  }
+
+  /** Koa: a middleware serving the dashboard under `prefix`, e.g. `app.use(dash.koa('/floodgate'))`. */
+  koa(prefix: string): KoaMiddleware {
+    return koaMount(this.handler, prefix);
+  }
+
+  /**
+   * Fastify: a plugin, e.g. `app.register(dash.fastify, { prefix: '/floodgate' })`. It reads
+   * request bodies itself (its scope has no content-type parsers of its own).
+   */
+  get fastify(): FastifyPluginLike {
+    return fastifyMount(this.handler);
+  }
+
+  /**
+   * Serves the dashboard on its own `node:http` server, on 127.0.0.1 unless told otherwise.
+   * @example
+   * const { url } = await dashboard(fg, { token }).listen({ port: 9090 });
+   */
+  async listen(options: DashboardListenOptions = {}): Promise<DashboardServer> {
+    const host = options.host ?? '127.0.0.1';
+    const server = createServer((req, res) => {
+      if (!allowedHost(req.headers.host, host, server)) return void sendJson(res, 421, { message: 'This dashboard answers only to its own address' });
+      void this.handle(req, res);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+    return {
+      url,
+      server,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    };
+  }
+
+  /** Ends every connected page and stops listening to the engine. */
+  close(): void {
+    for (const res of this.connections) res.destroy();
+    this.connections.clear();
+    this.feed.close();
+  }
+
+  private editorState(): { readOnly: boolean; editTarget: string } {
+    return { readOnly: this.editor.readOnly, editTarget: this.editor.target };
+  }
+
+  /** One page's server-sent events: a snapshot, then a tick per interval and rule changes. */
+  private stream(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.feed.pageCount >= this.maxPages) return sendJson(res, 503, { message: `At most ${this.maxPages} pages may be connected at once` });
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 2000\n\n');
+    res.write(`event: editor\ndata: ${JSON.stringify(this.editorState())}\n\n`);
+    this.connections.add(res);
+    const unsubscribe = this.feed.subscribe({
+      send: (event, data) => {
+        if (res.writableLength > MAX_PAGE_BUFFER_BYTES) return void res.destroy();
+        res.write(`event: ${event}\ndata: ${data}\n\n`);
+      },
+    });
+    const done = (): void => {
+      this.connections.delete(res);
+      unsubscribe();
+    };
+    req.socket.setTimeout(0);
+    res.once('close', done);
+    return Promise.resolve();
+  }
+}
+
+/**
+ * The Floodgate dashboard for an engine: per-resource pass, block and error rates and response
+ * times charted live, concurrency, breakers with their last transitions, the rules in force
+ * with where each came from, the latest blocks, and rule editing (with `token`), written
+ * through a durable `store` when one is given.
+ * @throws TypeError naming the option, its allowed range and the value, when one is invalid.
+ * @example
+ * const dash = dashboard(fg, { token: process.env.FLOODGATE_DASHBOARD_TOKEN, store: fileRuleSource(fg, 'rules.json') });
+ * app.use('/floodgate', dash.express());          // Express
+ * app.use(dash.koa('/floodgate'));                 // Koa
+ * await app.register(dash.fastify, { prefix: '/floodgate' }); // Fastify
+ * const { url } = await dash.listen({ port: 9090 }); // or on its own, on 127.0.0.1
+ */
+export function dashboard(fg: Floodgate, options: DashboardOptions = {}): Dashboard {
+  const where = 'dashboard(fg, options)';
+  if (typeof fg !== 'object' || fg === null || typeof fg.describeRules !== 'function') throw new TypeError(`${where}: fg must be a Floodgate engine`);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object`);
+  const known = new Set(['token', 'store', ...Object.keys(RANGES)]);
+  for (const key of Object.keys(options)) if (!known.has(key)) throw new TypeError(`${where}: options.${key} is not an option (known: ${[...known].join(', ')})`);
+  const { token, store } = options;
+  if (token !== undefined && (typeof token !== 'string' || token.length === 0)) throw new TypeError(`${where}: options.token must be a non-empty string, got ${JSON.stringify(token)}`);
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.write !== 'function' || typeof store.name !== 'string')) {
+    throw new TypeError(`${where}: options.store must have a name and a write(rules) method, such as fileRuleSource(fg, path)`);
+  }
+  const resolved: Record<string, number> = {};
+  for (const [key, [min, max]] of Object.entries(RANGES)) {
+    const value = (options as Record<string, unknown>)[key] ?? DASHBOARD_DEFAULTS[key as keyof typeof DASHBOARD_DEFAULTS];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw new TypeError(`${where}: options.${key} must be an integer within [${min}, ${max}], got ${JSON.stringify(value)}`);
+    }
+    resolved[key] = value;
+  }
+  return new Dashboard(fg, { ...(resolved as Required<Omit<DashboardOptions, 'token' | 'store'>>), token, store });
+}
+
+function send(res: ServerResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<void> {
+  if (!res.headersSent) res.writeHead(status, { ...SECURITY_HEADERS, ...headers });
+  res.end(body);
+  return Promise.resolve();
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+  return send(res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(body));
+}
+
+function notAllowed(res: ServerResponse, allow: string): Promise<void> {
+  return sendJson(res, 405, { message: `Method not allowed (allowed: ${allow})` }, { allow });
+}
+
+/** On a loopback bind, only loopback names are accepted in `Host`; elsewhere any. */
+function allowedHost(header: string | undefined, host: string, server: Server): boolean {
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) return true;
+  const { port } = server.address() as AddressInfo;
+  return header === `127.0.0.1:${port}` || header === `localhost:${port}` || header === `[::1]:${port}`;
+}

@@ -1,0 +1,166 @@
+import { isIPv6 } from 'node:net';
+import type { HotParamSource } from './handler-rule-options';
+
+/**
+ * The value a request without one is counted as: no such query parameter or header, no
+ * `req.user`, an empty value. Such requests share one bucket, so leaving the value out never
+ * steps around a limit.
+ */
+export const ABSENT_VALUE = '';
+
+/** How deep a parsed query value (`?id[a][b]=x` with a nested query parser) is searched. */
+const MAX_DEPTH = 8;
+
+/** What a request carries: the fields the readers look at, on Express and Fastify alike. */
+interface RequestLike {
+  readonly params?: Record<string, unknown>;
+  readonly query?: Record<string, unknown>;
+  readonly headers?: Record<string, unknown>;
+  readonly user?: unknown;
+  readonly ip?: unknown;
+  /** Fastify: the Node request. */
+  readonly raw?: { readonly headersDistinct?: Record<string, string[] | undefined> };
+  /** Express (a Node request itself). */
+  readonly headersDistinct?: Record<string, string[] | undefined>;
+}
+
+/**
+ * The function that reads a `@HotParam` value from a request, in the form the engine counts:
+ * one string (or number) or, where the request carries several values under the name (a
+ * repeated query key or header, a nested query object), the array of every distinct one (each
+ * is then counted, and one over its limit refuses the request). `label` names the decorator
+ * and handler in errors.
+ */
+export function hotParamReader(source: HotParamSource, label: string): (request: RequestLike) => unknown {
+  switch (source.kind) {
+    case 'param': {
+      const { name } = source;
+      return (request) => {
+        const params = request.params;
+        if (params === undefined || !Object.hasOwn(params, name)) {
+          const known = params === undefined ? 'none' : Object.keys(params).join(', ') || 'none';
+          throw new TypeError(`${label}: the route has no parameter "${name}" (it has: ${known})`);
+        }
+        return countable(params[name]);
+      };
+    }
+    case 'query': {
+      const { name } = source;
+      return (request) => {
+        const query = request.query;
+        return countable(query !== undefined && query !== null && Object.hasOwn(query, name) ? query[name] : undefined);
+      };
+    }
+    case 'header': {
+      const { name } = source;
+      return (request) => {
+        // headersDistinct keeps each occurrence of a repeated header apart ("a, a" would be a new value).
+        const distinct = (request.raw ?? request).headersDistinct;
+        return countable(distinct !== undefined ? distinct[name] : request.headers?.[name]);
+      };
+    }
+    case 'user': {
+      const path = source.name.split('.');
+      return (request) => {
+        const user = request.user;
+        if (user === undefined || user === null) return ABSENT_VALUE;
+        let value: unknown = user;
+        for (const part of path) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
+        if (value === undefined) {
+          const keys = typeof user === 'object' ? Object.keys(user).join(', ') || 'none' : typeof user;
+          throw new TypeError(`${label}: req.user has no "${source.name}" (it has: ${keys})`);
+        }
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+          throw new TypeError(`${label}: req.user.${source.name} is an object; name a string or number property`);
+        }
+        return countable(value);
+      };
+    }
+    case 'ip':
+      return (request) => ipKey(request.ip);
+    case 'function': {
+      const { read } = source;
+      return (request) => countable(read(request));
+    }
+  }
+}
+
+/**
+ * A request value in the form the engine counts: strings, numbers, bigints and booleans as
+ * they are (`''`, `null` and `undefined` as {@link ABSENT_VALUE}); arrays and objects as the
+ * distinct primitive values found in them, so `?id=a&id=b` counts `a` and `b` and a nested
+ * `?id[x]=a` counts `a`.
+ */
+export function countable(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return value;
+    case 'object': {
+      if (value === null) return ABSENT_VALUE;
+      const found = new Set<unknown>();
+      collect(value, found, 0);
+      if (found.size === 0) return ABSENT_VALUE;
+      if (found.size === 1) return found.values().next().value;
+      return [...found];
+    }
+    default:
+      return ABSENT_VALUE;
+  }
+}
+
+function collect(value: object, found: Set<unknown>, depth: number): void {
+  if (depth > MAX_DEPTH) return;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    if (typeof item === 'object' && item !== null) collect(item as object, found, depth + 1);
+    else if (typeof item === 'string' || typeof item === 'number' || typeof item === 'bigint' || typeof item === 'boolean') found.add(item);
+    else found.add(ABSENT_VALUE);
+  }
+}
+
+/**
+ * The key a client address is counted under: IPv4 in plain dotted decimal; IPv4-mapped IPv6
+ * (`::ffff:10.0.0.1`) as IPv4; other IPv6 addresses by their /64 network (`2001:db8:0:1::/64`),
+ * since one client usually holds a whole /64 and could otherwise rotate addresses in it.
+ */
+export function ipKey(ip: unknown): string {
+  if (typeof ip !== 'string' || ip === '') return ABSENT_VALUE;
+  const address = ip.replace(/%.*$/, '');
+  if (!address.includes(':')) return ipv4(address) ?? address;
+  if (!isIPv6(address)) return address.toLowerCase();
+  const groups = hextets(address);
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    const [high, low] = [groups[6]!, groups[7]!];
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  }
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+}
+
+/** Dotted decimal without leading zeros, or undefined when `address` is not IPv4. */
+function ipv4(address: string): string | undefined {
+  const parts = address.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.map(Number).join('.');
+}
+
+/** The eight 16-bit groups of a valid IPv6 address. */
+function hextets(address: string): number[] {
+  const [head = '', tail] = address.split('::');
+  const split = (part: string): string[] => {
+    if (part === '') return [];
+    const groups = part.split(':');
+    const last = groups[groups.length - 1]!;
+    if (last.includes('.')) {
+      const [a, b, c, d] = last.split('.').map(Number) as [number, number, number, number];
+      groups.splice(-1, 1, ((a << 8) | b).toString(16), ((c << 8) | d).toString(16));
+    }
+    return groups;
+  };
+  const left = split(head);
+  const right = tail === undefined ? [] : split(tail);
+  const groups = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((group) => parseInt(group, 16));
+}

@@ -1,0 +1,333 @@
+import { get, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Koa from 'koa';
+import express from 'express';
+import Fastify from 'fastify';
+import request from 'supertest';
+import Redis from 'ioredis';
+import { fileRuleSource, Floodgate, ManualClock, type FileRuleSource } from '@floodgate/core';
+import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
+import { publishRules, redisRuleSource } from '@floodgate/redis';
+import { until } from '../support/until';
+import { testRedisUrl } from '../support/test-services';
+
+const TOKEN = 'a-token-for-tests';
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+/** A server with the dashboard mounted at `prefix`, as each framework mounts it. */
+interface Mounted {
+  readonly server: Server;
+  readonly prefix: string;
+  close(): Promise<void>;
+}
+
+const mounts: Record<string, (dash: Dashboard) => Promise<Mounted>> = {
+  express: async (dash) => {
+    const app = express();
+    app.use('/fg', dash.express());
+    const server = app.listen(0, '127.0.0.1');
+    return { server, prefix: '/fg', close: () => closeServer(server) };
+  },
+  koa: async (dash) => {
+    const app = new Koa();
+    app.use(dash.koa('/fg'));
+    app.use((ctx) => void (ctx.body = 'the app'));
+    const server = app.listen(0, '127.0.0.1');
+    return { server, prefix: '/fg', close: () => closeServer(server) };
+  },
+  fastify: async (dash) => {
+    const app = Fastify();
+    await app.register(dash.fastify, { prefix: '/fg' });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { server: app.server, prefix: '/fg', close: () => app.close() };
+  },
+  standalone: async (dash) => {
+    const { server, close } = await dash.listen();
+    return { server, prefix: '', close };
+  },
+};
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Opens the event stream and resolves with the first `event` of that name, parsed. */
+function firstEvent(server: Server, path: string, name: string): Promise<{ data: any; response: IncomingMessage; close: () => void }> {
+  return new Promise((resolve, reject) => {
+    const { port } = server.address() as AddressInfo;
+    const req = get({ host: '127.0.0.1', port, path }, (response) => {
+      let buffer = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        buffer += chunk;
+        for (const block of buffer.split('\n\n')) {
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event === name && data !== undefined) {
+            response.removeAllListeners('data');
+            resolve({ data: JSON.parse(data), response, close: () => req.destroy() });
+            return;
+          }
+        }
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
+let fg: Floodgate;
+let clock: ManualClock;
+const open: { close(): unknown }[] = [];
+
+beforeEach(() => {
+  clock = new ManualClock(50_000);
+  fg = new Floodgate({ clock });
+});
+
+afterEach(async () => {
+  for (const thing of open.splice(0).reverse()) await thing.close();
+});
+
+function make(options: DashboardOptions = { token: TOKEN }): Dashboard {
+  const dash = dashboard(fg, options);
+  open.push(dash);
+  return dash;
+}
+
+async function mount(name: string, options?: DashboardOptions): Promise<Mounted> {
+  const mounted = await mounts[name]!(make(options));
+  if (!mounted.server.listening) await new Promise((resolve) => mounted.server.once('listening', resolve));
+  open.push(mounted);
+  return mounted;
+}
+
+describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
+  it('redirects the mount point to its trailing-slash form, keeping the query', async () => {
+    const { server, prefix } = await mount(name);
+    if (prefix === '') return void (await request(server).get('/').expect(200));
+    await request(server).get(`${prefix}?x=1`).expect(308).expect('location', `${prefix}/?x=1`);
+  });
+
+  it('serves the page and its script with a strict content security policy', async () => {
+    const { server, prefix } = await mount(name);
+    const page = await request(server).get(`${prefix}/`).expect(200).expect('content-type', 'text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.text).toContain('<script src="dashboard.js" defer></script>');
+    await request(server).get(`${prefix}/dashboard.js`).expect(200).expect('content-type', 'text/javascript; charset=utf-8');
+    await request(server).get(`${prefix}/dashboard.css`).expect(200).expect('content-type', 'text/css; charset=utf-8');
+  });
+
+  it('applies a rule edit carrying the token, and refuses one without it', async () => {
+    const { server, prefix } = await mount(name);
+    const rules = { flow: [{ resource: 'api', threshold: 3 }] };
+    await request(server).put(`${prefix}/api/rules`).send(rules).expect(401).expect('www-authenticate', 'Bearer');
+    expect(fg.getRules().flow).toEqual([]);
+    const answer = await request(server).put(`${prefix}/api/rules`).set(auth).send(rules).expect(200);
+    expect(answer.body).toEqual({ message: 'Rules applied through engine', via: 'engine' });
+    expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' })]);
+  });
+
+  it('streams a snapshot of the engine to a page', async () => {
+    const { server, prefix } = await mount(name);
+    fg.loadFlowRules([{ resource: 'api', threshold: 3 }]);
+    fg.entry('api').exit();
+    await clock.advance(1000);
+    const { data, response, close } = await firstEvent(server, `${prefix}/events`, 'snapshot');
+    close();
+    expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(data.resources).toEqual([{ name: 'api', concurrency: 0, points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }] }]);
+    expect(data.rules).toEqual([expect.objectContaining({ resource: 'api', source: 'api' })]);
+  });
+});
+
+describe('dashboard rule edits', () => {
+  it('is read-only without a token: every edit is refused with 403', async () => {
+    const { server } = await mount('express', {});
+    await request(server).put('/fg/api/rules').set(auth).send({ flow: [] }).expect(403, { message: 'The dashboard is read-only: no token is configured' });
+    const state = await request(server).get('/fg/api/state').expect(200);
+    expect(state.body).toMatchObject({ readOnly: true, editTarget: 'engine' });
+  });
+
+  it('refuses a token that differs only in its last character, or in letter case', async () => {
+    const { server } = await mount('express');
+    await request(server).put('/fg/api/rules').set({ authorization: `Bearer ${TOKEN.slice(0, -1)}X` }).send({ flow: [] }).expect(401);
+    await request(server).put('/fg/api/rules').set({ authorization: `Bearer ${TOKEN.toUpperCase()}` }).send({ flow: [] }).expect(401);
+    await request(server).put('/fg/api/rules').set({ authorization: TOKEN }).send({ flow: [] }).expect(401);
+  });
+
+  it('refuses a body that is not declared as JSON', async () => {
+    const { server } = await mount('express');
+    await request(server).put('/fg/api/rules').set(auth).set('content-type', 'text/plain').send('{"flow":[]}').expect(415);
+  });
+
+  it('refuses a body over the limit, declared or streamed without a length', async () => {
+    const { server } = await mount('express', { token: TOKEN, maxBodyBytes: 1024 });
+    const big = JSON.stringify({ flow: [{ resource: 'x'.repeat(2000), threshold: 1 }] });
+    await request(server).put('/fg/api/rules').set(auth).set('content-type', 'application/json').send(big).expect(413);
+    const { port } = server.address() as AddressInfo;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/fg/api/rules', method: 'PUT', headers: { ...auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 4; i++) req.write(big.slice(i * 500, (i + 1) * 500));
+      req.end();
+    });
+    expect(status).toBe(413);
+    expect(fg.getRules().flow).toEqual([]);
+  });
+
+  it('answers every problem by path with 422 and applies nothing', async () => {
+    const { server } = await mount('express');
+    fg.loadFlowRules([{ resource: 'api', threshold: 3 }]);
+    const answer = await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: -1 }], circuitBreakers: [{ resource: 'api', strategy: 'errorRatio', threshold: 2, retryTimeoutMs: 1 }] })
+      .expect(422);
+    expect(answer.body.issues).toEqual([
+      { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
+      { path: 'circuitBreakers[0].threshold', message: expect.stringContaining('got 2') },
+    ]);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
+  });
+
+  it('answers a body that is not JSON with 400 and the parse error', async () => {
+    const { server } = await mount('express');
+    const answer = await request(server).put('/fg/api/rules').set(auth).set('content-type', 'application/json').send('{"flow": [').expect(400);
+    expect(answer.body.issues).toEqual([{ path: '', message: expect.stringContaining('is not valid JSON') }]);
+  });
+
+  it('takes the body as the whole loaded layer: kinds left out are emptied', async () => {
+    const { server } = await mount('express');
+    fg.loadAuthorityRules([{ resource: 'api', origins: ['bad'], strategy: 'deny' }]);
+    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 3 }] }).expect(200);
+    expect(fg.getRules().authority).toEqual([]);
+    expect(fg.getRules().flow).toHaveLength(1);
+  });
+
+  it('uses a body that express.json() already parsed', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use('/fg', make().express());
+    await request(app).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 4 }] }).expect(200);
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 4 })]);
+  });
+
+  it('writes edits through a file store: the file holds them and they are loaded from the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'floodgate-dashboard-'));
+    open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
+    const file = join(dir, 'rules.json');
+    const store: FileRuleSource = fileRuleSource(fg, file);
+    open.push(store);
+    const { server } = await mount('express', { token: TOKEN, store });
+    const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(200);
+    expect(answer.body.via).toBe('file');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], system: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
+    expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
+  });
+
+  it('answers 502 when the store cannot write, and applies nothing', async () => {
+    const store = { name: 'broken', write: () => Promise.reject(new Error('disk full')) };
+    const { server } = await mount('express', { token: TOKEN, store });
+    const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(502);
+    expect(answer.body.message).toBe('The rule store "broken" could not write the rules: Error: disk full');
+    expect(fg.getRules().flow).toEqual([]);
+  });
+
+  it('validates before writing to a store: an invalid set never reaches it', async () => {
+    const written: unknown[] = [];
+    const { server } = await mount('express', { token: TOKEN, store: { name: 'memory', write: (rules) => void written.push(rules) } });
+    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: -5 }] }).expect(422);
+    expect(written).toEqual([]);
+  });
+});
+
+describe('dashboard with a Redis store', () => {
+  const redisUrl = testRedisUrl();
+
+  it('publishes edits through Redis, and every instance following the key loads them', async () => {
+    const key = `fg-test:dashboard:${process.pid}`;
+    const clients = [new Redis(redisUrl), new Redis(redisUrl), new Redis(redisUrl)];
+    open.push({ close: () => clients.forEach((c) => c.disconnect()) });
+    const other = new Floodgate();
+    for (const [engine, client] of [[fg, clients[0]!], [other, clients[1]!]] as const) {
+      const source = await redisRuleSource({ client, key, channel: key, floodgate: engine });
+      open.push(source);
+    }
+    const store = { name: 'redis', write: (rules: object) => publishRules(clients[2]!, { key, channel: key }, rules) };
+    const { server } = await mount('express', { token: TOKEN, store });
+    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 6 }] }).expect(200, { message: 'Rules applied through redis', via: 'redis' });
+    for (const engine of [fg, other]) await until(() => engine.getRules().flow[0]?.threshold === 6, 'the published rules');
+    expect(other.describeRules()).toEqual([expect.objectContaining({ source: 'redis' })]);
+    expect(JSON.parse((await clients[2]!.get(key))!)).toMatchObject({ flow: [{ resource: 'api', threshold: 6 }] });
+  });
+});
+
+describe('dashboard pages', () => {
+  it('stops sampling when the last page disconnects', async () => {
+    const dash = make({ token: TOKEN, intervalMs: 100 });
+    const mounted = await mounts.express!(dash);
+    open.push(mounted);
+    await new Promise((resolve) => mounted.server.once('listening', resolve));
+    const first = await firstEvent(mounted.server, '/fg/events', 'snapshot');
+    expect(dash.pageCount).toBe(1);
+    first.close();
+    await until(() => dash.pageCount === 0, 'the page to be gone');
+  });
+
+  it('refuses pages beyond maxPages with 503', async () => {
+    const { server } = await mount('express', { maxPages: 1 });
+    const first = await firstEvent(server, '/fg/events', 'snapshot');
+    try {
+      await request(server).get('/fg/events').expect(503);
+    } finally {
+      first.close();
+    }
+  });
+
+  it('answers 404 for unknown paths and 405 for wrong methods', async () => {
+    const { server } = await mount('express');
+    await request(server).get('/fg/nothing').expect(404);
+    await request(server).post('/fg/').expect(405).expect('allow', 'GET, HEAD');
+    await request(server).get('/fg/api/rules').expect(405).expect('allow', 'PUT, POST');
+  });
+
+  it('leaves paths outside its prefix to the rest of a Koa app', async () => {
+    const { server } = await mount('koa');
+    await request(server).get('/fgx').expect(200, 'the app');
+    await request(server).get('/other').expect(200, 'the app');
+  });
+});
+
+describe('dashboard.listen', () => {
+  it('binds to 127.0.0.1 by default', async () => {
+    const { server, url, close } = await make().listen();
+    open.push({ close });
+    expect((server.address() as AddressInfo).address).toBe('127.0.0.1');
+    expect(url).toBe(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  });
+
+  it('refuses requests naming another host, as a DNS-rebinding page would', async () => {
+    const { server, close } = await make().listen();
+    open.push({ close });
+    await request(server).get('/api/state').set('host', 'evil.example:80').expect(421);
+  });
+});
+
+describe('dashboard options', () => {
+  it('names an invalid option, its range and its value', () => {
+    expect(() => dashboard(fg, { intervalMs: 5 })).toThrow('options.intervalMs must be an integer within [100, 60000], got 5');
+    expect(() => dashboard(fg, { token: '' })).toThrow('options.token must be a non-empty string, got ""');
+    expect(() => dashboard(fg, { store: {} as never })).toThrow('options.store must have a name and a write(rules) method');
+    expect(() => dashboard(fg, { tokn: 'x' } as never)).toThrow('options.tokn is not an option');
+    expect(() => dashboard({} as never)).toThrow('fg must be a Floodgate engine');
+    expect(() => make().koa('fg/')).toThrow("prefix must start with '/' and not end with one");
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * Takes the README's screenshot of the dashboard (docs/dashboard.png): starts the dashboard
+ * demo (examples/express/dashboard-demo.ts), lets its traffic run long enough for the
+ * recommendations breaker to open and close, and photographs the page in Debian's Chromium.
+ * Run: `npx tsx --conditions=@floodgate/source test/dashboard/support/screenshot.ts [seconds=32] [out=docs/dashboard.png]`.
+ */
+import { startDashboardDemo } from '../../../examples/express/dashboard-demo';
+import { launchChromium } from './browser';
+
+async function main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? 32);
+  const out = process.argv[3] ?? 'docs/dashboard.png';
+  const demo = await startDashboardDemo();
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1500 } });
+    await page.goto(demo.url);
+    await page.waitForTimeout(seconds * 1000);
+    await page.screenshot({ path: out });
+    console.log(`Saved ${out}`);
+  } finally {
+    await browser.close();
+    await demo.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
