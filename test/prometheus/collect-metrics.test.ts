@@ -3,7 +3,7 @@ import { collectMetrics } from '@floodgate/prometheus';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { Registry, register as globalRegistry, Counter, type OpenMetricsContentType } from 'prom-client';
-import { startRedisServer } from '../redis/support/redis-server';
+import { startRedisServer } from '../support/test-services';
 import { parseExposition, valueOf, type Sample } from './support/exposition';
 
 const engine = (): { fg: Floodgate; clock: ManualClock } => {

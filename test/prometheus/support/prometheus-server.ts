@@ -1,13 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../redis/support/redis-server';
-
-/** Where the tests find the prometheus server (`npm test` sets it). */
-export const PROMETHEUS_BIN_VARIABLE = 'FLOODGATE_PROMETHEUS_BIN';
-const DEBIAN_PATH = '/usr/bin/prometheus';
+import { freePort, serviceBinary } from '../../support/test-services';
 
 /** The longest a test waits for Prometheus to start, or for a query to show what it expects. */
 const PATIENCE_MS = 30_000;
@@ -35,26 +30,14 @@ export interface QuerySample {
 }
 
 /**
- * The prometheus binary: `FLOODGATE_PROMETHEUS_BIN`, else Debian's.
- * @throws Error naming the command that installs it: Prometheus tests fail, they never skip.
- */
-export function prometheusBinary(): string {
-  const bin = process.env[PROMETHEUS_BIN_VARIABLE] || DEBIAN_PATH;
-  if (!existsSync(bin)) {
-    throw new Error(
-      `The Prometheus tests need a real prometheus server, and ${bin} does not exist: install it with \`apt-get install -y prometheus\` (or set ${PROMETHEUS_BIN_VARIABLE} to its path).`,
-    );
-  }
-  return bin;
-}
-
-/**
  * Starts a throwaway prometheus server on a free loopback port, with a temporary configuration
  * and data directory, scraping `targets` (`host:port`, path `/metrics`) every second as job
  * `floodgate`. Resolves once it answers `/-/ready`.
+ * @throws Error naming the command that installs prometheus when it is missing (`npm test`
+ *   provides it, as `FLOODGATE_PROMETHEUS_BIN`): never a silent skip.
  */
 export async function startPrometheus(targets: readonly string[]): Promise<PrometheusServer> {
-  const bin = prometheusBinary();
+  const bin = serviceBinary('prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'floodgate-prometheus-'));
   const config = join(dir, 'prometheus.yml');
   await writeFile(
