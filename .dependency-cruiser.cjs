@@ -1,5 +1,5 @@
 // The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
-// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators <- adapters.
+// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics <- adapters, exporters.
 // Type-only imports count too: a cycle of types is still a cycle to read.
 const KINDS = '(authority|flow|circuit-breaker|hot-param|system)';
 const CORE = '^packages/core/src/';
@@ -32,23 +32,23 @@ module.exports = {
     {
       name: 'engine-is-below-http-and-decorators',
       severity: 'error',
-      comment: 'The engine composes kinds; http and decorators build on it, never the reverse.',
+      comment: 'The engine composes kinds; http, decorators and metrics build on it, never the reverse.',
       from: { path: `${CORE}(engine|kernel|cluster|${KINDS.slice(1, -1)})/` },
-      to: { path: `${CORE}(http|decorators)/` },
+      to: { path: `${CORE}(http|decorators|metrics)/` },
     },
     {
       name: 'http-and-decorators-apart',
       severity: 'error',
-      comment: 'The HTTP layer and the decorators do not know each other.',
-      from: { path: `${CORE}(http|decorators)/` },
-      to: { path: `${CORE}(http|decorators)/`, pathNot: `${CORE}$1/` },
+      comment: 'The HTTP layer, the decorators and the metrics reader do not know each other.',
+      from: { path: `${CORE}(http|decorators|metrics)/` },
+      to: { path: `${CORE}(http|decorators|metrics)/`, pathNot: `${CORE}$1/` },
     },
     {
       name: 'packages-use-core-entry-points',
       severity: 'error',
       comment: "Other packages import @floodgate/core's public entry points, never its files.",
       from: { path: '^packages/(?!core/)[^/]+/src/' },
-      to: { path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$)' },
+      to: { path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$)' },
     },
   ],
   options: {

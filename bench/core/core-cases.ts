@@ -8,6 +8,7 @@ import {
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { metricsCases } from './metrics-cases';
 import { probeRuleKinds, type RuleKindSupport } from './probe-rule-kinds';
 
 /** Who a case measures. */
@@ -53,8 +54,8 @@ const NEVER = 1e9; // a threshold no benchmark reaches
 const HOUR_MS = 3_600_000;
 
 /**
- * Every core case, in report order: baselines, Floodgate (sync, blocked, async, hotspot), then
- * the peers' equivalents. One Floodgate engine holds every rule, one resource per case, as an
+ * Every core case, in report order: baselines, Floodgate (sync, blocked, async, hotspot), the
+ * peers' equivalents, then the metrics exporter's cases (metrics-cases.ts). One Floodgate engine holds every rule, one resource per case, as an
  * application holds many resources on one engine.
  */
 export function coreCases(): CoreCase[] {
@@ -220,6 +221,7 @@ export function coreCases(): CoreCase[] {
       for (let i = 0; i < CYCLE_VALUES; i++) await limiter.consume(nextUser()); // every key stored before measuring
       return () => limiter.consume(nextUser());
     }),
+    ...metricsCases(),
   ];
   return cases;
 }

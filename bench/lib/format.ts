@@ -1,8 +1,9 @@
-/** Nanoseconds as a short human figure (`84 ns`, `1.23 µs`, `12.3 µs`). */
+/** Nanoseconds as a short human figure (`84 ns`, `1.23 µs`, `12.3 µs`, `4.56 ms`). */
 export function formatNs(ns: number): string {
   if (!Number.isFinite(ns)) return 'n/a';
   if (ns < 1000) return `${ns.toFixed(ns < 10 ? 1 : 0)} ns`;
   const us = ns / 1000;
+  if (us >= 1000) return formatMs(us / 1000);
   return `${us.toFixed(us < 10 ? 2 : 1)} µs`;
 }
 

@@ -41,6 +41,16 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   ns('fg.sync.three', 500, 'sync entry()+exit() with QPS + breaker + hotspot <= 0.5 µs');
   ns('fg.block.tryEntry', 300, 'blocked tryEntry() <= 0.3 µs');
 
+  const off = core.get('fg.metrics.off');
+  const on = core.get('fg.metrics.on');
+  const exporterTarget = 'entry()+exit() with the Prometheus exporter attached <= 1.05× without (#15)';
+  if (off === undefined || on === undefined || !Number.isFinite(off.medianNs) || !Number.isFinite(on.medianNs)) {
+    checks.push({ target: exporterTarget, figure: 'not run', verdict: 'pending' });
+  } else {
+    const ratio = on.medianNs / off.medianNs;
+    checks.push({ target: exporterTarget, figure: `${ratio.toFixed(3)}× (${formatNs(on.medianNs)} vs ${formatNs(off.medianNs)})`, verdict: ratio <= 1.05 ? 'met' : 'missed' });
+  }
+
   const qps = core.get('fg.sync.qps');
   const inbound = core.get('fg.sync.qpsInbound');
   const system = core.get('fg.sync.qpsSystem');

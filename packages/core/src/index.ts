@@ -18,6 +18,7 @@ export {
   type RunOptions,
   type RunSyncOptions,
   type LoadOptions,
+  type DiagnosticsMessage,
 } from './engine/floodgate';
 export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
@@ -26,6 +27,7 @@ export { processProbe, ProcessProbe, PROCESS_PROBE_DEFAULTS, type SystemProbe, t
 export { ManualProbe } from './kernel/manual-probe';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
 export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from './kernel/statistic-node';
+export type { RuleBlockCount } from './engine/block-counts';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
 
 // Rules

@@ -445,11 +445,11 @@ describe('circuit breakers through the engine', () => {
       await clock.advance(1000);
       succeed(fg); // the probe succeeds
       expect(events).toEqual([
-        { resource: 'r', rule, from: 'closed', to: 'open', value: 2 / 3 },
-        { resource: 'r', rule, from: 'open', to: 'halfOpen', value: undefined },
-        { resource: 'r', rule, from: 'halfOpen', to: 'open', value: 1 },
-        { resource: 'r', rule, from: 'open', to: 'halfOpen', value: undefined },
-        { resource: 'r', rule, from: 'halfOpen', to: 'closed', value: undefined },
+        { resource: 'r', rule, ruleId: 'circuitBreaker#0', from: 'closed', to: 'open', value: 2 / 3 },
+        { resource: 'r', rule, ruleId: 'circuitBreaker#0', from: 'open', to: 'halfOpen', value: undefined },
+        { resource: 'r', rule, ruleId: 'circuitBreaker#0', from: 'halfOpen', to: 'open', value: 1 },
+        { resource: 'r', rule, ruleId: 'circuitBreaker#0', from: 'open', to: 'halfOpen', value: undefined },
+        { resource: 'r', rule, ruleId: 'circuitBreaker#0', from: 'halfOpen', to: 'closed', value: undefined },
       ]);
     });
 

@@ -50,6 +50,8 @@ export class CircuitOpenError extends BlockError<CircuitBreakerRule> {
 export class CircuitBreakerChecker implements Checker {
   private readonly machine: BreakerStateMachine;
   private retired = false;
+  /** `circuitBreaker#<n>`: the breaker's position among its resource's breakers, set at each compilation. */
+  ruleId = 'circuitBreaker#0';
 
   constructor(
     readonly rule: CircuitBreakerRule,
@@ -58,7 +60,7 @@ export class CircuitBreakerChecker implements Checker {
     const resource = rule.resource;
     this.machine = new BreakerStateMachine(rule, createBreakerStrategy(rule), (from, to, value) => {
       if (this.retired || !events.has('circuitStateChange')) return;
-      const event: CircuitStateChangeEvent = { resource, rule, from, to, value };
+      const event: CircuitStateChangeEvent = { resource, rule, ruleId: this.ruleId, from, to, value };
       events.emit('circuitStateChange', event);
     });
   }
@@ -105,7 +107,13 @@ export class CircuitBreakerChecker implements Checker {
  * a new or changed rule starts a fresh, closed breaker.
  */
 function compileCircuitBreakerRules(rules: readonly CircuitBreakerRule[], ctx: CompileContext) {
-  return { checkers: rules.map((rule) => ctx.reuse(rule, () => new CircuitBreakerChecker(rule, ctx.events))) };
+  return {
+    checkers: rules.map((rule, i) => {
+      const checker = ctx.reuse(rule, () => new CircuitBreakerChecker(rule, ctx.events));
+      checker.ruleId = `circuitBreaker#${i}`;
+      return checker;
+    }),
+  };
 }
 
 /** Circuit breaker rules: slow-call ratio, error ratio and error count, with half-open probing. */

@@ -78,6 +78,11 @@ export interface CircuitBreakerStatus {
 export interface CircuitStateChangeEvent {
   readonly resource: string;
   readonly rule: CircuitBreakerRule;
+  /**
+   * The breaker, named by its position among the resource's breakers in `getRules()` order
+   * (`'circuitBreaker#0'`), as block events and metric labels name rules.
+   */
+  readonly ruleId: string;
   readonly from: CircuitState;
   readonly to: CircuitState;
   /**

@@ -15,6 +15,12 @@ export interface BlockEvent {
   readonly resource: string;
   readonly origin: string;
   readonly error: BlockError;
+  /**
+   * The rule that refused it, named by its kind and position and never by anything the call
+   * carried: `<kind>#<n>`, the n-th rule (from 0) of its kind on the resource in `getRules()`
+   * order (`'flow#0'`, `'circuitBreaker#1'`); the id `blocksByRule()` counts it under.
+   */
+  readonly ruleId: string;
 }
 
 /** The `rulesLoaded` event: the rules in force changed. */
@@ -86,7 +92,16 @@ export type FloodgateListener<K extends keyof FloodgateEventMap> = (event: Flood
 
 /**
  * The `node:diagnostics_channel` channel each event is also published on, so APM agents can
- * subscribe without a dependency (nothing is built when nobody subscribes or listens).
+ * subscribe without a dependency. Each message is `{ floodgate, event }`: the engine that
+ * emitted it (a process may run several) and the event, as `on()` listeners receive it. Nothing
+ * is built when nobody subscribes or listens.
+ *
+ * @example
+ * import diagnosticsChannel from 'node:diagnostics_channel';
+ * diagnosticsChannel.subscribe(DIAGNOSTICS_CHANNELS.block, (message) => {
+ *   const { event } = message as DiagnosticsMessage<'block'>;
+ *   apm.addLabel('floodgate.blocked', event.ruleId);
+ * });
  */
 export const DIAGNOSTICS_CHANNELS = Object.freeze({
   pass: 'floodgate:pass',

@@ -9,6 +9,7 @@ import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
 import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
 import { processProbe, type SystemProbe } from '../kernel/system-probe';
+import { RuleBlockCounts, ruleIdOf, type RuleBlockCount, type RulesOf } from './block-counts';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
@@ -88,6 +89,17 @@ export interface LoadOptions {
   readonly source?: string;
 }
 
+/**
+ * What each diagnostics channel (`DIAGNOSTICS_CHANNELS`) publishes: the engine that emitted the
+ * event, so an APM agent tells engines apart, and the event as `on()` listeners receive it.
+ */
+export interface DiagnosticsMessage<K extends keyof FloodgateEventMap = keyof FloodgateEventMap> {
+  /** The engine that emitted the event. */
+  readonly floodgate: Floodgate;
+  /** The event, as `on()` listeners receive it (the same object). */
+  readonly event: FloodgateEventMap[K];
+}
+
 const OPTION_KEYS = ['clock', 'cluster', 'probe', 'maxResources'] as const;
 const EMPTY_RULES = new ResourceRules(
   RULE_KINDS.map(() => ({ checkers: [] })),
@@ -112,7 +124,7 @@ export class Floodgate {
   /** Where system rules read the process's load. */
   readonly probe: SystemProbe;
   private readonly maxResources: number;
-  private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS);
+  private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS, this);
   private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
   /**
@@ -130,6 +142,8 @@ export class Floodgate {
   /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
   private references: ReadonlySet<string> | undefined;
   private readonly services: CompileServices;
+  /** The rules in force of a kind on a resource, for naming the rule of a block. */
+  private readonly rulesOf: RulesOf = (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource);
   private capWarned = false;
 
   /** @throws RuleValidationError when an option is unknown or has a wrong value. */
@@ -162,7 +176,7 @@ export class Floodgate {
       inbound: this.inboundNode,
       probe: this.probe,
       lookupNode: (resource) => this.resources.get(resource)?.node,
-      rulesOf: (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource),
+      rulesOf: this.rulesOf,
     };
   }
 
@@ -189,7 +203,7 @@ export class Floodgate {
     try {
       for (let i = 0; i < checkers.length; i++) {
         const result = checkers[i]!.check(entry, now, false);
-        if (result !== undefined) return this.refuse(entry, result as BlockError, now);
+        if (result !== undefined) return this.refuse(entry, result as BlockError, now, state);
       }
     } catch (error) {
       // A check that throws gives back what the earlier ones took.
@@ -238,7 +252,7 @@ export class Floodgate {
         entry.refused(this.clock.now());
         throw error;
       }
-      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now());
+      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now(), state);
       (decisions ??= [])[i] = decision;
     }
     const now = this.clock.now();
@@ -257,7 +271,7 @@ export class Floodgate {
       }
       if (result === undefined) continue;
       if (typeof result === 'number') wait = Math.max(wait, result);
-      else throw this.refuse(entry, result as BlockError, now);
+      else throw this.refuse(entry, result as BlockError, now, state);
     }
     entry.startedAt = now;
     this.admit(entry, now);
@@ -386,12 +400,29 @@ export class Floodgate {
     if (this.events.has('pass')) this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: count });
   }
 
-  private refuse(entry: Entry, error: BlockError, now: number): BlockError {
-    entry.node?.addBlock(now, entry.acquireCount);
-    entry.originNode?.addBlock(now, entry.acquireCount);
-    entry.inboundNode?.addBlock(now, entry.acquireCount);
+  /** Counts a refused call (in its windows, and by rule), gives back what it took, and announces it. */
+  private refuse(entry: Entry, error: BlockError, now: number, state: ResourceState | undefined): BlockError {
+    const count = entry.acquireCount;
+    entry.node?.addBlock(now, count);
+    entry.originNode?.addBlock(now, count);
+    entry.inboundNode?.addBlock(now, count);
     entry.refused(now);
-    if (this.events.has('block')) this.events.emit('block', { resource: entry.resource, origin: entry.origin, error });
+    // By rule: in place when the rule that refused last refuses again (as under attack). An
+    // untracked resource (past the cap) is counted nowhere, by rule neither.
+    let ruleId: string | undefined;
+    if (state !== undefined) {
+      const blocks = (state.blocks ??= new RuleBlockCounts());
+      const last = blocks.lastSlot;
+      if (last !== undefined && error.rule === blocks.lastRule) {
+        last.count += count;
+        ruleId = last.ruleId;
+      } else {
+        ruleId = blocks.add(error, count, this.rulesOf);
+      }
+    }
+    if (this.events.has('block')) {
+      this.events.emit('block', { resource: entry.resource, origin: entry.origin, error, ruleId: ruleId ?? ruleIdOf(error, this.rulesOf) });
+    }
     return error;
   }
 
@@ -595,6 +626,18 @@ export class Floodgate {
   /** The growing counters of a resource (for metric exporters); `undefined` if it is not tracked. */
   totals(resource: string): ResourceTotals | undefined {
     return this.resources.get(resource)?.node.readTotals();
+  }
+
+  /**
+   * The blocks of a resource by the rule that refused them, counted since its first block (for
+   * metric exporters): `[{ kind: 'flow', ruleId: 'flow#0', count: 12 }]`. Counts survive reloads:
+   * a rule keeps its id while its position among the resource's rules of its kind is unchanged.
+   * `undefined` if the resource is not tracked.
+   */
+  blocksByRule(resource: string): RuleBlockCount[] | undefined {
+    const state = this.resources.get(resource);
+    if (state === undefined) return undefined;
+    return state.blocks?.read() ?? [];
   }
 
   /**

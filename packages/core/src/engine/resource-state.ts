@@ -5,6 +5,7 @@ import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleK
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
 import type { SystemProbe } from '../kernel/system-probe';
+import type { RuleBlockCounts } from './block-counts';
 import { RULE_KINDS, type AnyRule } from './kinds';
 
 /** Most origins counted on their own for `limitOrigin: 'other'` rules, per resource (least recently seen dropped first). */
@@ -147,6 +148,8 @@ export class ResourceState {
   dirty = true;
   /** The version of the inbound kinds' rules `rules` was built with. */
   inboundVersion = -1;
+  /** Blocks by rule, from the resource's first block on. */
+  blocks: RuleBlockCounts | undefined;
   private byKind: CompiledRules[] = [];
   private named: Map<string, StatisticNode> | undefined;
   private others: LRUCache<string, StatisticNode> | undefined;
@@ -161,6 +164,7 @@ export class ResourceState {
 
   /** Compiles the resource's own rules again (when `dirty`) and rebuilds its checks. */
   refresh(services: CompileServices, inbound: readonly (CompiledRules | undefined)[], inboundVersion: number): void {
+    this.blocks?.forgetRules();
     if (this.dirty) {
       this.byKind = RULE_KINDS.map((kind) =>
         kind.scope === 'resource' ? this.pool.compile(kind as unknown as RuleKind, this.name, services.rulesOf(kind as unknown as RuleKind, this.name), services) : NO_RULES,

@@ -6,9 +6,10 @@ export type Listener<M, K extends keyof M> = (event: M[K]) => void;
 
 /**
  * Typed listeners per event, each event also published on a `node:diagnostics_channel`
- * channel (so APM agents can subscribe without a dependency). Emitting costs two length checks
- * when nobody listens or subscribes; callers check {@link EventHub.has} before building an
- * event's payload.
+ * channel (so APM agents can subscribe without a dependency) as `{ floodgate, event }`, naming
+ * the engine that emitted it. Emitting costs two length checks when nobody listens or
+ * subscribes; callers check {@link EventHub.has} before building an event's payload, and the
+ * channel's message is built only when the channel has subscribers.
  *
  * A listener that throws does not break the call that emitted: the first error of each
  * listener is reported with `process.emitWarning`, later ones are only counted
@@ -24,8 +25,12 @@ export class EventHub<M extends object> {
   /**
    * @param channelNames - the diagnostics channel of each event (`'floodgate:block'`, ...); the
    * keys are the events this hub knows.
+   * @param source - what emits the events (the engine): the `floodgate` of each channel message.
    */
-  constructor(channelNames: { readonly [K in keyof M]: string }) {
+  constructor(
+    channelNames: { readonly [K in keyof M]: string },
+    private readonly source: object,
+  ) {
     for (const name of Object.keys(channelNames) as (keyof M)[]) {
       this.channels[name] = diagnosticsChannel.channel(channelNames[name]);
       this.listeners[name] = [];
@@ -61,7 +66,7 @@ export class EventHub<M extends object> {
     if (Object.hasOwn(this.listeners, name)) this.listeners[name] = this.listeners[name].filter((l) => l !== listener);
   }
 
-  /** Calls every listener of `name` with `event`, then publishes it on the event's channel. */
+  /** Calls every listener of `name` with `event`, then publishes `{ floodgate: source, event }` on the event's channel. */
   emit<K extends keyof M>(name: K, event: M[K]): void {
     const list = this.listeners[name];
     for (let i = 0; i < list.length; i++) {
@@ -73,7 +78,7 @@ export class EventHub<M extends object> {
       }
     }
     const channel = this.channels[name];
-    if (channel.hasSubscribers) channel.publish(event);
+    if (channel.hasSubscribers) channel.publish({ floodgate: this.source, event });
   }
 
   private listenerFailed(name: string, listener: object, error: unknown): void {
