@@ -16,8 +16,8 @@ import { REDIS_CLUSTER_DEFAULTS as D } from './redis-cluster-defaults';
 import type { RedisCommander } from './redis-commander';
 import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 import { PACE_SCRIPT } from './scripts/pace-script';
-import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
-import { WINDOW_SCRIPT } from './scripts/window-script';
+import { TOKEN_BUCKET_RELEASE_SCRIPT, TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
+import { WINDOW_RELEASE_SCRIPT, WINDOW_SCRIPT } from './scripts/window-script';
 import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
 import { checkServerVersion, RedisVersionError } from './server-version';
 import { StoreGate } from './store-gate';
@@ -25,7 +25,7 @@ import { TokenBucketLimiter } from './token-bucket-limiter';
 import { WindowLimiter } from './window-limiter';
 import { withTimeout } from './with-timeout';
 
-const SCRIPTS = [WINDOW_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, HEARTBEAT_SCRIPT];
+const SCRIPTS = [WINDOW_SCRIPT, WINDOW_RELEASE_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, TOKEN_BUCKET_RELEASE_SCRIPT, HEARTBEAT_SCRIPT];
 
 /** Options of {@link redisCluster}. */
 export interface RedisClusterOptions {

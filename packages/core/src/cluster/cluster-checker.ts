@@ -118,7 +118,7 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     }
     switch (decision.status) {
       case 'pass':
-        if (this.limiter.release !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes));
+        if (this.limiter.release !== undefined && decision.receipt !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes, decision.receipt));
         // Switching over: the local check decides too, so the local window is never exceeded.
         return this.cluster.fallbackToLocal && this.ctx.clock.now() - this.fellBackAt < this.localWindowMs ? DECIDE_LOCALLY : undefined;
       case 'wait':
@@ -159,6 +159,7 @@ class StoreRefund implements EntryAttachment {
   constructor(
     private readonly limiter: ClusterLimiter,
     private readonly scopes: readonly string[],
+    private readonly receipt: unknown,
   ) {}
 
   exited(): void {
@@ -167,7 +168,7 @@ class StoreRefund implements EntryAttachment {
 
   released(entry: Entry): void {
     try {
-      this.limiter.release!(entry.acquireCount, this.scopes);
+      this.limiter.release!(entry.acquireCount, this.scopes, this.receipt);
     } catch {
       // Best effort: the store keeps the tokens.
     }

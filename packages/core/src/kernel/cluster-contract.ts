@@ -21,6 +21,11 @@ interface ClusterDecisionBase {
 /** The store admitted the call. */
 export interface ClusterPass extends ClusterDecisionBase {
   readonly status: 'pass';
+  /**
+   * What the backend needs to give the tokens back with {@link ClusterLimiter.release} (which
+   * bucket or refill they were taken in), opaque to the engine; absent when it cannot.
+   */
+  readonly receipt?: unknown;
 }
 
 /** The store reserved a slot `waitMs` from now (a `throttle` rule queues the call). */
@@ -124,9 +129,11 @@ export interface ClusterLimiter {
   /**
    * Gives back tokens an earlier `acquire` (or `acquireEach`) took, for a call that was then
    * refused by a later check or cancelled: best effort, never awaited by the caller, never
-   * rejects. Optional: without it, such a call keeps its shared tokens.
+   * throws. Only within the bucket (or refill period) the tokens were taken in, which `receipt`
+   * (the {@link ClusterPass.receipt} of that decision) names, and never below zero. Optional:
+   * without it, such a call keeps its shared tokens.
    */
-  release?(acquireCount: number, scopes: readonly string[]): void;
+  release?(acquireCount: number, scopes: readonly string[], receipt: unknown): void;
 }
 
 /**
