@@ -21,13 +21,14 @@ export interface PublishRulesTarget {
  * await publishRules(redis, { key: 'shop:rules', channel: 'shop:rules' }, { flow: [{ resource: 'checkout', threshold: 50 }] });
  */
 export async function publishRules(client: RedisClientLike, target: PublishRulesTarget, rules: RuleSetOptions): Promise<void> {
-  let json: string | undefined;
+  let json: string;
   try {
     json = JSON.stringify(rules);
   } catch (error) {
     throw new RuleValidationError([{ path: 'rules', message: `cannot be written as JSON (${(error as Error).message})` }], 'Rules not published');
   }
-  // JSON.stringify(undefined) is undefined: normalizeRuleSet reports the missing object.
-  normalizeRuleSet(json === undefined ? undefined : JSON.parse(json));
-  await toRedisCommander(client).setAndPublish(target.key, target.channel, json!);
+  // Not a string for `undefined` (from JavaScript callers): normalizeRuleSet names the missing object.
+  const published: unknown = typeof json === 'string' ? JSON.parse(json) : undefined;
+  normalizeRuleSet(published);
+  await toRedisCommander(client).setAndPublish(target.key, target.channel, json);
 }

@@ -20,4 +20,10 @@ export {
   type ClusterBlock,
   type ClusterUnavailable,
   type ClusterUnavailableReason,
+  type ClusterBreaker,
+  type ClusterBreakerSpec,
+  type ClusterBreakerView,
+  type ClusterBreakerDecision,
+  type ClusterBreakerListener,
+  type ClusterCircuitState,
 } from '../kernel/cluster-contract';
