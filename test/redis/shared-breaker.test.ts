@@ -146,6 +146,77 @@ describe('a shared breaker opening', () => {
   });
 });
 
+describe('a shared breaker’s state machine', () => {
+  const rules = fc.record({
+    strategy: fc.constantFrom('slowRequestRatio' as const, 'errorRatio' as const, 'errorCount' as const),
+    ratio: fc.constantFrom(0, 0.25, 0.5, 0.75, 1),
+    count: fc.integer({ min: 0, max: 3 }),
+    minRequestAmount: fc.integer({ min: 1, max: 5 }),
+    window: fc.constantFrom([1000, 1], [2000, 1], [2000, 2], [1500, 3]),
+    retryTimeoutMs: fc.constantFrom(500, 1000, 3000),
+    halfOpenProbes: fc.integer({ min: 1, max: 2 }),
+  });
+  // Calls one after another; each shorter than any retryTimeoutMs, so a probe never outlives its lease.
+  const steps = fc.array(
+    fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 4000 })), rtMs: fc.integer({ min: 0, max: 400 }), error: fc.boolean() }),
+    { minLength: 1, maxLength: 40 },
+  );
+
+  /** Enters: the entry, or the refusal's code and retryAfterMs. */
+  async function enter(fg: Floodgate, resource: string): Promise<Entry | string> {
+    try {
+      return await fg.enter(resource);
+    } catch (refusal) {
+      if (!isBlockError(refusal)) throw refusal;
+      return `${refusal.code} ${refusal.retryAfterMs}`;
+    }
+  }
+
+  it('decides every call of one instance as core’s local breaker does (property)', async () => {
+    const x = await instance();
+    await fc.assert(
+      fc.asyncProperty(rules, steps, async (r, list) => {
+        const resource = `r${n++}`;
+        const threshold = r.strategy === 'errorCount' ? r.count : r.ratio;
+        const rule: CircuitBreakerRuleOptions = {
+          resource,
+          strategy: r.strategy,
+          threshold,
+          ...(r.strategy === 'slowRequestRatio' ? { maxAllowedRtMs: 200 } : {}),
+          minRequestAmount: r.minRequestAmount,
+          statIntervalMs: r.window[0]!,
+          bucketCount: r.window[1]!,
+          retryTimeoutMs: r.retryTimeoutMs,
+          halfOpenProbes: r.halfOpenProbes,
+        };
+        // The local engine runs on the same clock, so both see the same times.
+        const local = new Floodgate({ clock: fixture.clock });
+        local.loadCircuitBreakerRules([rule]);
+        x.fg.loadCircuitBreakerRules([{ ...rule, cluster: true }]);
+        const stateOf = (fg: Floodgate): unknown => {
+          const { state, retryAfterMs } = fg.circuitState(resource)[0]!;
+          return { state, retryAfterMs };
+        };
+        for (const [i, { advanceMs, rtMs, error }] of list.entries()) {
+          await fixture.clock.advance(advanceMs);
+          // The same call on both, at the same times.
+          const calls = [await enter(x.fg, resource), await enter(local, resource)];
+          await fixture.clock.advance(rtMs);
+          for (const c of calls) {
+            if (typeof c === 'string') continue;
+            if (error) c.traceError(new Error('boom'));
+            c.exit();
+          }
+          await settled(x);
+          const outcome = (c: Entry | string): string => (typeof c === 'string' ? c : 'pass');
+          expect({ i, call: outcome(calls[0]!), state: stateOf(x.fg) }).toEqual({ i, call: outcome(calls[1]!), state: stateOf(local) });
+        }
+      }),
+      { numRuns: Number(process.env.RUNS ?? 60) },
+    );
+  }, 600_000);
+});
+
 describe('a shared breaker while closed', () => {
   it('decides calls from the state it learned and reports the completions of a tick in one script call', async () => {
     const x = await instance();
@@ -258,14 +329,33 @@ describe('a shared breaker half-open', () => {
     expect([stateOf(a), stateOf(b)]).toEqual(['closed', 'closed']);
   });
 
-  it('fails a probe whose call was cancelled', async () => {
+  it('gives the probe of a call another check refused back, for another call, without failing it', async () => {
     const [a, b] = [await instance(), await instance()];
     await load([a, b]);
     await trip(a, b);
+    // a's own QPS limit refuses every call: that says nothing of the resource.
+    a.fg.loadFlowRules([{ resource: 'api', threshold: 0 }]);
     await fixture.clock.advance(5000);
-    (await a.fg.enter('api')).cancel();
-    await until(() => b.changes.length === 3, 'b to learn the probe failed');
-    expect(b.changes.slice(1)).toEqual(['open->halfOpen', 'halfOpen->open:1']);
+    await expect(a.fg.enter('api')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+    await until(() => b.fg.circuitState('api')[0]!.retryAfterMs === undefined, 'b to hear the probe is free');
+    await call(b);
+    await until(() => stateOf(a) === 'closed', 'a to learn b’s probe closed the breaker');
+    expect(b.changes).toEqual([`closed->open:${4 / 6}`, 'open->halfOpen', 'halfOpen->closed']);
+  });
+
+  it('gives the probe of a cancelled call back', async () => {
+    const [a, b] = [await instance(), await instance()];
+    await load([a, b], { ...RULE, halfOpenProbes: 2 });
+    await trip(a, b);
+    await fixture.clock.advance(5000);
+    const [first, second] = [await a.fg.enter('api'), await a.fg.enter('api')];
+    await expect(b.fg.enter('api')).rejects.toMatchObject({ code: 'ERR_CIRCUIT_OPEN' });
+    first.cancel();
+    await until(() => b.fg.circuitState('api')[0]!.retryAfterMs === undefined, 'b to hear a probe is free');
+    const third = await b.fg.enter('api');
+    second.exit();
+    third.exit();
+    await until(() => stateOf(a) === 'closed' && stateOf(b) === 'closed', 'both to learn the breaker closed');
   });
 
   it('lends exactly min(halfOpenProbes, calls) probes, whatever the calls and instances (property)', async () => {

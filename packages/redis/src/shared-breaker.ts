@@ -4,6 +4,7 @@ import type {
   ClusterBreakerListener,
   ClusterBreakerSpec,
   ClusterBreakerView,
+  ClusterProbeOutcome,
   ClusterUnavailable,
 } from '@floodgate/core/cluster';
 import { CIRCUIT_STATES, type BreakerChannel, type ChannelMember } from './breaker-channel';
@@ -14,9 +15,10 @@ import { BREAKER_SCRIPT } from './scripts/breaker-script';
 import type { ReplyHandler } from './store-gate';
 
 const STRATEGIES = { slowRequestRatio: 's', errorRatio: 'r', errorCount: 'c' } as const;
+const OUTCOMES = { failure: 0, success: 1, unused: 2 } as const;
 const PASS: ClusterBreakerDecision = Object.freeze({ status: 'pass' });
-/** Completions per operation: a longer run is split, so one script call never loops for long. */
-const MAX_RUN = 4096;
+/** Completions per script call: a longer run leaves at once, so one script call never loops for long. */
+const MAX_RUN = 1024;
 /** Calls asking to pass per script call: a full batch leaves at once. */
 const MAX_ASKS = 16;
 /** The hash outlives a day without calls, or four times the rule's window and retry timeout. */
@@ -124,21 +126,21 @@ export class RedisBreaker implements ClusterBreaker, ChannelMember {
 
   record(slow: boolean, error: boolean): void {
     this.run += error ? (slow ? 'x' : 'e') : slow ? 's' : 'o';
-    if (this.run.length >= MAX_RUN) this.closeRun();
-    this.schedule();
+    if (this.run.length >= MAX_RUN) this.flush();
+    else this.schedule();
   }
 
-  settle(lease: unknown, success: boolean): void {
+  settle(lease: unknown, outcome: ClusterProbeOutcome): void {
     if (!(lease instanceof Lease)) return;
     this.closeRun();
-    this.ops.push(`s${success ? 1 : 0}${lease.version}:${lease.slot}:${lease.token}`);
+    this.ops.push(`s${OUTCOMES[outcome]}${lease.version}:${lease.slot}:${lease.token}`);
     this.schedule();
   }
 
-  /** A transition published by an instance (this one included). */
+  /** A change published by an instance (this one included). */
   heard(view: ClusterBreakerView): void {
     this.heardAt = this.ctx.localNow();
-    this.listener?.learned(view, undefined);
+    this.listener?.learned(view, undefined, true);
   }
 
   /** The subscription was lost for a while: messages may have been missed, so what was learned is stale. */

@@ -42,7 +42,8 @@ const SEVERITY: Readonly<Record<ClusterCircuitState, number>> = { closed: 0, hal
  *
  * - **Probes**: when the shared breaker is due to probe, `enter()`/`run()` ask the store, which
  *   lends each probe to one instance at a time; the probe's outcome closes or reopens the breaker
- *   for all, and a lease not given back within `retryTimeoutMs` counts as a failed probe. A sync
+ *   for all, a probe whose call did not run is given back, and a lease not given back within
+ *   `retryTimeoutMs` counts as a failed probe. A sync
  *   `entry()` cannot wait for a lease: it is refused while the breaker is due to probe (`0` ms),
  *   and decided from the cached state otherwise.
  * - **Fallback**: while the store cannot be reached, the rule's local breaker (which sees every
@@ -87,7 +88,7 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
     this.slowAfterMs = rule.maxAllowedRtMs ?? Number.POSITIVE_INFINITY;
     local.divert((_from, _to, value) => this.announce(value));
     this.unwatch = breaker.watch({
-      learned: (view, recoveredAfterMs) => this.learned(view, recoveredAfterMs),
+      learned: (view, recoveredAfterMs, published) => this.learned(view, recoveredAfterMs, published === true),
       unavailable: (decision) => this.lost(decision),
     });
   }
@@ -210,10 +211,11 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
     this.announce(undefined);
   }
 
-  private learned(view: ClusterBreakerView, recoveredAfterMs: number | undefined): void {
+  private learned(view: ClusterBreakerView, recoveredAfterMs: number | undefined, published: boolean): void {
     if (this.retired) return;
     const newer = view.version > this.sharedVersion;
-    if (view.version >= this.sharedVersion) {
+    // A reply's times are measured now; a published change's when it was sent: only a newer one tells more.
+    if (newer || (view.version === this.sharedVersion && !published)) {
       this.shared = view.state;
       this.sharedRetryAt = this.ctx.clock.now() + view.retryAfterMs;
       this.sharedVersion = view.version;
@@ -263,8 +265,10 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
 
 /**
  * A probe of a shared breaker, attached to the entry it let through, holding the store's lease:
- * the call's outcome (no error and not slow: success) settles it for every instance; a call that
- * does not run fails it. Settles once.
+ * the call's outcome (no error and not slow: success) settles it for every instance. A call
+ * that does not run (another check refused it, or it was cancelled) gives the probe back for
+ * another call instead of failing it: one instance's own refusal (its QPS limit, say) says
+ * nothing of the resource, and must not reopen the breaker for every instance. Settles once.
  */
 class SharedProbe implements EntryAttachment {
   private settled = false;
@@ -278,12 +282,12 @@ class SharedProbe implements EntryAttachment {
   exited(entry: Entry, _now: number, rtMs: number): void {
     if (this.settled) return;
     this.settled = true;
-    this.breaker.settle(this.lease, !entry.hasError && !(rtMs > this.slowAfterMs));
+    this.breaker.settle(this.lease, entry.hasError || rtMs > this.slowAfterMs ? 'failure' : 'success');
   }
 
   released(): void {
     if (this.settled) return;
     this.settled = true;
-    this.breaker.settle(this.lease, false);
+    this.breaker.settle(this.lease, 'unused');
   }
 }

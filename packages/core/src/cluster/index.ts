@@ -26,4 +26,5 @@ export {
   type ClusterBreakerDecision,
   type ClusterBreakerListener,
   type ClusterCircuitState,
+  type ClusterProbeOutcome,
 } from '../kernel/cluster-contract';

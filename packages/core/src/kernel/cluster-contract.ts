@@ -176,7 +176,10 @@ export interface ClusterBreakerView {
    * breaker, `1` when a probe failed, `undefined` otherwise.
    */
   readonly value: number | undefined;
-  /** Grows with every shared transition: of two views, the one with the greater version is newer. */
+  /**
+   * Grows with every change of the shared breaker that instances must learn (a transition, a probe
+   * given back): of two views, the one with the greater version is newer.
+   */
   readonly version: number;
 }
 
@@ -192,14 +195,19 @@ export type ClusterBreakerDecision =
   | { readonly status: 'block'; readonly retryAfterMs: number }
   | ClusterUnavailable;
 
+/** How a probe of a shared breaker ended (see {@link ClusterBreaker.settle}). */
+export type ClusterProbeOutcome = 'success' | 'failure' | 'unused';
+
 /** Told what an instance learns of its shared breaker. */
 export interface ClusterBreakerListener {
   /**
-   * The store answered (a reply, or a transition published by another instance) with `view`:
-   * called for every answer, whatever its version, so the listener knows the store is there.
-   * `recoveredAfterMs` is set when this answer ends an outage.
+   * The store answered with `view`: a reply to this instance (called for every reply, whatever
+   * its version, so the listener knows the store is there, and with times measured now), or a
+   * change published by an instance (`published`: its times were measured when it was sent, so
+   * only a newer version says more than what the instance knows). `recoveredAfterMs` is set when
+   * this answer ends an outage.
    */
-  learned(view: ClusterBreakerView, recoveredAfterMs: number | undefined): void;
+  learned(view: ClusterBreakerView, recoveredAfterMs: number | undefined, published?: boolean): void;
   /** A call to the store for this breaker (reporting completions) failed. */
   unavailable(decision: ClusterUnavailable): void;
 }
@@ -228,11 +236,12 @@ export interface ClusterBreaker {
   /** Reports one completed call (best effort, batched, never awaited). */
   record(slow: boolean, error: boolean): void;
   /**
-   * Ends a probe: `success` counts towards closing the breaker for every instance, a failure
-   * reopens it; either way its lease is given back. Ignored once the lease has expired or its
-   * half-open period is over. Best effort, never awaited.
+   * Ends a probe and gives its lease back: `'success'` counts towards closing the breaker for
+   * every instance, `'failure'` reopens it, `'unused'` (the call did not run: another check
+   * refused it, or it was cancelled) frees the probe for another call. Ignored once the lease
+   * has expired or its half-open period is over. Best effort, never awaited.
    */
-  settle(lease: unknown, success: boolean): void;
+  settle(lease: unknown, outcome: ClusterProbeOutcome): void;
 }
 
 /**

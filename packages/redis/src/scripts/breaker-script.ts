@@ -15,14 +15,17 @@ import { LUA_PRELUDE } from './lua-prelude';
  * - **halfOpen**: `halfOpenProbes` probes, each a lease held by one caller (`p<i>`: its deadline,
  *   `retryTimeoutMs` after it was taken, on the script's clock; `h<i>`: its holder's token), so
  *   every other call is refused. All settled as successes close the breaker and empty its
- *   window; one failure, or a lease reaching its deadline unsettled (a caller that crashed), reopens
- *   it (at that deadline) for another `retryTimeoutMs`. Leases expire lazily, checked by every
+ *   window; one failure, or a lease reaching its deadline unsettled (a caller that crashed),
+ *   reopens it (at that deadline) for another `retryTimeoutMs`; a probe given back unused is
+ *   free for another call. Leases expire lazily, checked by every
  *   call of this script, so their deadline is on the same clock as everything else (Redis's
  *   `TIME`, or the backend's `now`), exactly as the local breaker checks its probes.
  *
  * Each transition increments `ver` and is published on the channel (`ver|state|retryAfterMs|
- * value|key`, state 0 closed, 1 open, 2 halfOpen), so instances learn it at once; a settle of an
- * older half-open period (another `ver`) or a lease already expired changes nothing. The hash
+ * value|key`, state 0 closed, 1 open, 2 halfOpen), so instances learn it at once, as is a probe
+ * given back (it increments `ver` too: no time to wait for a probe now). `per` is the `ver` of
+ * the latest transition: it names the half-open period a lease belongs to, and a settle of an
+ * older period, or of a lease already expired, changes nothing. The hash
  * expires after `ttlMs` without a call (the breaker is closed again then).
  *
  * KEYS[1] the breaker's hash. ARGV: now, strategy (`s` slow ratio, `r` error ratio, `c` error
@@ -30,12 +33,13 @@ import { LUA_PRELUDE } from './lua-prelude';
  * halfOpenProbes, channel, ttlMs, then operations in the order they happened:
  * `c<outcomes>` completions, one character each (`o` ok, `s` slow, `e` error, `x` both);
  * `a<token>` a call asking to pass (a probe lease for `token` when due);
- * `s<1|0><ver>:<slot>:<token>` a probe's outcome (1 success); `r` nothing (a read).
+ * `s<o><per>:<slot>:<token>` a probe's outcome (`1` success, `0` failure, `2` unused: its call
+ * did not run, the probe is free again); `r` nothing (a read).
  *
  * Replies `{ ver, state, retryAfterMs, value, then per 'a' operation: kind, detail }`: the state
  * after every operation, `retryAfterMs` while open (until probing) or half-open with every probe
  * held (until the oldest lease's deadline), else 0; `value` the last transition's ('' when none);
- * kind `0` pass, `1` probe (detail `ver:slot`, the lease), `-1` refused (detail: retryAfterMs).
+ * kind `0` pass, `1` probe (detail `per:slot`, the lease), `-1` refused (detail: retryAfterMs).
  */
 export const BREAKER_SCRIPT = new RedisScript(
   'breaker',
@@ -60,6 +64,7 @@ do
 end
 local st = tonumber(f.st) or CLOSED
 local ver = tonumber(f.ver) or 0
+local per = tonumber(f.per) or ver
 local at = tonumber(f.at) or 0
 local val = f.val or ''
 local adm = tonumber(f.adm) or 0
@@ -78,11 +83,12 @@ for i = 0, buckets - 1 do
   bs[i] = tonumber(f['s' .. i]) or 0
   be[i] = tonumber(f['e' .. i]) or 0
 end
-local changed, bucketDirty, cleared, messages = false, {}, {}, {}
+local changed, bucketDirty, cleared, messages, freed = false, {}, {}, {}, false
 
 -- Moves to \`to\`, to be announced (see \`announce\`).
 local function transition(to, value)
   st, ver, val, changed = to, ver + 1, value, true
+  per = ver
   if to == HALF then adm, ok = 0, 0 end
   local left = 0
   if to == OPEN then left = at - now end
@@ -158,20 +164,28 @@ local function acquire(token)
     transition(HALF, '')
   end
   if adm < probes then
+    -- A free slot: never taken in this period, or given back unused (succeeded ones count in ok).
+    local slot = 1
+    while deadline[slot] ~= nil do slot = slot + 1 end
     adm = adm + 1
-    deadline[adm], holder[adm], cleared[adm], changed = now + retry, token, nil, true
-    return 1, ver .. ':' .. adm
+    deadline[slot], holder[slot], cleared[slot], changed = now + retry, token, nil, true
+    return 1, per .. ':' .. slot
   end
   local oldest = oldestDeadline()
   if oldest == nil then return -1, '0' end
   return -1, fmt(oldest - now)
 end
 
-local function settle(success, v, slot, token)
+local function settle(outcome, v, slot, token)
   expireProbes()
-  if st ~= HALF or ver ~= v or deadline[slot] == nil or holder[slot] ~= token then return end
+  if st ~= HALF or per ~= v or deadline[slot] == nil or holder[slot] ~= token then return end
   deadline[slot], holder[slot], cleared[slot], changed = nil, nil, true, true
-  if not success then
+  if outcome == '2' then
+    -- Unused: the call did not run; the probe is free for another call (and instances are told).
+    adm, ver, freed = adm - 1, ver + 1, true
+    return
+  end
+  if outcome == '0' then
     open(now, '1')
     return
   end
@@ -195,13 +209,13 @@ for r = 11, #ARGV do
     out[#out + 1] = detail
   elseif kind == 's' then
     local v, slot, token = string.match(op, '^s.(%d+):(%d+):(.*)$')
-    settle(sub(op, 2, 2) == '1', tonumber(v), tonumber(slot), token)
+    settle(sub(op, 2, 2), tonumber(v), tonumber(slot), token)
   end
 end
 expireProbes()
 
 if changed then
-  local fields = { 'st', st, 'ver', ver, 'at', fmt(at), 'val', val, 'adm', adm, 'ok', ok }
+  local fields = { 'st', st, 'ver', ver, 'per', per, 'at', fmt(at), 'val', val, 'adm', adm, 'ok', ok }
   for i = 1, probes do
     if deadline[i] ~= nil then
       fields[#fields + 1] = 'p' .. i
@@ -240,7 +254,9 @@ elseif st == HALF and adm >= probes then
   if oldest ~= nil then left = oldest - now end
 end
 if left < 0 then left = 0 end
--- Each transition, with the time its state holds (the last one's is what the call ends with).
+-- Each transition, with the time its state holds (the last one's is what the call ends with);
+-- a probe given back is told as the state it leaves (a probe is free: no time to wait).
+if freed and #messages == 0 then messages[1] = { ver, st, left, val } end
 for i = 1, #messages do
   local m = messages[i]
   if i == #messages then m[3] = left end
