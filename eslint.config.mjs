@@ -40,6 +40,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-function-type': 'off' },
   },
   {
+    // The import matrix's CommonJS consumer imports as CommonJS TypeScript does: `import x = require()`.
+    files: ['test/packages/consumer/**'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     rules: {
       // `any` appears only where a decorator factory cannot name the method's arguments, each with a comment.
       '@typescript-eslint/no-explicit-any': 'off',

@@ -13,7 +13,11 @@ const shared = {
 // (as NestJS compiles), through its own tsconfig; and the NestJS integration (its package,
 // tests and example), compiled the same legacy way through test/nestjs/tsconfig.json.
 const NESTJS_TESTS = ['<rootDir>/test/nestjs/', '<rootDir>/test/examples/nestjs.test.ts'];
+// globalSetup provides the programs and servers the tests use (test/support/test-services.ts):
+// FLOODGATE_REDIS_URL, FLOODGATE_REDIS_SERVER_BIN, FLOODGATE_PROMETHEUS_BIN, FLOODGATE_CHROMIUM_BIN.
 module.exports = {
+  globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
   // `npm test` reports coverage of the packages' sources (a summary; coverage/ holds the details).
   collectCoverageFrom: ['packages/*/src/**/*.ts'],
   coverageReporters: ['text-summary', 'json-summary'],
@@ -22,7 +26,7 @@ module.exports = {
       ...shared,
       displayName: 'standard',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/', ...NESTJS_TESTS],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/', '<rootDir>/test/packages/consumer/', ...NESTJS_TESTS],
       transform: {
         '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }],
       },

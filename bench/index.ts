@@ -1,9 +1,9 @@
 /**
- * `npm run bench [-- --quick] [--only core,memory,http,cluster] [--runs N] [--out file] [--no-write]`
+ * `npm run bench [-- --quick] [--only core,memory,http,cluster,overload] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
  *
- * Runs every benchmark of issue #7 side by side with the bare frameworks and the peer
+ * Runs every benchmark of issues #7 and #14 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
  * latest.json beside it (quick mode writes quick.md/quick.json, so a smoke run never
  * overwrites the committed figures).
@@ -21,6 +21,7 @@ import { machineInfo } from './lib/machine-info';
 import { canPin } from './lib/pinned-command';
 import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
 import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
+import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
 /** Cores: servers on one, everything that measures from the outside (load, workers) on the other. */
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300, batchSamples: quick ? 512 : 4096 };
   const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
   const clusterSettings = { processes: runs, seconds: quick ? 0.1 : 2 };
+  const overloadSettings = { rounds: runs, seconds: quick ? 2 : 8, overload: 2, deadlineMs: 1000 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
     seconds: quick ? 1 : 8, // autocannon runs at least about 1 s whatever it is asked
@@ -64,6 +66,7 @@ async function main(): Promise<void> {
   let memory: MemorySubjectResult[] | undefined;
   let http: HttpFrameworkResult[] | undefined;
   let cluster: ClusterSuiteResult | undefined;
+  let overload: OverloadSuiteResult | undefined;
   if (options.suites.includes('core')) {
     log('core, in-process');
     core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
@@ -84,6 +87,10 @@ async function main(): Promise<void> {
     log('cluster mode over Redis');
     cluster = await runClusterSuite(distDir, { ...clusterSettings, serverCore: SERVER_CORE, clientCore: MEASURE_CORE, log });
   }
+  if (options.suites.includes('overload')) {
+    log('overload: a CPU-bound Express route at 2× its capacity');
+    overload = await runOverloadSuite(distDir, { ...overloadSettings, serverCore: SERVER_CORE, loadCore: MEASURE_CORE, log });
+  }
   machine.loadEnd = loadavg()[0]!;
 
   const run: BenchRun = {
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
     ...(memory ? { memory, memorySettings } : {}),
     ...(http ? { http, httpSettings } : {}),
     ...(cluster ? { cluster, clusterSettings } : {}),
+    ...(overload ? { overload, overloadSettings } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
   if (options.into !== undefined) {

@@ -3,6 +3,7 @@ import {
   isBlockError,
   type Entry,
   type RuleSetOptions,
+  type SystemRuleOptions,
 } from '@floodgate/core';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
@@ -27,6 +28,25 @@ export interface CoreCase {
   readonly setup: () => Promise<() => unknown>;
 }
 
+/** The options of an inbound call (an HTTP request), for the system protection cases. */
+const INBOUND = Object.freeze({ inbound: true });
+
+/**
+ * A system rule with every limit set and none reached (the load limits are read from the real
+ * probe, and take the BBR check when a busy benchmark process is over them): the most a system
+ * rule costs an entry.
+ */
+const SYSTEM_RULE: SystemRuleOptions = {
+  maxEventLoopDelayMs: 10_000,
+  maxEventLoopUtilization: 0.5,
+  maxCpuUsage: 0.5,
+  maxHeapUsedBytes: 2 ** 40,
+  maxRssBytes: 2 ** 40,
+  maxConcurrency: 1_000_000,
+  maxQps: 1e12,
+  maxAvgRtMs: 60_000,
+};
+
 /** Distinct hotspot values cycled through by the "100,000 values" cases. */
 export const CYCLE_VALUES = 100_000;
 const NEVER = 1e9; // a threshold no benchmark reaches
@@ -46,8 +66,8 @@ export function coreCases(): CoreCase[] {
   const pendingHot = support.hotParams ? undefined : `hotspot rules not implemented yet (#4): ${support.hotParamsWhy}`;
   const pendingBreaker = support.circuitBreakers ? undefined : `circuit breakers not implemented yet (#3): ${support.circuitBreakersWhy}`;
   const pendingThree = pendingHot ?? pendingBreaker;
-  const passes = (resource: string, args?: unknown[]): void => {
-    const entry = fg.tryEntry(resource, args ? { args } : undefined);
+  const passes = (resource: string, args?: unknown[], inbound = false): void => {
+    const entry = fg.tryEntry(resource, { ...(args ? { args } : {}), inbound });
     if (isBlockError(entry)) throw new Error(`${resource} should pass, got ${entry.code}`);
     (entry as Entry).exit();
   };
@@ -81,6 +101,19 @@ export function coreCases(): CoreCase[] {
       passes('r.three', ['user-1']);
       return () => fg.entry('r.three', { args: ['user-1'] }).exit();
     }, pendingThree),
+
+    sync('fg.sync.qpsInbound', 'floodgate', 'entry() + exit(), inbound, one QPS rule', async () => {
+      passes('r.qps', undefined, true);
+      return () => fg.entry('r.qps', INBOUND).exit();
+    }),
+    sync('fg.sync.qpsSystem', 'floodgate', 'entry() + exit(), inbound, one QPS rule + a system rule (every limit, default probe)', async () => {
+      const guarded = new Floodgate();
+      guarded.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }], system: [SYSTEM_RULE] });
+      const entry = guarded.tryEntry('r.qps', INBOUND);
+      if (isBlockError(entry)) throw new Error(`r.qps should pass the system rule, got ${entry.message}`);
+      (entry as Entry).exit();
+      return () => guarded.entry('r.qps', INBOUND).exit();
+    }),
 
     sync('fg.block.tryEntry', 'floodgate', 'blocked tryEntry(), QPS rule (returned)', async () => {
       blocks('r.blocked', 'ERR_FLOW_BLOCKED');

@@ -15,17 +15,26 @@ export interface ServerProcess {
  * (after start-up, so several servers start in parallel on every core).
  */
 export function startServerProcess(script: string, framework: Framework, variant: HttpVariant, core: number): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script, framework, variant], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return startListeningProcess(script, [framework, variant], core);
+}
+
+/**
+ * Starts `node script ...args`, waits for the `{"port":N}` line it prints once listening, then
+ * pins it to `core`.
+ */
+export function startListeningProcess(script: string, args: readonly string[], core: number): Promise<ServerProcess> {
+  const name = args.join('/');
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise<ServerProcess>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const fail = (why: string): void => {
       child.kill('SIGKILL');
-      reject(new Error(`${framework}/${variant} server: ${why}`));
+      reject(new Error(`${name} server: ${why}`));
     };
     const timer = setTimeout(() => fail('did not start within 20 s'), 20_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${framework}/${variant} server exited with code ${String(code)} before listening`));
+      reject(new Error(`${name} server exited with code ${String(code)} before listening`));
     });
     lines.once('line', (line) => {
       clearTimeout(timer);

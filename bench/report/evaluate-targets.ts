@@ -5,7 +5,7 @@ import { median } from '../lib/median';
 import { formatNs, formatRatio } from '../lib/format';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 
-/** One of issue #7's targets, checked against this run. */
+/** One of the benchmark targets (issues #7 and #14), checked against this run. */
 export interface TargetCheck {
   readonly target: string;
   /** The figure, in words (`0.97 (0.96, 0.98)`). */
@@ -25,7 +25,7 @@ export interface SuiteResults {
   readonly cluster?: ClusterSuiteResult;
 }
 
-/** Checks every target of issue #7 that this run measured. */
+/** Checks every target (issues #7 and #14) that this run measured. */
 export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const core = new Map((results.core ?? []).map((c) => [c.id, c]));
@@ -41,7 +41,20 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   ns('fg.sync.three', 500, 'sync entry()+exit() with QPS + breaker + hotspot <= 0.5 µs');
   ns('fg.block.tryEntry', 300, 'blocked tryEntry() <= 0.3 µs');
 
-  const fgPass = core.get('fg.sync.qps');
+  const qps = core.get('fg.sync.qps');
+  const inbound = core.get('fg.sync.qpsInbound');
+  const system = core.get('fg.sync.qpsSystem');
+  const systemTarget = 'the system check on the entry path: inbound entry()+exit() with one QPS rule + a system rule <= 1.3× without the system rule';
+  const finite = (c: CoreCaseResult | undefined): c is CoreCaseResult => c !== undefined && Number.isFinite(c.medianNs);
+  if (!finite(inbound) || !finite(system)) {
+    checks.push({ target: systemTarget, figure: system?.failed ?? inbound?.failed ?? 'not run', verdict: 'pending' });
+  } else {
+    const times = system.medianNs / inbound.medianNs;
+    const outbound = finite(qps) ? `; ${(system.medianNs / qps.medianNs).toFixed(2)}× an outbound call with one QPS rule (${formatNs(qps.medianNs)})` : '';
+    checks.push({ target: systemTarget, figure: `${times.toFixed(2)}× (${formatNs(system.medianNs)} vs ${formatNs(inbound.medianNs)})${outbound}`, verdict: times <= 1.3 ? 'met' : 'missed' });
+  }
+
+  const fgPass = qps;
   for (const peer of ['rlf.pass', 'cockatiel.pass', 'opossum.pass'] as const) {
     const p = core.get(peer);
     const target = `sync one-QPS-rule pass several times (>= 3×) under ${peer}`;

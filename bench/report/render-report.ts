@@ -8,6 +8,7 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
+import { overloadMedian, type OverloadSuiteResult } from '../overload/overload-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 
 /** Everything one bench run produced, and how it ran. */
@@ -25,6 +26,8 @@ export interface BenchRun extends SuiteResults {
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
   readonly cluster?: ClusterSuiteResult;
   readonly clusterSettings?: { processes: number; seconds: number };
+  readonly overload?: OverloadSuiteResult;
+  readonly overloadSettings?: { rounds: number; seconds: number; overload: number; deadlineMs: number };
   readonly pinned: boolean;
 }
 
@@ -34,13 +37,14 @@ const PEER_OF: Record<string, string> = { express: 'express-rate-limit', koa: 'k
 export function renderReport(run: BenchRun): { title: string; body: string }[] {
   const sections: { title: string; body: string }[] = [];
   sections.push({ title: 'How this was measured', body: renderMethod(run) });
-  sections.push({ title: 'Targets (issue #7)', body: renderTargets(run) });
+  sections.push({ title: 'Targets (issues #7 and #14)', body: renderTargets(run) });
   sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
   if (run.rules) sections.push({ title: 'Declaring rules one by one (issue #13)', body: renderRules(run.rules, run) });
   if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
   if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http) });
   if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
+  if (run.overload) sections.push({ title: 'Overload: a CPU-bound Express route at 2× its capacity', body: renderOverload(run.overload, run) });
   return sections;
 }
 
@@ -259,6 +263,28 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
 /** A cluster case whose checks do not all ask Redis (leased tokens, or fallbacks): not exact. */
 function notPerCheck(c: { name: string; runs: readonly { fallbacks?: number }[] }): boolean {
   return c.name.includes('leaseTokens') || c.runs.some((r) => (r.fallbacks ?? 0) > 0);
+}
+
+function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
+  const s = run.overloadSettings;
+  const NAMES = { none: 'unguarded', system: 'system rule `{ maxEventLoopUtilization: 0.8 }`', adaptive: "adaptive concurrency `{ metric: 'concurrency', behavior: 'adaptive', threshold: 10 }`" } as const;
+  const perRun = (values: number[], format: (n: number) => string): string => values.map(format).join(', ');
+  const rows = overload.variants.map((v) => [
+    NAMES[v.variant],
+    formatMs(overloadMedian(v, (r) => r.p99Ms)),
+    formatMs(overloadMedian(v, (r) => r.p50Ms)),
+    `${formatCount(overloadMedian(v, (r) => r.goodput))} req/s`,
+    formatRatio(overloadMedian(v, (r) => r.goodput) / overload.capacity),
+    perRun(v.runs.map((r) => r.p99Ms), (n) => formatMs(n)),
+    perRun(v.runs.map((r) => r.goodput), formatCount),
+    v.runs.map((r) => `200×${r.statuses['200'] ?? 0} 503×${r.statuses['503'] ?? 0} gave up ${r.timedOut + r.failed}`).join('; '),
+  ]);
+  const how = s
+    ? `Capacity ${formatCount(overload.capacity)} req/s (200s per second of the unguarded server with 4 requests in flight); load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
+      `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
+      `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: 200s answered (within the deadline) per second; latencies are those of the 200s.`
+    : '';
+  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}`;
 }
 
 function label(variant: string, framework: string): string {

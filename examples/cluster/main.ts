@@ -4,11 +4,12 @@
  * however the burst splits. Then each sees its rates upstream fail six times: too few for a
  * breaker of its own (minRequestAmount 10), but the shared breaker counts both, opens, and both
  * processes answer 503 from then on.
- * Run (with a Redis at REDIS_URL, default redis://127.0.0.1:6379):
- * `npx tsx --conditions=@floodgate/source examples/cluster/main.ts`.
+ * It needs a Redis, at REDIS_URL (default redis://127.0.0.1:6379), and exits at once saying so
+ * when none answers there. Run: `npx tsx --conditions=@floodgate/source examples/cluster/main.ts`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { QUOTES_PER_SECOND, RATES_BREAKER } from './instance';
 
 /** What one process answered. */
@@ -101,20 +102,47 @@ export async function runCluster(options: RunClusterOptions): Promise<ProcessRep
   }
 }
 
-if (require.main === module) {
-  const failuresEach = 6;
-  runCluster({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', failuresEach })
-    .then((reports) => {
-      for (const r of reports) console.log(`process ${r.pid}: served ${r.served}, answered 429 to ${r.limited}`);
-      const served = reports.reduce((sum, r) => sum + r.served, 0);
-      console.log(`together: served ${served}, the fleet-wide limit being ${QUOTES_PER_SECOND} per second`);
-      for (const r of reports) {
-        console.log(`process ${r.pid}: rates breaker ${r.breaker.state} (${r.breaker.changes.join(', ')}), next rates request answered ${r.breaker.next}`);
-      }
-      console.log(`each process saw ${failuresEach} failures, under the breaker's minRequestAmount (${RATES_BREAKER.minRequestAmount}); the shared breaker counted both`);
-    })
-    .catch((error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
+/** Resolves to undefined when a Redis answers PING at `url` (within 2 s), else to why not. */
+export async function redisProblem(url: string): Promise<string | undefined> {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 50 });
+  let cause: string | undefined;
+  client.on('error', (error: Error) => (cause ??= error.message));
+  try {
+    await client.connect();
+    await client.ping();
+    return undefined;
+  } catch (error) {
+    return cause ?? String(error);
+  } finally {
+    client.disconnect();
+  }
 }
+
+async function main(redisUrl: string): Promise<void> {
+  const problem = await redisProblem(redisUrl);
+  if (problem !== undefined) {
+    console.error(
+      `examples/cluster needs a Redis: none answers at ${redisUrl} (${problem}).\n` +
+        'Start one (apt-get install -y redis-server, then redis-server) or set REDIS_URL to yours, and run it again.',
+    );
+    process.exit(1);
+  }
+  console.log(`examples/cluster: two processes, one limit of ${QUOTES_PER_SECOND} quotes per second, through the Redis at ${redisUrl}`);
+  const failuresEach = 6;
+  const reports = await runCluster({ redisUrl, failuresEach });
+  for (const r of reports) console.log(`process ${r.pid}: served ${r.served}, answered 429 to ${r.limited}`);
+  const served = reports.reduce((sum, r) => sum + r.served, 0);
+  console.log(`together: served ${served}, the fleet-wide limit being ${QUOTES_PER_SECOND} per second`);
+  for (const r of reports) {
+    console.log(`process ${r.pid}: rates breaker ${r.breaker.state} (${r.breaker.changes.join(', ')}), next rates request answered ${r.breaker.next}`);
+  }
+  console.log(`each process saw ${failuresEach} failures, under the breaker's minRequestAmount (${RATES_BREAKER.minRequestAmount}); the shared breaker counted both`);
+}
+
+if (require.main === module) {
+  main(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
+

@@ -4,7 +4,9 @@
  * - `GET /users/:id`: at most 5 requests per second per caller (`x-user-id`), 20 for the VIP;
  * - `GET /recommendations`: a slow-call circuit breaker over a flaky upstream; while it is
  *   open, callers get their last good recommendations (stale), or a 503 if there are none.
- * `createApp()` does not listen; see demo.ts (`npm run demo`) and test/examples/express.test.ts.
+ * `createApp()` does not listen (test/examples/express.test.ts drives it; demo.ts, `npm run demo`,
+ * sends it a burst). Serve it: `npx tsx --conditions=@floodgate/source examples/express/app.ts`
+ * (on 127.0.0.1, port PORT or 3000).
  */
 import express, { type Express, type Request } from 'express';
 import { Floodgate } from '@floodgate/core';
@@ -18,6 +20,7 @@ import {
   RECOMMENDATIONS_BREAKER,
   type AppOptions,
 } from '../shared/recommendations';
+import { listenWith, serveExample } from '../shared/serve';
 
 export { FlakyRecommendations, type AppOptions, type RecommendationSource } from '../shared/recommendations';
 
@@ -60,3 +63,5 @@ export function createApp(options: AppOptions = {}): Express {
   app.use(blockErrorHandler({ floodgate: fg }));
   return app;
 }
+
+if (require.main === module) void serveExample('express', listenWith(createApp()));

@@ -4,7 +4,8 @@
  * - `GET /users/:id`: at most 5 requests per second per caller (`x-user-id`), 20 for the VIP;
  * - `GET /recommendations`: a slow-call circuit breaker over a flaky upstream; while it is
  *   open, callers get their last good recommendations (stale), or a 503 if there are none.
- * `createApp()` does not listen (call `ready()` and `listen()`); see test/examples/fastify.test.ts.
+ * `createApp()` does not listen (test/examples/fastify.test.ts drives it). Serve it:
+ * `npx tsx --conditions=@floodgate/source examples/fastify/app.ts` (on 127.0.0.1, port PORT or 3000).
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { Floodgate } from '@floodgate/core';
@@ -18,6 +19,7 @@ import {
   RECOMMENDATIONS_BREAKER,
   type AppOptions,
 } from '../shared/recommendations';
+import { serveExample } from '../shared/serve';
 
 const caller = (request: FastifyRequest): string => {
   const user = request.headers['x-user-id'];
@@ -64,4 +66,12 @@ export function createApp(options: AppOptions = {}): FastifyInstance {
   });
 
   return app;
+}
+
+if (require.main === module) {
+  void serveExample('fastify', async (port, host) => {
+    const app = createApp();
+    await app.listen({ port, host });
+    return app.server;
+  });
 }

@@ -4,7 +4,8 @@
  * - `GET /users/:id`: at most 5 requests per second per caller (`x-user-id`), 20 for the VIP;
  * - `GET /recommendations`: a slow-call circuit breaker over a flaky upstream; while it is
  *   open, callers get their last good recommendations (stale), or a 503 if there are none.
- * `createApp()` does not listen; see test/examples/koa.test.ts.
+ * `createApp()` does not listen (test/examples/koa.test.ts drives it). Serve it:
+ * `npx tsx --conditions=@floodgate/source examples/koa/app.ts` (on 127.0.0.1, port PORT or 3000).
  */
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
@@ -19,6 +20,7 @@ import {
   RECOMMENDATIONS_BREAKER,
   type AppOptions,
 } from '../shared/recommendations';
+import { listenWith, serveExample } from '../shared/serve';
 
 const caller = (ctx: Context): string => ctx.get('x-user-id') || 'anonymous';
 
@@ -63,3 +65,5 @@ export function createApp(options: AppOptions = {}): Koa {
   app.use(router.routes());
   return app;
 }
+
+if (require.main === module) void serveExample('koa', listenWith(createApp().callback()));

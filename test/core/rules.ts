@@ -1,4 +1,4 @@
-import { normalizeRuleSet, ManualClock, type RuleKindKey, type RuleSet } from '@floodgate/core';
+import { normalizeRuleSet, ManualClock, ManualProbe, type RuleKindKey, type RuleSet } from '@floodgate/core';
 import type { CompileContext } from '../../packages/core/src/kernel/rule-kind';
 import { StatisticNode } from '../../packages/core/src/kernel/statistic-node';
 
@@ -14,6 +14,7 @@ export function compileContext(resource = 'r'): CompileContext {
     clock: new ManualClock(),
     events: { has: () => false, emit: () => undefined },
     inbound: new StatisticNode(),
+    probe: new ManualProbe(),
     lookupNode: () => undefined,
     reuse: (_rule, make) => make(),
   };

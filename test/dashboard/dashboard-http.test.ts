@@ -12,7 +12,7 @@ import { fileRuleSource, Floodgate, ManualClock, type FileRuleSource } from '@fl
 import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
 import { publishRules, redisRuleSource } from '@floodgate/redis';
 import { until } from '../support/until';
-import { useTestRedis } from '../redis/support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
 const TOKEN = 'a-token-for-tests';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -229,7 +229,7 @@ describe('dashboard rule edits', () => {
     const { server } = await mount('express', { token: TOKEN, store });
     const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(200);
     expect(answer.body.via).toBe('file');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], system: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
     expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
 
@@ -250,11 +250,11 @@ describe('dashboard rule edits', () => {
 });
 
 describe('dashboard with a Redis store', () => {
-  const redis = useTestRedis();
+  const redisUrl = testRedisUrl();
 
   it('publishes edits through Redis, and every instance following the key loads them', async () => {
     const key = `fg-test:dashboard:${process.pid}`;
-    const clients = [new Redis(redis.url), new Redis(redis.url), new Redis(redis.url)];
+    const clients = [new Redis(redisUrl), new Redis(redisUrl), new Redis(redisUrl)];
     open.push({ close: () => clients.forEach((c) => c.disconnect()) });
     const other = new Floodgate();
     for (const [engine, client] of [[fg, clients[0]!], [other, clients[1]!]] as const) {

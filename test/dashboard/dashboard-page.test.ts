@@ -127,7 +127,7 @@ describe('the dashboard page in Chromium', () => {
     const issues = await page.locator('#issues li').allTextContents();
     expect(issues).toEqual([
       'flow[0].threshold: must be a finite number >= 0, got -1',
-      "flow[1].behavior: must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"fast\"",
+      "flow[1].behavior: must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"",
     ]);
     await expect(page.locator('#edit-status').textContent()).resolves.toBe('Rules rejected; nothing was applied');
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'GET /hello', threshold: 2 })]);

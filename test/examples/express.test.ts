@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import request from 'supertest';
 import { createApp } from '../../examples/express/app';
-import { closeServer, runExampleApi } from '../http/example-api';
+import { closeServer, runExampleApi, runExampleProcess } from '../http/example-api';
 
 runExampleApi('express', async (options) => {
   const server = createServer(createApp(options));
@@ -9,6 +9,8 @@ runExampleApi('express', async (options) => {
 });
 
 describe('examples/express defaults', () => {
+  runExampleProcess('express');
+
   it('builds its own engine and upstream when given none', async () => {
     await request(createApp()).get('/users/1').set('x-user-id', 'a').expect(200);
   });

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createApp } from '../../examples/fastify/app';
-import { runExampleApi } from '../http/example-api';
+import { runExampleApi, runExampleProcess } from '../http/example-api';
 
 runExampleApi('fastify', async (options) => {
   const app = createApp(options);
@@ -9,6 +9,8 @@ runExampleApi('fastify', async (options) => {
 });
 
 describe('examples/fastify defaults', () => {
+  runExampleProcess('fastify');
+
   it('builds its own engine and upstream when given none', async () => {
     const app = createApp();
     await app.ready();

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import request from 'supertest';
 import { createApp } from '../../examples/koa/app';
-import { closeServer, runExampleApi } from '../http/example-api';
+import { closeServer, runExampleApi, runExampleProcess } from '../http/example-api';
 
 runExampleApi('koa', async (options) => {
   const server = createServer(createApp(options).callback());
@@ -9,6 +9,8 @@ runExampleApi('koa', async (options) => {
 });
 
 describe('examples/koa defaults', () => {
+  runExampleProcess('koa');
+
   it('builds its own engine and upstream when given none', async () => {
     await request(createApp().callback()).get('/users/1').set('x-user-id', 'a').expect(200);
   });

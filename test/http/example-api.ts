@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import request from 'supertest';
 import { Floodgate, ManualClock } from '@floodgate/core';
 
@@ -75,6 +77,52 @@ export function runExampleApi(name: string, start: StartExample): void {
       expect(fg.circuitState('GET /recommendations')[0]!.state).toBe('closed');
     });
   });
+}
+
+/**
+ * Runs `examples/<name>/app.ts` as a user would (tsx, from source) on `PORT=0`; resolves to the
+ * URL it printed and a function that stops it.
+ */
+async function startExampleProcess(name: string): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, '../../examples', name, 'app.ts')], {
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const look = (): void => {
+      const match = new RegExp(`^examples/${name} is listening on (http://127\\.0\\.0\\.1:\\d+)$`, 'm').exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout.on('data', look);
+    void exited.then(() => reject(new Error(`examples/${name}/app.ts exited before listening:\n${output}`)));
+  });
+  return {
+    url,
+    output: () => output,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Checks that `examples/<name>/app.ts`, run on its own, serves and says where. */
+export function runExampleProcess(name: string): void {
+  it(`serves examples/${name} when run on its own, and prints its URL`, async () => {
+    const example = await startExampleProcess(name);
+    try {
+      const response = await fetch(`${example.url}/users/7`, { headers: { 'x-user-id': 'alice' } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ id: '7', name: 'User 7' });
+      expect(example.output()).toContain(`try: curl -i -H 'x-user-id: alice' ${example.url}/users/1`);
+    } finally {
+      await example.stop();
+    }
+  }, 30_000);
 }
 
 /** Closes a server started by supertest or not at all. */

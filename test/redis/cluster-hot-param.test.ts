@@ -1,14 +1,14 @@
 import { Floodgate, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
 import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
 import { until } from '../support/until';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeEach(() => {
-  fixture = new ClusterFixture(redis.url, `fg-test:cluster-hot-param:${process.pid}:${n++}`);
+  fixture = new ClusterFixture(redisUrl, `fg-test:cluster-hot-param:${process.pid}:${n++}`);
 });
 afterEach(async () => {
   await fixture.close();

@@ -3,17 +3,17 @@ import { Floodgate } from '@floodgate/core';
 import { redisCluster } from '@floodgate/redis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander } from './support/counting-commander';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
 // The checks of one rule made in one tick go to Redis as one script call that admits n of m in
 // request order: the limit stays exact, and each refused call learns its retry-after.
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeEach(() => {
-  fixture = new ClusterFixture(redis.url, `fg-test:coalescing:${process.pid}:${n++}`);
+  fixture = new ClusterFixture(redisUrl, `fg-test:coalescing:${process.pid}:${n++}`);
 });
 afterEach(async () => {
   await fixture.close();

@@ -4,7 +4,7 @@ import { redisCluster, redisRuleSource, RedisVersionError, toRedisCommander, typ
 import Redis from 'ioredis';
 import { createCluster } from 'redis';
 import { hit } from './support/cluster-fixture';
-import { freePort, startRedisServer, type RedisServer } from './support/redis-server';
+import { freePort, startRedisServer, type RedisServer } from '../support/test-services';
 
 // This file freezes Redis (SIGSTOP), so it always runs its own redis-server.
 

@@ -1,12 +1,12 @@
 import { T0 } from './support/cluster-fixture';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 import { WorkerProcess } from './support/worker-process';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 
 describe('redisCluster across processes', () => {
   it('lets two processes pass exactly the threshold between them', async () => {
-    const env = { FG_REDIS_URL: redis.url, FG_PREFIX: `fg-test:processes:${process.pid}`, FG_NOW: String(T0), FG_THRESHOLD: '7', FG_CALLS: '10' };
+    const env = { FG_REDIS_URL: redisUrl, FG_PREFIX: `fg-test:processes:${process.pid}`, FG_NOW: String(T0), FG_THRESHOLD: '7', FG_CALLS: '10' };
     const workers = [new WorkerProcess('cluster-worker.ts', env), new WorkerProcess('cluster-worker.ts', env)];
     try {
       for (const worker of workers) expect(await worker.nextLine()).toBe('ready');

@@ -4,16 +4,16 @@ import Redis from 'ioredis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { until } from '../support/until';
 import { countingCommander } from './support/counting-commander';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
 const FILE_PREFIX = 'fg-test:redis-cluster';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeEach(() => {
-  fixture = new ClusterFixture(redis.url, `${FILE_PREFIX}:${process.pid}:${n++}`);
+  fixture = new ClusterFixture(redisUrl, `${FILE_PREFIX}:${process.pid}:${n++}`);
 });
 afterEach(async () => {
   await fixture.close();

@@ -3,9 +3,9 @@ import { publishRules, redisCluster, redisRuleSource, toRedisCommander, type Red
 import Redis from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
 import { countPasses, HEALTHY_TIMEOUT_MS, hit, T0 } from './support/cluster-fixture';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let nodeClients: RedisClientType[];
 let backends: RedisClusterBackend[];
 let prefix: string;
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function nodeRedis(): Promise<RedisClientType> {
-  const client = createClient({ url: redis.url }) as RedisClientType;
+  const client = createClient({ url: redisUrl }) as RedisClientType;
   client.on('error', () => undefined);
   nodeClients.push(client);
   await client.connect();

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { startRedisServer, type RedisServer } from './support/redis-server';
+import { startRedisServer, type RedisServer } from '../support/test-services';
 import type { DrillReport, DrillStatus } from './support/drill-worker';
 import { WorkerProcess } from './support/worker-process';
 

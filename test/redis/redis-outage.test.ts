@@ -9,7 +9,7 @@ import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { until } from '../support/until';
-import { freePort, startRedisServer, type RedisServer } from './support/redis-server';
+import { freePort, startRedisServer, type RedisServer } from '../support/test-services';
 
 // This file pauses and stops Redis, so it always runs its own redis-server, never the shared one.
 

@@ -2,9 +2,9 @@ import { Floodgate, type FloodgateEventMap, type FlowRuleOptions, type RuleSetOp
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { until } from '../support/until';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let clients: Redis[];
 let sources: RedisRuleSource[];
 let key: string;
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 function client(connectionName?: string): Redis {
-  const c = new Redis(redis.url, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
+  const c = new Redis(redisUrl, { retryStrategy: () => 5, ...(connectionName ? { connectionName } : {}) });
   clients.push(c);
   return c;
 }
@@ -86,7 +86,7 @@ describe('redisRuleSource', () => {
     const event = await rejected;
     expect(event.issues).toEqual([
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"fast\"" },
+      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"" },
     ]);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
     expect(errors).toEqual([event.error]);

@@ -2,7 +2,7 @@ import { Floodgate, isBlockError, type CircuitBreakerRuleOptions, type CircuitSt
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture } from './support/cluster-fixture';
-import { startRedisServer, type RedisServer } from './support/redis-server';
+import { startRedisServer, type RedisServer } from '../support/test-services';
 import { until } from '../support/until';
 
 // A shared breaker while Redis is away: each instance decides by its local breaker (after an

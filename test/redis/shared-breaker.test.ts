@@ -10,19 +10,19 @@ import {
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, T0 } from './support/cluster-fixture';
 import { countingCommander, type CountingCommander } from './support/counting-commander';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 import { until } from '../support/until';
 
 // Circuit breakers with `cluster: true` on a real redis-server: one window and one state for
 // every instance (engines on backends of their own, as processes), one probe lease per probe,
 // transitions announced on every instance, and no round trip per call while closed.
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeEach(() => {
-  fixture = new ClusterFixture(redis.url, `fg-test:shared-breaker:${process.pid}:${n++}`);
+  fixture = new ClusterFixture(redisUrl, `fg-test:shared-breaker:${process.pid}:${n++}`);
 });
 afterEach(async () => {
   await fixture.close();

@@ -3,19 +3,19 @@ import { Floodgate, type FlowRuleOptions, type HotParamRuleOptions } from '@floo
 import { redisCluster } from '@floodgate/redis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander } from './support/counting-commander';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 import { until } from '../support/until';
 
 // A call the store admitted and a later check refused (or that was cancelled) gives its shared
 // tokens back: to the window bucket, or the token bucket refill, it was taken in, so a refused
 // call spends none of the global quota.
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeEach(() => {
-  fixture = new ClusterFixture(redis.url, `fg-test:refunds:${process.pid}:${n++}`);
+  fixture = new ClusterFixture(redisUrl, `fg-test:refunds:${process.pid}:${n++}`);
 });
 afterEach(async () => {
   await fixture.close();

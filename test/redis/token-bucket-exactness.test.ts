@@ -1,18 +1,18 @@
 import fc from 'fast-check';
 import { Floodgate, isBlockError, ManualClock } from '@floodgate/core';
 import { ClusterFixture, T0 } from './support/cluster-fixture';
-import { useTestRedis } from './support/redis-server';
+import { testRedisUrl } from '../support/test-services';
 
 // The Lua token bucket against core's local hotspot token bucket (refillTokens and the reject
 // checker): the same calls at the same times pass or are refused alike, with the same
 // retryAfterMs, including thresholds and durations whose products overflow 2^53.
 
-const redis = useTestRedis();
+const redisUrl = testRedisUrl();
 let fixture: ClusterFixture;
 let n = 0;
 
 beforeAll(() => {
-  fixture = new ClusterFixture(redis.url, `fg-test:exactness:${process.pid}`);
+  fixture = new ClusterFixture(redisUrl, `fg-test:exactness:${process.pid}`);
 });
 afterAll(async () => {
   await fixture.close();

@@ -22,6 +22,8 @@ export {
 export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';
+export { processProbe, ProcessProbe, PROCESS_PROBE_DEFAULTS, type SystemProbe, type SystemSignals, type ProcessProbeOptions } from './kernel/system-probe';
+export { ManualProbe } from './kernel/manual-probe';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
 export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from './kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from './kernel/statistic-node';
@@ -39,6 +41,7 @@ export type {
 } from './circuit-breaker/circuit-breaker-rule';
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority';
+export { SYSTEM_RULE_DEFAULTS, type SystemRule, type SystemRuleOptions, type SystemLimit, type SystemBlockErrorOptions } from './system/system-rule';
 export { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from './kernel/rule-reader';
 
 // Rule sources
@@ -58,7 +61,7 @@ export {
 export { FlowBlockError } from './flow/flow-rule';
 export { HotParamBlockError } from './hot-param/hot-param-rule';
 export { CircuitOpenError } from './circuit-breaker/circuit-breaker-kind';
-export { SystemBlockError } from './system/system-block-error';
+export { SystemBlockError } from './system/system-rule';
 export { AuthorityBlockError } from './authority/authority';
 export { ErrorCodes, type ErrorCode } from './engine/kinds';
 

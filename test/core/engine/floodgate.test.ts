@@ -275,7 +275,7 @@ describe('rules from code and from sources', () => {
     fg.loadRules({ flow: [{ resource: 'r', threshold: 1 }], authority: [{ resource: 'r', origins: ['a'] }] });
     fg.loadRules({ flow: [] });
     expect(fg.getRules().authority).toHaveLength(1);
-    expect(() => fg.loadRules({ system: [] } as never)).toThrow('system: unknown field');
+    expect(() => fg.loadRules({ isolation: [] } as never)).toThrow('isolation: unknown field');
   });
 
   it('keeps statistics across a reload', () => {

@@ -45,12 +45,12 @@ describe('flow rule validation', () => {
       { path: 'flow[1].threshold', message: 'must be a finite number >= 0, got -1' },
       { path: 'flow[2].metric', message: "must be one of 'qps', 'concurrency', got \"rps\"" },
       { path: 'flow[2].threshold', message: 'must be a finite number >= 0, got Infinity' },
-      { path: 'flow[2].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', got \"drop\"" },
+      { path: 'flow[2].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"drop\"" },
       { path: 'flow[3].refResource', message: "is required when strategy is 'relate'" },
       { path: 'flow[4].warmUpPeriodMs', message: 'is required (a finite number > 0 and <= 2147483647)' },
       { path: 'flow[5].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got 0' },
       { path: 'flow[5].coldFactor', message: 'must be a finite number > 1, got 1' },
-      { path: 'flow[6].behavior', message: "must be 'reject' for a concurrency rule, got 'throttle'" },
+      { path: 'flow[6].behavior', message: "must be 'reject' or 'adaptive' for a concurrency rule, got 'throttle'" },
       { path: 'flow[7].treshold', message: expect.stringContaining('unknown field') },
       { path: 'flow[7].threshold', message: 'must be a finite number >= 0, got "5"' },
       { path: 'flow[7].maxQueueingTimeMs', message: 'must be a finite number within [0, 2147483647], got -5' },
@@ -82,5 +82,41 @@ describe('flow rule validation', () => {
     expect(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: -2 }])).toThrow(
       'Invalid rules: flow[0].threshold: must be a finite number >= 0, got -2',
     );
+  });
+});
+
+describe('adaptive flow rule validation', () => {
+  it('resolves minLimit and maxLimit for adaptive rules only', () => {
+    const fg = new Floodgate();
+    fg.loadFlowRules([
+      { resource: 'a', metric: 'concurrency', behavior: 'adaptive', threshold: 10 },
+      { resource: 'b', metric: 'concurrency', threshold: 10 },
+    ]);
+    expect(fg.getRules().flow).toEqual([
+      { resource: 'a', metric: 'concurrency', threshold: 10, behavior: 'adaptive', minLimit: 3, maxLimit: 1000, strategy: 'direct', limitOrigin: 'default' },
+      { resource: 'b', metric: 'concurrency', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' },
+    ]);
+  });
+
+  it('names every problem of an adaptive rule by path', () => {
+    const issues = issuesOf(() =>
+      new Floodgate().loadFlowRules([
+        { resource: 'q', behavior: 'adaptive', threshold: 10 },
+        { resource: 'b', metric: 'concurrency', behavior: 'adaptive', threshold: 10, minLimit: 0, maxLimit: 2.5 },
+        { resource: 'c', metric: 'concurrency', behavior: 'adaptive', threshold: 10, minLimit: 20, maxLimit: 5 },
+        { resource: 'd', metric: 'concurrency', behavior: 'adaptive', threshold: 2 },
+        { resource: 'e', metric: 'concurrency', behavior: 'adaptive', threshold: 10, strategy: 'relate', refResource: 'x' },
+        { resource: 'f', metric: 'concurrency', behavior: 'adaptive', threshold: 10, cluster: {} },
+      ]),
+    );
+    expect(issues).toEqual([
+      { path: 'flow[0].behavior', message: "'adaptive' applies to metric 'concurrency' only" },
+      { path: 'flow[1].minLimit', message: 'must be a safe integer >= 1, got 0' },
+      { path: 'flow[1].maxLimit', message: 'must be a safe integer >= 1, got 2.5' },
+      { path: 'flow[2].maxLimit', message: 'must be >= minLimit (20), got 5' },
+      { path: 'flow[3].threshold', message: 'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 2' },
+      { path: 'flow[4].strategy', message: "must be 'direct' for an adaptive rule (it learns from the resource's own calls), got 'relate'" },
+      { path: 'flow[5].cluster', message: expect.stringContaining("cluster mode applies to qps rules only") },
+    ]);
   });
 });

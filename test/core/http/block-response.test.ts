@@ -119,7 +119,7 @@ describe('blockResponse', () => {
   });
 
   it('answers system protection with 503', () => {
-    const response = blockResponse(new SystemBlockError({ resource: 'GET /a', rule: {} }));
+    const response = blockResponse(new SystemBlockError({ resource: 'GET /a', rule: { maxCpuUsage: 0.8, retryAfterMs: 1000 }, limit: 'maxCpuUsage', value: 0.9 }));
     expect(response.status).toBe(503);
     expect(response.body.code).toBe('ERR_SYSTEM_BLOCKED');
   });

@@ -19,7 +19,7 @@ const blocks = [
   new FlowBlockError({ resource: 'r', rule }),
   new HotParamBlockError({ resource: 'r', rule: {} as never, value: 42 }),
   new CircuitOpenError({ resource: 'r', rule: { strategy: 'errorRatio' } as never }),
-  new SystemBlockError({ resource: 'r', rule: {} }),
+  new SystemBlockError({ resource: 'r', rule: { maxQps: 1, retryAfterMs: 1000 }, limit: 'maxQps', value: 1 }),
   new AuthorityBlockError({ resource: 'r', rule: {} as never, origin: 'evil' }),
 ];
 

@@ -66,3 +66,15 @@ describe('LeapArray.sumAll', () => {
     expect([...out]).toEqual([0, 0, 0]);
   });
 });
+
+describe('LeapArray.max', () => {
+  it('takes the largest value of a field over the live buckets, 0 when none is live', () => {
+    const window = new LeapArray(3, 3000, 1);
+    window.add(0, 0, 4);
+    window.add(1000, 0, 9);
+    window.add(2000, 0, 2);
+    expect(window.max(2500, 0)).toBe(9);
+    expect(window.max(4500, 0)).toBe(2);
+    expect(window.max(10_000, 0)).toBe(0);
+  });
+});

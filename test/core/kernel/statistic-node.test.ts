@@ -1,4 +1,5 @@
 import { Floodgate, ManualClock } from '@floodgate/core';
+import { StatisticNode } from '../../../packages/core/src/kernel/statistic-node';
 
 describe('statistics of a resource', () => {
   it('counts passes, blocks, exits, errors and response times', async () => {
@@ -42,5 +43,15 @@ describe('statistics of a resource', () => {
 
   it('reports undefined for a resource never entered', () => {
     expect(new Floodgate().stats('nothing')).toBeUndefined();
+  });
+});
+
+describe('StatisticNode.maxSuccessQps', () => {
+  it('is the most completions of one second in the last minute', () => {
+    const node = new StatisticNode();
+    for (let i = 0; i < 7; i++) node.addExit(1500, 1, 10, false, false);
+    for (let i = 0; i < 3; i++) node.addExit(30_500, 1, 10, false, false);
+    expect(node.maxSuccessQps(40_000)).toBe(7);
+    expect(node.maxSuccessQps(61_500)).toBe(3);
   });
 });

@@ -4,7 +4,7 @@
  * replica each, used through ioredis's `Redis.Cluster`. Start it in `beforeAll` and stop it in
  * `afterAll` (see {@link useRedisCluster}): every node is stopped even when a test fails.
  *
- * The programs come from FLOODGATE_REDIS_SERVER_BIN (default /usr/bin/redis-server), with
+ * The programs: redis-server from the test services (FLOODGATE_REDIS_SERVER_BIN), with
  * redis-cli beside it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
-import { freePort } from './redis-server';
+import { freePort, serviceBinary } from '../../support/test-services';
 
 const run = promisify(execFile);
 
@@ -45,7 +45,7 @@ export interface RedisClusterNodes {
 }
 
 function programs(): { server: string; cli: string } {
-  const server = process.env.FLOODGATE_REDIS_SERVER_BIN || '/usr/bin/redis-server';
+  const server = serviceBinary('redis-server');
   const cli = join(dirname(server), 'redis-cli');
   for (const path of [server, cli]) {
     if (!existsSync(path)) {

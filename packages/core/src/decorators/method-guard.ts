@@ -117,15 +117,7 @@ export interface GuardedRules {
 }
 
 /** The options several stacked decorators share: each may be given once across the stack. */
-export interface SharedGuardOptions {
-  readonly resource?: string;
-  readonly floodgate?: Floodgate;
-  readonly blockHandler?: GuardHandler;
-  readonly fallback?: GuardHandler;
-  readonly exceptionsToIgnore?: ErrorMatcher;
-  readonly timeoutMs?: number;
-  readonly inbound?: boolean;
-}
+export type SharedGuardOptions = MethodGuardOptions;
 
 /** One decorator's contribution to a guarded method, already validated. */
 export interface GuardSpec {

@@ -9,6 +9,7 @@ import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
 import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
+import { processProbe, type SystemProbe } from '../kernel/system-probe';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
@@ -18,6 +19,7 @@ import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRuleOptions } from '../flow/flow-rule';
 import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
+import type { SystemRuleOptions } from '../system/system-rule';
 
 /** Options of a {@link Floodgate} engine. */
 export interface FloodgateOptions {
@@ -25,6 +27,13 @@ export interface FloodgateOptions {
   readonly clock?: Clock;
   /** A shared store for cluster rules (`redisCluster()` from `@floodgate/redis`). */
   readonly cluster?: ClusterBackend;
+  /**
+   * Where system rules read the process's load (event-loop delay and utilisation, CPU, memory);
+   * tests pass a `ManualProbe`. The default samples only while a system rule that reads it is
+   * loaded.
+   * @defaultValue `processProbe`, shared by every engine of the process
+   */
+  readonly probe?: SystemProbe;
   /**
    * Most resources tracked. Past it, new resource names without rules are neither tracked nor
    * limited (inbound calls still pass through system protection), and a `warning` is emitted
@@ -80,7 +89,7 @@ export interface LoadOptions {
   readonly source?: string;
 }
 
-const OPTION_KEYS = ['clock', 'cluster', 'maxResources'] as const;
+const OPTION_KEYS = ['clock', 'cluster', 'probe', 'maxResources'] as const;
 const EMPTY_RULES = new ResourceRules(
   RULE_KINDS.map(() => ({ checkers: [] })),
   [],
@@ -101,12 +110,18 @@ export class Floodgate {
   readonly clock: Clock;
   /** The cluster backend, if any. */
   readonly cluster: ClusterBackend | undefined;
+  /** Where system rules read the process's load. */
+  readonly probe: SystemProbe;
   private readonly maxResources: number;
   private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS);
   private readonly store = new RuleStore();
   private readonly resources = new Map<string, ResourceState>();
-  /** Every inbound call, all resources together (what system protection reads). */
-  private readonly inboundNode = new StatisticNode();
+  /**
+   * Every inbound call, all resources together (what system protection reads), counted while an
+   * inbound kind has rules: an HTTP request pays for it only where it is read.
+   */
+  private readonly inboundNode = new StatisticNode('inbound');
+  private inboundCounted = false;
   /** The inbound kinds' compiled rules, by kind position (`undefined` for resource kinds). */
   private inbound: (CompiledRules | undefined)[] = RULE_KINDS.map(() => undefined);
   private readonly inboundPool = new RulePool();
@@ -131,16 +146,22 @@ export class Floodgate {
     if (cluster !== undefined && (typeof cluster !== 'object' || cluster === null || typeof cluster.limiter !== 'function')) {
       reader.fail('options.cluster', 'must be a cluster backend, such as redisCluster() from @floodgate/redis');
     }
+    const probe = obj.probe as SystemProbe | undefined;
+    if (probe !== undefined && (typeof probe?.read !== 'function' || typeof probe?.start !== 'function')) {
+      reader.fail('options.probe', 'must have read() and start() methods, such as a ManualProbe');
+    }
     const maxResources = reader.number(obj, 'maxResources', 'options', { min: 1, integer: true }, FLOODGATE_DEFAULTS.maxResources);
     reader.throwIfAny('Invalid Floodgate options');
     this.clock = clock ?? monotonicClock;
     this.cluster = cluster;
+    this.probe = probe ?? processProbe;
     this.maxResources = maxResources;
     this.services = {
       clock: this.clock,
       events: this.events,
       cluster,
       inbound: this.inboundNode,
+      probe: this.probe,
       lookupNode: (resource) => this.resources.get(resource)?.node,
       rulesOf: (kind, resource) => this.store.rulesOf(kind.key as RuleKindKey, resource),
     };
@@ -331,7 +352,7 @@ export class Floodgate {
       entry.exitHooks = state.rules.exitHooks;
       if (origin !== '') entry.originNode = state.originNode(origin);
     }
-    if (inbound) entry.inboundNode = this.inboundNode;
+    if (inbound && this.inboundCounted) entry.inboundNode = this.inboundNode;
     return entry;
   }
 
@@ -436,6 +457,14 @@ export class Floodgate {
     this.loadRules({ hotParams: rules }, options);
   }
 
+  /**
+   * Replaces the loaded system rules: limits on the whole process, checked on every inbound call.
+   * @throws RuleValidationError
+   */
+  loadSystemRules(rules: readonly SystemRuleOptions[], options?: LoadOptions): void {
+    this.loadRules({ system: rules }, options);
+  }
+
   /** Replaces the loaded authority rules. @throws RuleValidationError */
   loadAuthorityRules(rules: readonly AuthorityRuleOptions[], options?: LoadOptions): void {
     this.loadRules({ authority: rules }, options);
@@ -526,6 +555,7 @@ export class Floodgate {
       kind.scope === 'inbound' ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services) : undefined,
     );
     this.inboundVersion++;
+    this.inboundCounted = this.inbound.some((compiled) => compiled !== undefined && compiled.checkers.length > 0);
     this.untrackedInbound = new ResourceRules(
       RULE_KINDS.map(() => ({ checkers: [] })),
       this.inbound,
@@ -568,7 +598,10 @@ export class Floodgate {
     return this.resources.get(resource)?.node.readTotals();
   }
 
-  /** A snapshot of every inbound call's statistics, all resources together (what system protection reads). */
+  /**
+   * A snapshot of every inbound call's statistics, all resources together (what system protection
+   * reads); counted only while system rules are loaded.
+   */
   inboundStats(): ResourceStats {
     return this.inboundNode.snapshot('(inbound)', this.clock.now());
   }

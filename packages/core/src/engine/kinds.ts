@@ -4,13 +4,14 @@ import { flowKind } from '../flow/flow-kind';
 import { hotParamKind } from '../hot-param/hot-param-kind';
 import { KERNEL_ERROR_CODES } from '../kernel/errors';
 import type { RuleKind } from '../kernel/rule-kind';
+import { systemKind } from '../system/system-kind';
 
 /**
  * Every rule kind, in the order their checks run (authority → system → hotspot → flow →
  * circuit breaker, as Sentinel's slot chain). Adding a kind is a folder of its own and one line
  * here: rule sets, loading, validation, compilation and `ErrorCodes` follow from this list.
  */
-export const RULE_KINDS = [authorityKind, hotParamKind, flowKind, circuitBreakerKind] as const;
+export const RULE_KINDS = [authorityKind, systemKind, hotParamKind, flowKind, circuitBreakerKind] as const;
 
 type Kind = (typeof RULE_KINDS)[number];
 type RuleOf<T> = T extends RuleKind<string, infer R, unknown> ? R : never;
@@ -39,8 +40,6 @@ export const ErrorCodes: Readonly<Record<string, string>> = Object.freeze(
   Object.assign(
     {},
     KERNEL_ERROR_CODES,
-    // The system kind's code, until the kind itself lands (adapters already answer it with 503).
-    { ERR_SYSTEM_BLOCKED: 'System protection blocked the call.' },
     ...RULE_KINDS.map((kind) => kind.codes),
   ) as Record<string, string>,
 );

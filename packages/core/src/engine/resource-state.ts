@@ -4,6 +4,7 @@ import type { ClusterBackend } from '../kernel/cluster-contract';
 import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleKind } from '../kernel/rule-kind';
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
+import type { SystemProbe } from '../kernel/system-probe';
 import { RULE_KINDS, type AnyRule } from './kinds';
 
 /** Most origins counted on their own for `limitOrigin: 'other'` rules, per resource (least recently seen dropped first). */
@@ -28,6 +29,7 @@ export interface CompileServices {
   readonly events: EventSink;
   readonly cluster: ClusterBackend | undefined;
   readonly inbound: StatisticNode;
+  readonly probe: SystemProbe;
   lookupNode(resource: string): StatisticNode | undefined;
   rulesOf(kind: RuleKind, resource: string): readonly AnyRule[];
 }
@@ -105,6 +107,7 @@ export class RulePool {
       clock: services.clock,
       events: services.events,
       inbound: services.inbound,
+      probe: services.probe,
       lookupNode: (name) => services.lookupNode(name),
       reuse: <T>(rule: object, make: () => T): T => {
         const identity = `${kind.key}\u0000${JSON.stringify(rule)}`;
@@ -186,13 +189,13 @@ export class ResourceState {
     if (spec.named.has(origin)) {
       const named = (this.named ??= new Map<string, StatisticNode>());
       let node = named.get(origin);
-      if (node === undefined) named.set(origin, (node = new StatisticNode(false)));
+      if (node === undefined) named.set(origin, (node = new StatisticNode('origin')));
       return node;
     }
     if (!spec.other) return undefined;
     const others = (this.others ??= new LRUCache<string, StatisticNode>({ max: MAX_OTHER_ORIGINS }));
     let node = others.get(origin);
-    if (node === undefined) others.set(origin, (node = new StatisticNode(false)));
+    if (node === undefined) others.set(origin, (node = new StatisticNode('origin')));
     return node;
   }
 }

@@ -2,6 +2,7 @@ import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
 import type { Checker, CheckResult, ClusterBinding, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
+import { AdaptiveLimit } from './adaptive-limit';
 import { FLOW_RULE_DEFAULTS, FlowBlockError, normalizeFlowRule, type FlowRule, type FlowRuleOptions } from './flow-rule';
 import {
   BLOCKED,
@@ -58,6 +59,8 @@ export class FlowRuleChecker implements Checker {
       });
     }
     if (this.controller.refund !== undefined && entry.acquireCount > 0) entry.attach(new SlotRefund(this.controller, now + result));
+    const completions = this.controller.completions;
+    if (completions !== undefined) entry.attach(completions);
     return result === PASS ? undefined : result;
   }
 
@@ -96,6 +99,7 @@ class SlotRefund implements EntryAttachment {
 
 /** The controller that enforces `rule`'s metric and behaviour. */
 export function createTrafficController(rule: FlowRule): TrafficController {
+  if (rule.behavior === 'adaptive') return new AdaptiveLimit(rule.threshold, rule.minLimit!, rule.maxLimit!);
   if (rule.metric === 'concurrency') return new DefaultController(rule.threshold, true);
   const coldFactor = rule.coldFactor ?? FLOW_RULE_DEFAULTS.coldFactor;
   const maxQueueingTimeMs = rule.maxQueueingTimeMs ?? FLOW_RULE_DEFAULTS.maxQueueingTimeMs;
@@ -161,7 +165,7 @@ const flowCluster: ClusterBinding<FlowRule> = {
 
 /**
  * Flow rules: QPS and concurrency limits with Sentinel's traffic shaping (reject, warm-up,
- * throttling, warm-up throttling), per origin or by a related resource.
+ * throttling, warm-up throttling), per origin or by a related resource; adaptive concurrency.
  */
 export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> = {
   key: 'flow',

@@ -5,10 +5,11 @@ import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 /** What a flow rule counts: passed calls per second, or calls in flight. */
 export type FlowMetric = 'qps' | 'concurrency';
 /**
- * How a QPS flow rule shapes traffic: `reject` over the threshold, `warmUp` from cold,
- * `throttle` (even pacing with a queue), or `warmUpThrottle` (pacing at the warm-up rate).
+ * How a flow rule shapes traffic: `reject` over the threshold, `warmUp` from cold, `throttle`
+ * (even pacing with a queue), or `warmUpThrottle` (pacing at the warm-up rate), for QPS rules;
+ * `reject` or `adaptive` (a limit that follows measured latency) for concurrency rules.
  */
-export type FlowBehavior = 'reject' | 'warmUp' | 'throttle' | 'warmUpThrottle';
+export type FlowBehavior = 'reject' | 'warmUp' | 'throttle' | 'warmUpThrottle' | 'adaptive';
 /** Whose traffic the rule counts: the resource's own (`direct`) or `refResource`'s (`relate`). */
 export type FlowStrategy = 'direct' | 'relate';
 
@@ -18,10 +19,17 @@ export interface FlowRuleOptions {
   readonly resource: string;
   /** @defaultValue 'qps' */
   readonly metric?: FlowMetric;
-  /** Calls per second (`qps`) or calls in flight (`concurrency`); `0` blocks everything. */
+  /**
+   * Calls per second (`qps`) or calls in flight (`concurrency`); `0` blocks everything. For
+   * `adaptive`, the limit to start from, within [`minLimit`, `maxLimit`].
+   */
   readonly threshold: number;
-  /** Only `reject` for `concurrency`. @defaultValue 'reject' */
+  /** `reject` or `adaptive` for `concurrency`. @defaultValue 'reject' */
   readonly behavior?: FlowBehavior;
+  /** `adaptive` only: the least the limit shrinks to, and the concurrency the no-load response time is measured at. @defaultValue 3 */
+  readonly minLimit?: number;
+  /** `adaptive` only: the most the limit grows to. @defaultValue 1000 */
+  readonly maxLimit?: number;
   /** Required for `warmUp` and `warmUpThrottle`: time from cold to full rate, in ms. */
   readonly warmUpPeriodMs?: number;
   /** A cold system admits about `threshold / coldFactor`; must be > 1. @defaultValue 3 */
@@ -54,6 +62,10 @@ export interface FlowRule {
   readonly coldFactor?: number;
   /** Set for `throttle` and `warmUpThrottle` only. */
   readonly maxQueueingTimeMs?: number;
+  /** Set for `adaptive` only. */
+  readonly minLimit?: number;
+  /** Set for `adaptive` only. */
+  readonly maxLimit?: number;
   readonly strategy: FlowStrategy;
   /** Set for `relate` only. */
   readonly refResource?: string;
@@ -71,13 +83,21 @@ export const FLOW_RULE_DEFAULTS = Object.freeze({
   coldFactor: 3,
   /** Sentinel's `FlowRule.maxQueueingTimeMs`. */
   maxQueueingTimeMs: 500,
+  /** Envoy adaptive concurrency's `min_concurrency`. */
+  minLimit: 3,
+  /** Envoy adaptive concurrency's `max_concurrency_limit`. */
+  maxLimit: 1000,
   /** Count the resource's own traffic. */
   strategy: 'direct',
   /** All callers, counted together (Sentinel's `limitApp = "default"`). */
   limitOrigin: 'default',
 } as const);
 
-/** A flow rule (QPS or concurrency limit) refused the call. Code `ERR_FLOW_BLOCKED`. */
+/**
+ * A flow rule (QPS or concurrency limit) refused the call. Code `ERR_FLOW_BLOCKED`; 429 over
+ * HTTP, except for an `adaptive` rule: the resource is at the concurrency its latency allows,
+ * which is the service's capacity, not the caller's quota (503, as Envoy's adaptive concurrency).
+ */
 export class FlowBlockError extends BlockError<FlowRule> {
   get code(): 'ERR_FLOW_BLOCKED' {
     return 'ERR_FLOW_BLOCKED';
@@ -86,9 +106,10 @@ export class FlowBlockError extends BlockError<FlowRule> {
     return 'flow';
   }
   get refusal(): Refusal {
-    return 'quota';
+    return this.rule.behavior === 'adaptive' ? 'capacity' : 'quota';
   }
   get detail(): string {
+    if (this.rule.behavior === 'adaptive') return 'The resource is at the concurrency its measured latency allows.';
     return this.rule.metric === 'concurrency'
       ? 'The limit of concurrent requests to this resource was reached.'
       : 'The request rate limit of this resource was exceeded.';
@@ -107,12 +128,13 @@ export class FlowBlockError extends BlockError<FlowRule> {
 
 const FIELDS = [
   'resource', 'metric', 'threshold', 'behavior', 'warmUpPeriodMs', 'coldFactor',
-  'maxQueueingTimeMs', 'strategy', 'refResource', 'limitOrigin', 'cluster',
+  'maxQueueingTimeMs', 'minLimit', 'maxLimit', 'strategy', 'refResource', 'limitOrigin', 'cluster',
 ] as const;
 
 const WARM: readonly FlowBehavior[] = ['warmUp', 'warmUpThrottle'];
 const QUEUED: readonly FlowBehavior[] = ['throttle', 'warmUpThrottle'];
 const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
+const LIMIT = { min: 1, integer: true } as const;
 
 /**
  * Validates one flow rule and resolves its defaults. Problems go to `reader`; the result is
@@ -126,11 +148,22 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   const resource = reader.resource(obj, 'resource', path);
   const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
   const threshold = reader.number(obj, 'threshold', path, { min: 0 });
-  const behavior = reader.oneOf(obj, 'behavior', path, ['reject', 'warmUp', 'throttle', 'warmUpThrottle'], D.behavior);
-  if (metric === 'concurrency' && behavior !== 'reject') {
-    reader.fail(`${path}.behavior`, `must be 'reject' for a concurrency rule, got '${behavior}'`);
+  const behavior = reader.oneOf(obj, 'behavior', path, ['reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive'], D.behavior);
+  if (metric === 'concurrency' && behavior !== 'reject' && behavior !== 'adaptive') {
+    reader.fail(`${path}.behavior`, `must be 'reject' or 'adaptive' for a concurrency rule, got '${behavior}'`);
   }
+  if (metric === 'qps' && behavior === 'adaptive') reader.fail(`${path}.behavior`, "'adaptive' applies to metric 'concurrency' only");
   const strategy = reader.oneOf(obj, 'strategy', path, ['direct', 'relate'], D.strategy);
+  const adaptive = behavior === 'adaptive';
+  const minLimit = reader.number(obj, 'minLimit', path, LIMIT, D.minLimit);
+  const maxLimit = reader.number(obj, 'maxLimit', path, LIMIT, D.maxLimit);
+  if (adaptive) {
+    if (minLimit > maxLimit) reader.fail(`${path}.maxLimit`, `must be >= minLimit (${minLimit}), got ${maxLimit}`);
+    else if (!(threshold >= minLimit && threshold <= maxLimit)) {
+      reader.fail(`${path}.threshold`, `must be within [minLimit, maxLimit] = [${minLimit}, ${maxLimit}] for an adaptive rule (the limit it starts from), got ${threshold}`);
+    }
+    if (strategy !== 'direct') reader.fail(`${path}.strategy`, `must be 'direct' for an adaptive rule (it learns from the resource's own calls), got '${strategy}'`);
+  }
   const refResource = obj.refResource === undefined ? undefined : reader.resource(obj, 'refResource', path);
   if (strategy === 'relate' && obj.refResource === undefined) {
     reader.fail(`${path}.refResource`, "is required when strategy is 'relate'");
@@ -151,6 +184,7 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
     behavior,
     ...(warm ? { warmUpPeriodMs, coldFactor } : {}),
     ...(queued ? { maxQueueingTimeMs } : {}),
+    ...(adaptive ? { minLimit, maxLimit } : {}),
     strategy,
     ...(strategy === 'relate' && refResource !== undefined ? { refResource } : {}),
     limitOrigin,

@@ -1,3 +1,4 @@
+import type { EntryAttachment } from '../kernel/entry';
 import type { StatisticNode } from '../kernel/statistic-node';
 
 /** {@link TrafficController.tryPass}: the call passes now. */
@@ -9,7 +10,8 @@ export const BLOCKED = -1;
  * Decides one flow rule: can this call pass, and after what wait? One per rule, holding that
  * rule's state (tokens, pacing). Sentinel's `TrafficShapingController`s, all in this file:
  * {@link DefaultController} (reject), {@link WarmUpController}, {@link ThrottlingController}
- * and {@link WarmUpThrottlingController}, with the pacing and warm-up machinery they share.
+ * and {@link WarmUpThrottlingController}, with the pacing and warm-up machinery they share;
+ * `adaptive` concurrency, its own idea, is in `adaptive-limit.ts`.
  */
 export interface TrafficController {
   /**
@@ -24,6 +26,8 @@ export interface TrafficController {
    * then did not run), if it is still the latest one taken.
    */
   refund?(slotAt: number): void;
+  /** Controllers fed by completions (adaptive concurrency): attached to every call that passes, told when it ends. */
+  readonly completions?: EntryAttachment;
 }
 
 /**

@@ -100,6 +100,18 @@ export class LeapArray {
     return least;
   }
 
+  /** Maximum of `field` over the buckets in the window at `now` (0 when empty). */
+  max(now: number, field: number): number {
+    this.offset(now);
+    const oldest = now - this.intervalMs;
+    let most = 0;
+    for (let i = 0; i < this.sampleCount; i++) {
+      const start = this.starts[i]!;
+      if (start >= oldest && start <= now) most = Math.max(most, this.data[i * this.fields + field]!);
+    }
+    return most;
+  }
+
   /** `field` of the bucket just before the one holding `now` (0 if that bucket is stale). */
   previous(now: number, field: number): number {
     const n = Math.floor(now / this.windowLengthMs) - 1;

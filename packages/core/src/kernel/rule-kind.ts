@@ -5,6 +5,7 @@ export type { EntryAttachment, ExitHook } from './entry';
 import type { BlockError } from './errors';
 import type { RuleReader } from './rule-reader';
 import type { StatisticNode } from './statistic-node';
+import type { SystemProbe } from './system-probe';
 
 /**
  * What a check decides: `undefined` to pass, a {@link BlockError} to refuse, or a wait in ms
@@ -67,6 +68,8 @@ export interface CompileContext {
   readonly events: EventSink;
   /** The statistics of every inbound call, all resources together (system protection). */
   readonly inbound: StatisticNode;
+  /** The engine's source of the process's load signals (system protection). */
+  readonly probe: SystemProbe;
   /** The statistics of a resource, if it is tracked (for `relate` flow rules). */
   lookupNode(resource: string): StatisticNode | undefined;
   /**

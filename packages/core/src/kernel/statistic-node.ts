@@ -96,10 +96,13 @@ export class StatisticNode {
   /** Growing counters; `undefined` on per-origin nodes. */
   private readonly totals: Float64Array | undefined;
 
-  /** @param full - keep the minute window and the totals (resources); per-origin nodes do not. */
-  constructor(full = true) {
-    this.minute = full ? new LeapArray(60, 60_000, FIELDS, RESET) : new LeapArray(2, 2000, FIELDS, RESET);
-    this.totals = full ? new Float64Array(TOTAL_FIELDS) : undefined;
+  /**
+   * @param scope - `'resource'`: the minute window and the totals; `'inbound'` (every inbound
+   * call, read by system protection): the minute window only; `'origin'`: what checks read only.
+   */
+  constructor(scope: 'resource' | 'inbound' | 'origin' = 'resource') {
+    this.minute = scope === 'origin' ? new LeapArray(2, 2000, FIELDS, RESET) : new LeapArray(60, 60_000, FIELDS, RESET);
+    this.totals = scope === 'resource' ? new Float64Array(TOTAL_FIELDS) : undefined;
   }
 
   /** Records `count` passed calls. */
@@ -157,6 +160,14 @@ export class StatisticNode {
   /** Least response time of a call completed in the second-level window (`Infinity` when none). */
   minRtMs(now: number): number {
     return this.second.min(now, MIN_RT);
+  }
+
+  /**
+   * The most calls completed in one bucket of the minute-level window, per second: the highest
+   * throughput seen lately (Sentinel's `StatisticNode.maxSuccessQps`, read by the BBR check).
+   */
+  maxSuccessQps(now: number): number {
+    return (this.minute.max(now, SUCCESS) * 1000) / this.minute.windowLengthMs;
   }
 
   /** Passed calls in the previous whole second (used by warm-up). */

@@ -1,0 +1,101 @@
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+/** Options of {@link openLoop}. */
+export interface OpenLoopOptions {
+  /** Requests sent per second, whatever the answers. */
+  readonly ratePerSecond: number;
+  /** Requests in all. */
+  readonly count: number;
+  /** The path requested. @defaultValue '/report' */
+  readonly path?: string;
+  /** Most requests outstanding at once; past it sending waits (the load becomes a closed loop). @defaultValue unbounded */
+  readonly maxInFlight?: number;
+  /** A request unanswered this many ms after it was sent is abandoned, as a client giving up. @defaultValue never */
+  readonly deadlineMs?: number;
+}
+
+/** What one open-loop run saw. */
+export interface OpenLoopResult {
+  readonly sent: number;
+  /** Answers by status code. */
+  readonly statuses: Readonly<Record<string, number>>;
+  /** Requests abandoned at the deadline. */
+  readonly timedOut: number;
+  /** Requests that failed without an answer (connection errors). */
+  readonly failed: number;
+  /** Latency of every 200, in ms. */
+  readonly okLatenciesMs: readonly number[];
+  /** From the first request sent to the last one ended, in s. */
+  readonly seconds: number;
+}
+
+/**
+ * Sends `count` requests to 127.0.0.1:`port` at `ratePerSecond`, whatever the answers: open
+ * loop, as users keep arriving whether or not the service keeps up (a fixed number of clients
+ * would slow down with it and hide its queue). Resolves when every request has ended. Shared by
+ * the overload benchmark, `examples/overload` and its end-to-end test.
+ */
+export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const { ratePerSecond, count, path = '/report', maxInFlight = Number.POSITIVE_INFINITY, deadlineMs } = options;
+  const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  const statuses: Record<string, number> = {};
+  const okLatenciesMs: number[] = [];
+  let sent = 0;
+  let ended = 0;
+  let inFlight = 0;
+  let timedOut = 0;
+  let failed = 0;
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const send = (): void => {
+      sent++;
+      inFlight++;
+      const at = performance.now();
+      let done = false;
+      let deadline: NodeJS.Timeout | undefined;
+      /** Ends the request once, however it ends: `record` counts how. */
+      const finish = (record: () => void): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        record();
+        inFlight--;
+        if (++ended < count) return;
+        agent.destroy();
+        resolve({ sent, statuses, timedOut, failed, okLatenciesMs, seconds: (performance.now() - started) / 1000 });
+      };
+      const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          finish(() => {
+            statuses[String(res.statusCode)] = (statuses[String(res.statusCode)] ?? 0) + 1;
+            if (res.statusCode === 200) okLatenciesMs.push(performance.now() - at);
+          }),
+        );
+      });
+      req.on('error', () => finish(() => failed++));
+      if (deadlineMs !== undefined) {
+        const giveUp = (): void => {
+          timedOut++;
+          req.destroy();
+        };
+        deadline = setTimeout(() => finish(giveUp), deadlineMs);
+      }
+      req.end();
+    };
+    const tick = (): void => {
+      const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);
+      while (sent < due && inFlight < maxInFlight) send();
+      if (sent < count) setTimeout(tick, 1);
+    };
+    tick();
+  });
+}
+
+/** The `p`-th percentile (0–100) of `values`, nearest rank; NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}

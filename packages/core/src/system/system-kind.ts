@@ -1,0 +1,159 @@
+import type { Entry } from '../kernel/entry';
+import type { Checker, CompileContext, CompiledRules, RuleKind } from '../kernel/rule-kind';
+import type { StatisticNode } from '../kernel/statistic-node';
+import type { SystemProbe } from '../kernel/system-probe';
+import { normalizeSystemRule, SystemBlockError, type SystemLimit, type SystemRule, type SystemRuleOptions } from './system-rule';
+
+/**
+ * The least response time the BBR check assumes when no inbound call completed in the last
+ * second: Sentinel's `csp.sentinel.statistic.max.rt` (5000 ms), the value its empty buckets hold.
+ */
+export const STATISTIC_MAX_RT_MS = 5000;
+
+/** One limit in force: the least threshold any rule sets for it, and that rule. */
+interface Threshold {
+  readonly value: number;
+  readonly rule: SystemRule;
+}
+
+/** The limits read from the probe: memory caps and load limits. */
+const SIGNAL_LIMITS: readonly SystemLimit[] = ['maxHeapUsedBytes', 'maxRssBytes', 'maxEventLoopDelayMs', 'maxEventLoopUtilization', 'maxCpuUsage'];
+
+/**
+ * Whether the BBR check fails: more inbound calls are in flight than the process has shown it
+ * can complete, `concurrency > 1 && concurrency > maxSuccessQps × minRt / 1000` (Little's law
+ * on the best throughput of the last minute and the least response time of the last second).
+ * Sentinel's `SystemRuleManager.checkBbr`; sentinel-golang's `system.checkBbr` is the same.
+ * Without a completion in the last second, the least response time is taken as
+ * {@link STATISTIC_MAX_RT_MS}, as Sentinel's empty buckets hold it.
+ */
+export function bbrFails(inbound: StatisticNode, now: number): boolean {
+  const concurrency = inbound.concurrency;
+  if (concurrency <= 1) return false;
+  const minRt = inbound.minRtMs(now);
+  return concurrency > (inbound.maxSuccessQps(now) * (Number.isFinite(minRt) ? minRt : STATISTIC_MAX_RT_MS)) / 1000;
+}
+
+/**
+ * Checks every inbound call against the system rules in force, merged as Sentinel's
+ * `SystemRuleManager.loadSystemConf` merges them: each limit at the least threshold any rule
+ * gives it. In Sentinel's `checkSystem` order: the caps refuse as soon as they are passed
+ * (inbound QPS + this call over `maxQps`; inbound calls in flight with this one over
+ * `maxConcurrency`, counting calls whatever their `acquireCount`; the inbound average response
+ * time over `maxAvgRtMs`; heap or RSS over theirs); a load limit (event-loop delay, event-loop utilisation, CPU) refuses only while its signal is
+ * over it and the BBR check ({@link bbrFails}) fails, so a loaded process still admits the calls
+ * it is completing fast enough (Sentinel checks load with BBR; sentinel-golang also CPU).
+ * Calls that pass take nothing, so there is nothing to give back.
+ */
+export class SystemChecker implements Checker {
+  /** Each limit's least threshold, `Infinity` when no rule sets it: plain numbers on the hot path. */
+  private readonly maxQps: number;
+  private readonly maxConcurrency: number;
+  private readonly maxAvgRtMs: number;
+  private readonly maxHeapUsedBytes: number;
+  private readonly maxRssBytes: number;
+  private readonly maxEventLoopDelayMs: number;
+  private readonly maxEventLoopUtilization: number;
+  private readonly maxCpuUsage: number;
+  /** Each limit some rule sets, with the rule that sets its least threshold (for the refusal). */
+  private readonly thresholds: Partial<Record<SystemLimit, Threshold>>;
+  /** Whether any limit reads the probe (then the probe samples while the rules are in force). */
+  readonly readsSignals: boolean;
+
+  constructor(
+    rules: readonly SystemRule[],
+    private readonly inbound: StatisticNode,
+    private readonly probe: SystemProbe,
+  ) {
+    const thresholds: Partial<Record<SystemLimit, Threshold>> = {};
+    for (const rule of rules) {
+      for (const limit of Object.keys(rule) as (SystemLimit | 'retryAfterMs')[]) {
+        if (limit === 'retryAfterMs') continue;
+        const value = rule[limit]!;
+        if (!(value >= (thresholds[limit]?.value ?? Number.POSITIVE_INFINITY))) thresholds[limit] = { value, rule };
+      }
+    }
+    const least = (limit: SystemLimit): number => thresholds[limit]?.value ?? Number.POSITIVE_INFINITY;
+    this.thresholds = thresholds;
+    this.maxQps = least('maxQps');
+    this.maxConcurrency = least('maxConcurrency');
+    this.maxAvgRtMs = least('maxAvgRtMs');
+    this.maxHeapUsedBytes = least('maxHeapUsedBytes');
+    this.maxRssBytes = least('maxRssBytes');
+    this.maxEventLoopDelayMs = least('maxEventLoopDelayMs');
+    this.maxEventLoopUtilization = least('maxEventLoopUtilization');
+    this.maxCpuUsage = least('maxCpuUsage');
+    this.readsSignals = SIGNAL_LIMITS.some((limit) => thresholds[limit] !== undefined);
+  }
+
+  check(entry: Entry, now: number): SystemBlockError | undefined {
+    const node = this.inbound;
+    if (this.maxQps !== Number.POSITIVE_INFINITY) {
+      const qps = node.passQps(now);
+      if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
+    }
+    if (node.concurrency >= this.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
+    if (this.maxAvgRtMs !== Number.POSITIVE_INFINITY) {
+      const rt = node.avgRtMs(now);
+      if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
+    }
+    if (!this.readsSignals) return undefined;
+    const signals = this.probe.read();
+    if (signals.heapUsedBytes > this.maxHeapUsedBytes) return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
+    if (signals.rssBytes > this.maxRssBytes) return this.refuse(entry, 'maxRssBytes', signals.rssBytes, undefined);
+    const delay = signals.eventLoopDelayMs > this.maxEventLoopDelayMs;
+    const utilization = signals.eventLoopUtilization > this.maxEventLoopUtilization;
+    if (!(delay || utilization || signals.cpuUsage > this.maxCpuUsage) || !bbrFails(node, now)) return undefined;
+    if (delay) return this.refuse(entry, 'maxEventLoopDelayMs', signals.eventLoopDelayMs, undefined);
+    if (utilization) return this.refuse(entry, 'maxEventLoopUtilization', signals.eventLoopUtilization, undefined);
+    return this.refuse(entry, 'maxCpuUsage', signals.cpuUsage, undefined);
+  }
+
+  private refuse(entry: Entry, limit: SystemLimit, value: number, retryAfterMs: number | undefined): SystemBlockError {
+    const { rule } = this.thresholds[limit]!;
+    return new SystemBlockError({ resource: entry.resource, rule, limit, value, retryAfterMs: retryAfterMs ?? rule.retryAfterMs, origin: entry.origin });
+  }
+}
+
+/** Whether a rule sets a limit read from the probe (memory or load). */
+function readsSignals(rule: SystemRule): boolean {
+  return SIGNAL_LIMITS.some((limit) => rule[limit] !== undefined);
+}
+
+/** A system rule's claim on the probe: the probe samples while the rule is in force. */
+class ProbeDemand {
+  private readonly stop: () => void;
+
+  constructor(probe: SystemProbe) {
+    this.stop = probe.start();
+  }
+
+  /** The rule left: withdraws its claim (the probe stops sampling when none is left). */
+  retire(): void {
+    this.stop();
+  }
+}
+
+/**
+ * Compiles every system rule into one checker. Each rule that reads signals keeps a claim on the
+ * probe while it is in force (an unchanged rule keeps its claim across reloads), so the default
+ * probe's timer runs only while such a rule is loaded.
+ */
+function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext): CompiledRules {
+  const checker = new SystemChecker(rules, ctx.inbound, ctx.probe);
+  for (const rule of rules) if (readsSignals(rule)) ctx.reuse(rule, () => new ProbeDemand(ctx.probe));
+  return { checkers: [checker] };
+}
+
+/**
+ * System protection (Sentinel's SystemSlot): limits on the whole process, checked on every
+ * inbound call whatever its resource, after authority and before hotspot rules.
+ */
+export const systemKind: RuleKind<'system', SystemRule, SystemRuleOptions> = {
+  key: 'system',
+  scope: 'inbound',
+  codes: { ERR_SYSTEM_BLOCKED: 'System protection refused an inbound call: the process is over a system rule limit.' },
+  normalize: normalizeSystemRule,
+  resourceOf: () => '',
+  compile: compileSystemRules,
+};

@@ -1,0 +1,146 @@
+import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import { MAX_DURATION_MS, type NumberBounds, type RuleReader } from '../kernel/rule-reader';
+
+/**
+ * A system rule as written by users (JSON-serialisable): limits on the whole process, checked on
+ * every inbound call (HTTP requests, NestJS handlers, `entry(resource, { inbound: true })`),
+ * whatever its resource. Every limit is optional; give any subset, at least one. The
+ * load limits (event-loop delay and utilisation, CPU) refuse a call only while the signal is
+ * over its limit and the BBR check fails; the caps (concurrency, QPS, average response time,
+ * memory) refuse directly. Sentinel's `SystemRule`, with Node's signals for its load ones.
+ */
+export interface SystemRuleOptions {
+  /** Load limit: the recent event-loop delay (p99 over the probe's window), in ms. */
+  readonly maxEventLoopDelayMs?: number;
+  /** Load limit: the share of time the event loop is busy, 0–1. */
+  readonly maxEventLoopUtilization?: number;
+  /** Load limit: the process's CPU over the probe's window, as a share of one core, 0–1. */
+  readonly maxCpuUsage?: number;
+  /** Cap: V8 heap in use, in bytes. */
+  readonly maxHeapUsedBytes?: number;
+  /** Cap: the process's resident set size, in bytes. */
+  readonly maxRssBytes?: number;
+  /** Cap: inbound calls in flight, all resources together. */
+  readonly maxConcurrency?: number;
+  /** Cap: inbound calls passed per second, all resources together. */
+  readonly maxQps?: number;
+  /** Cap: the average response time of inbound calls completed in the last second, in ms. */
+  readonly maxAvgRtMs?: number;
+  /**
+   * The retry hint of a refused call (`Retry-After` over HTTP), in ms; a `maxQps` refusal tells
+   * the exact wait instead.
+   * @defaultValue 1000
+   */
+  readonly retryAfterMs?: number;
+}
+
+/** A system rule in force: the limits it sets (the others absent), and its retry hint resolved. */
+export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs'> {
+  /** The retry hint of a refusal, in ms. */
+  readonly retryAfterMs: number;
+}
+
+/** The limits of a system rule, by field name: what a {@link SystemBlockError} names as `limit`. */
+export type SystemLimit =
+  | 'maxEventLoopDelayMs'
+  | 'maxEventLoopUtilization'
+  | 'maxCpuUsage'
+  | 'maxHeapUsedBytes'
+  | 'maxRssBytes'
+  | 'maxConcurrency'
+  | 'maxQps'
+  | 'maxAvgRtMs';
+
+/** Defaults of a system rule's optional fields. */
+export const SYSTEM_RULE_DEFAULTS = Object.freeze({
+  /** A second: the signals are sampled every 500 ms and the windows span 1 s. */
+  retryAfterMs: 1000,
+} as const);
+
+/**
+ * Each limit with its bounds, in the order they are checked: Sentinel's `checkSystem` order
+ * (QPS, threads, RT, then load and CPU with BBR), with memory among the caps.
+ */
+export const SYSTEM_LIMITS: readonly (readonly [SystemLimit, NumberBounds])[] = Object.freeze([
+  ['maxQps', { min: 0 }],
+  ['maxConcurrency', { min: 0, integer: true }],
+  ['maxAvgRtMs', { min: 0, max: MAX_DURATION_MS }],
+  ['maxHeapUsedBytes', { min: 0, integer: true }],
+  ['maxRssBytes', { min: 0, integer: true }],
+  ['maxEventLoopDelayMs', { min: 0, max: MAX_DURATION_MS }],
+  ['maxEventLoopUtilization', { min: 0, max: 1 }],
+  ['maxCpuUsage', { min: 0, max: 1 }],
+] as const);
+
+const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs'];
+
+/** Options of a {@link SystemBlockError}: what every block error carries, and which limit refused at what value. */
+export interface SystemBlockErrorOptions extends BlockErrorOptions<SystemRule> {
+  /** The limit that refused the call. */
+  readonly limit: SystemLimit;
+  /** What it measured: the signal, or the inbound statistic, at the refusal. */
+  readonly value: number;
+}
+
+/**
+ * System protection refused an inbound call: the process is over one of a system rule's limits.
+ * Code `ERR_SYSTEM_BLOCKED`; 503 over HTTP. `limit` names the limit (`'maxCpuUsage'`, ...) and
+ * `value` what was measured; `rule` is the rule that set that limit.
+ */
+export class SystemBlockError extends BlockError<SystemRule> {
+  /** The limit that refused the call. */
+  readonly limit: SystemLimit;
+  /** What was measured against it: the signal, or the inbound statistic. */
+  readonly value: number;
+
+  constructor(options: SystemBlockErrorOptions) {
+    super(options);
+    this.limit = options.limit;
+    this.value = options.value;
+  }
+
+  get code(): 'ERR_SYSTEM_BLOCKED' {
+    return 'ERR_SYSTEM_BLOCKED';
+  }
+  get kind(): 'system' {
+    return 'system';
+  }
+  get refusal(): Refusal {
+    return 'capacity';
+  }
+  get detail(): string {
+    return 'The service is temporarily overloaded.';
+  }
+  get name(): string {
+    return 'SystemBlockError';
+  }
+  get message(): string {
+    return `System protection refused "${this.resource}": ${this.limit} ${String(this.rule[this.limit])}, measured ${String(this.value)}`;
+  }
+  /** A `maxQps` refusal's quota: the inbound calls allowed per second (for the RateLimit headers). */
+  override quota(): QuotaPolicy | undefined {
+    return this.limit === 'maxQps' ? { name: 'system', quota: Math.floor(this.rule.maxQps!), windowSeconds: 1 } : undefined;
+  }
+  /** As every block error's, with `limit` and `value`. */
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), limit: this.limit, value: this.value };
+  }
+}
+
+/**
+ * Validates one system rule and resolves its defaults. Problems go to `reader`; the result is
+ * only meaningful when none were found.
+ */
+export function normalizeSystemRule(input: unknown, path: string, reader: RuleReader): SystemRule | undefined {
+  const obj = reader.object(input, path);
+  if (obj === undefined) return undefined;
+  reader.knownKeys(obj, FIELDS, path);
+  const rule: Record<string, number> = {};
+  for (const [name, bounds] of SYSTEM_LIMITS) {
+    const value = reader.number(obj, name, path, bounds, undefined);
+    if (value !== undefined) rule[name] = value;
+  }
+  if (!SYSTEM_LIMITS.some(([name]) => obj[name] !== undefined)) reader.fail(path, `must set at least one limit (${SYSTEM_LIMITS.map(([name]) => name).join(', ')})`);
+  rule.retryAfterMs = reader.number(obj, 'retryAfterMs', path, { min: 0, max: MAX_DURATION_MS }, SYSTEM_RULE_DEFAULTS.retryAfterMs);
+  return rule as unknown as SystemRule;
+}
