@@ -1,8 +1,7 @@
 import { Floodgate, isBlockError, type CircuitBreakerRuleOptions, type CircuitStateChangeEvent, type ClusterFallbackEvent, type ClusterRecoverEvent } from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
-import { ClusterFixture } from './support/cluster-fixture';
-import { startRedisServer, type RedisServer } from '../support/test-services';
+import { useOwnRedis } from './support/cluster-fixture';
 import { until } from '../support/until';
 
 // A shared breaker while Redis is away: each instance decides by its local breaker (after an
@@ -10,26 +9,7 @@ import { until } from '../support/until';
 // again, with the local one beside it until it closes. This file pauses Redis, so it runs its
 // own redis-server.
 
-let server: RedisServer;
-let admin: Redis;
-let fixture: ClusterFixture;
-let n = 0;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { retryStrategy: () => 5 });
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.stop();
-});
-beforeEach(() => {
-  fixture = new ClusterFixture(server.url, `fg-test:breaker-outage:${n++}`);
-});
-afterEach(async () => {
-  if (admin.status === 'ready') await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
-  await fixture.close();
-});
+const own = useOwnRedis('fg-test:breaker-outage');
 
 interface Instance {
   readonly fg: Floodgate;
@@ -41,11 +21,11 @@ interface Instance {
 
 /** An instance whose backend waits 20 ms for Redis and skips it for 1 s after 2 failures. */
 async function instance(rule: CircuitBreakerRuleOptions): Promise<Instance> {
-  const client = new Redis(server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
-  fixture.clients.push(client);
-  const backend = redisCluster({ client, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: 20, failureThreshold: 2, coolDownMs: 1000, onError: () => undefined });
-  fixture.backends.push(backend);
-  const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+  const client = new Redis(own.server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
+  own.fixture.clients.push(client);
+  const backend = redisCluster({ client, prefix: own.fixture.prefix, now: () => own.fixture.clock.now(), timeoutMs: 20, failureThreshold: 2, coolDownMs: 1000, onError: () => undefined });
+  own.fixture.backends.push(backend);
+  const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
   fg.loadCircuitBreakerRules([rule]);
   await backend.ready();
   const changes: string[] = [];
@@ -71,7 +51,7 @@ async function call(x: Instance, outcome: 'ok' | 'error' = 'ok'): Promise<string
   return 'pass';
 }
 
-const pause = (): Promise<unknown> => admin.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+const pause = (): Promise<unknown> => own.admin.call('CLIENT', 'PAUSE', '60000', 'WRITE');
 const stateOf = (x: Instance): string | undefined => x.fg.circuitState('api')[0]?.state;
 
 /** Opens on the first error: what one instance sees alone is enough for its local breaker. */
@@ -97,10 +77,10 @@ describe('a shared breaker while Redis is away', () => {
     for (const x of [a, b]) for (const outcome of ['ok', 'error', 'error'] as const) expect(await call(x, outcome)).toBe('pass');
     await until(() => stateOf(a) === 'open' && stateOf(b) === 'open', 'both to learn the shared breaker opened');
     await pause();
-    await fixture.clock.advance(2000);
+    await own.fixture.clock.advance(2000);
     expect(a.fg.circuitState('api')[0]).toMatchObject({ state: 'open', retryAfterMs: 1000 });
     await expect(a.fg.enter('api')).rejects.toMatchObject({ code: 'ERR_CIRCUIT_OPEN', retryAfterMs: 1000 });
-    await fixture.clock.advance(1000);
+    await own.fixture.clock.advance(1000);
     // Due to probe, but Redis cannot lend a probe: a's own breaker (3 calls, under
     // minRequestAmount: closed) decides.
     expect(await call(a)).toBe('pass');
@@ -111,19 +91,19 @@ describe('a shared breaker while Redis is away', () => {
   it('returns to the shared breaker when Redis answers again, keeping the local breaker in force until it closes', async () => {
     const x = await instance(EAGER);
     expect(await call(x)).toBe('pass');
-    await server.stop();
+    await own.server.stop();
     expect(await call(x, 'error')).toBe('pass');
     await until(() => x.fallbacks.length > 0, 'the report to fail');
     expect(await call(x)).toBe('ERR_CIRCUIT_OPEN');
     expect(x.backend.isDown).toBe(true);
-    await server.restart();
-    await until(() => fixture.clients.every((c) => c.status === 'ready'), 'the client to reconnect');
-    await fixture.clock.advance(1000);
+    await own.server.restart();
+    await until(() => own.fixture.clients.every((c) => c.status === 'ready'), 'the client to reconnect');
+    await own.fixture.clock.advance(1000);
     // Redis answers (a new server: the shared breaker never saw the error), the local one is still open.
     expect(await call(x)).toBe('ERR_CIRCUIT_OPEN');
     expect(x.recoveries).toHaveLength(1);
     expect(stateOf(x)).toBe('open');
-    await fixture.clock.advance(2000);
+    await own.fixture.clock.advance(2000);
     // The local breaker's probe succeeds: it closes, and the shared breaker alone decides again.
     expect(await call(x)).toBe('pass');
     expect(x.changes).toEqual(['closed->open', 'open->halfOpen', 'halfOpen->closed']);
