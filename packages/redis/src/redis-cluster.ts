@@ -79,10 +79,11 @@ export interface RedisClusterOptions {
    */
   readonly breakerRefreshMs?: number;
   /**
-   * The time windows and pacing are computed in, in ms: it must be the same scale in every
-   * instance (so not `performance.now()`). Also drives the breaker's cool-down and lease expiry.
+   * The time windows, pacing and shared breakers' deadlines are computed in, in ms: it must be
+   * the same scale in every instance (so not `performance.now()`). Also drives the cool-down of
+   * the backend's own breaker on Redis, leased tokens' expiry and `breakerRefreshMs`.
    * @defaultValue Redis's own clock (`TIME` inside each script), so instances need no
-   * synchronised clocks; the breaker and leases then use `performance.now()`.
+   * synchronised clocks; the cool-down, leases and `breakerRefreshMs` then use `performance.now()`.
    */
   readonly now?: () => number;
   /** This instance's id among the live instances. @defaultValue `<hostname>:<pid>:<random>` */
@@ -248,10 +249,9 @@ export class RedisClusterBackend implements ClusterBackend {
   /**
    * Stops the heartbeats, makes pending and later checks fall back (reason `'notReady'`), ends
    * the shared breakers' subscription, and removes this instance from the live ones, waiting for
-   * Redis at most `closeTimeoutMs`: it
-   * resolves then even while Redis is frozen (the instance leaves the live ones when its
-   * heartbeat expires; `onError` is told). Never rejects; calling it again returns the same
-   * promise. The client stays open: it is the caller's.
+   * Redis at most `closeTimeoutMs`: it resolves then even while Redis is frozen (the instance
+   * leaves the live ones when its heartbeat expires; `onError` is told). Never rejects; calling
+   * it again returns the same promise. The client stays open: it is the caller's.
    */
   close(): Promise<void> {
     if (this.closing === undefined) {

@@ -11,7 +11,6 @@ const BUCKET_MS_ARG = '500';
 /** Most scopes (origins of an `'other'` rule) whose lease is kept; the oldest go first. */
 const MAX_SCOPES = 1000;
 
-
 /** One check waiting for its batch. */
 class WindowCheck implements QueuedCheck {
   resolve!: (decision: ClusterDecision) => void;

@@ -43,9 +43,9 @@ const SEVERITY: Readonly<Record<ClusterCircuitState, number>> = { closed: 0, hal
  * - **Probes**: when the shared breaker is due to probe, `enter()`/`run()` ask the store, which
  *   lends each probe to one instance at a time; the probe's outcome closes or reopens the breaker
  *   for all, a probe whose call did not run is given back, and a lease not given back within
- *   `retryTimeoutMs` counts as a failed probe. A sync
- *   `entry()` cannot wait for a lease: it is refused while the breaker is due to probe (`0` ms),
- *   and decided from the cached state otherwise.
+ *   `retryTimeoutMs` counts as a failed probe. A sync `entry()` cannot wait for a lease: it is
+ *   refused while the breaker is due to probe (`0` ms), and decided from the cached state
+ *   otherwise.
  * - **Fallback**: while the store cannot be reached, the rule's local breaker (which sees every
  *   completion of this instance) decides, after an open shared breaker's deadline (until then the
  *   call is refused, as every instance would), and each such decision emits `clusterFallback`.
