@@ -15,7 +15,8 @@
  *
  * Redis's own cost per check comes from `INFO commandstats` over the loaded run (reset before
  * it): the microseconds Redis spent in EVALSHA/EVAL (PING for the floor), divided by the checks
- * made, and the script calls per check.
+ * made, and the script calls per check; and from `INFO cpu`: Redis's CPU time over the loaded run
+ * per check (everything the checks cost it, steadier on a busy machine).
  *
  * Run: `npx tsx --conditions=@floodgate/source bench/cluster-redis.ts [--quick]`, with
  * FLOODGATE_REDIS_URL (or REDIS_URL) pointing at a Redis; without one, a throwaway
@@ -50,6 +51,13 @@ export interface ClusterBenchResult {
   readonly redisUsecPerCheck: number;
   /** Commands Redis ran per check under load (EVALSHA + EVAL + PING calls / checks). */
   readonly redisCallsPerCheck: number;
+  /**
+   * Redis's CPU per check under load, in µs (INFO cpu: used_cpu_user + used_cpu_sys over the
+   * loaded run / checks): what the checks cost Redis in all (reading, parsing, scripts, replies),
+   * and steadier than the commandstats figure on a busy machine, which charges a script the time
+   * it was preempted.
+   */
+  readonly redisCpuUsecPerCheck: number;
 }
 
 /** Options of {@link runClusterRedisBench}. */
@@ -194,6 +202,13 @@ async function commandStats(admin: Redis): Promise<{ calls: number; usec: number
   return { calls, usec };
 }
 
+/** Redis's CPU time so far (user + system), in µs. */
+async function redisCpuUsec(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const read = (field: string): number => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return (read('used_cpu_user') + read('used_cpu_sys')) * 1e6;
+}
+
 /** Runs every case on the Redis at `redisUrl`; returns their figures in case order. */
 export async function runClusterRedisBench(options: ClusterBenchOptions): Promise<ClusterBenchResult[]> {
   const seconds = options.seconds ?? 2;
@@ -210,7 +225,9 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
       fallbacks = 0;
       const alone = await closedLoop(call, seconds, 1);
       await admin.config('RESETSTAT');
+      const cpuBefore = await redisCpuUsec(admin);
       const loaded = await closedLoop(call, seconds, concurrency);
+      const cpuAfter = await redisCpuUsec(admin);
       const stats = await commandStats(admin);
       const checks = loaded.latencies.length;
       results.push({
@@ -224,6 +241,7 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
         // The admin's own INFO is not counted (it is not in the matched commands).
         redisUsecPerCheck: stats.usec / checks,
         redisCallsPerCheck: stats.calls / checks,
+        redisCpuUsecPerCheck: (cpuAfter - cpuBefore) / checks,
       });
     } finally {
       await close();
@@ -237,12 +255,12 @@ export async function runClusterRedisBench(options: ClusterBenchOptions): Promis
 export function renderClusterRedisBench(results: readonly ClusterBenchResult[], concurrency = 64): string {
   const ms = (v: number): string => v.toFixed(3);
   const lines = [
-    `| case | calls/s (${concurrency} in flight) | p50 ms (alone) | p99 ms (alone) | p50 ms (${concurrency} in flight) | p99 ms (${concurrency} in flight) | Redis µs per check | Redis calls per check | fallbacks |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| case | calls/s (${concurrency} in flight) | p50 ms (alone) | p99 ms (alone) | p50 ms (${concurrency} in flight) | p99 ms (${concurrency} in flight) | Redis µs per check | Redis CPU µs per check | Redis calls per check | fallbacks |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
     lines.push(
-      `| ${r.name} | ${Math.round(r.opsPerSec).toLocaleString('en-US')} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.loadedP50Ms)} | ${ms(r.loadedP99Ms)} | ${r.redisUsecPerCheck.toFixed(2)} | ${r.redisCallsPerCheck.toFixed(3)} | ${r.fallbacks} |`,
+      `| ${r.name} | ${Math.round(r.opsPerSec).toLocaleString('en-US')} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.loadedP50Ms)} | ${ms(r.loadedP99Ms)} | ${r.redisUsecPerCheck.toFixed(2)} | ${r.redisCpuUsecPerCheck.toFixed(2)} | ${r.redisCallsPerCheck.toFixed(3)} | ${r.fallbacks} |`,
     );
   }
   return lines.join('\n');

@@ -241,6 +241,7 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
     formatMs(c.loadedP50Ms),
     formatMs(c.loadedP99Ms),
     c.runs.map((r) => (r.redisUsecPerCheck === undefined ? 'n/a' : r.redisUsecPerCheck.toFixed(2))).join(', '),
+    c.runs.map((r) => (r.redisCpuUsecPerCheck === undefined ? 'n/a' : r.redisCpuUsecPerCheck.toFixed(2))).join(', '),
     c.runs.map((r) => (r.redisCallsPerCheck === undefined ? 'n/a' : r.redisCallsPerCheck.toFixed(3))).join(', '),
     c.runs.map((r) => formatCount(r.fallbacks ?? Number.NaN)).join(', '),
   ]);
@@ -248,7 +249,7 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
   const how = settings
     ? `bench/cluster-redis.ts's \`runClusterRedisBench\`, run in ${plural(settings.processes, 'fresh process', 'fresh processes')} (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
       'Every case admits every call; Floodgate\'s cases without leaseTokens are exact (each check decided in Redis; the checks of one rule made in one tick share one script call). ' +
-      'Redis µs and calls per check come from `INFO commandstats` over the loaded run (EVALSHA + EVAL, or PING, per check made), per process.'
+      'Redis µs and calls per check come from `INFO commandstats` over the loaded run (EVALSHA + EVAL, or PING, per check made), per process; Redis CPU µs per check from `INFO cpu` (used_cpu_user + used_cpu_sys over the loaded run, per check made): all the checks cost Redis, and steadier on a busy machine, where commandstats charges a script the time it was preempted.'
     : '';
   const note = cluster.cases.some(local)
     ? ' ‡ Not every check asks Redis (leased tokens, or checks that fell back to the local rule): not a comparison of exact limits.'
@@ -256,7 +257,7 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
   const fellBack = cluster.cases.some((c) => c.runs.some((r) => (r.fallbacks ?? 0) > 0))
     ? ' Fallbacks are Floodgate checks that gave up on Redis after the backend\'s timeout and decided locally: a case with many is not a fair round-trip comparison.'
     : '';
-  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Redis µs per check', 'Redis calls per check', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
+  return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Redis µs per check', 'Redis CPU µs per check', 'Redis calls per check', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
 }
 
 /** A cluster case whose checks do not all ask Redis (leased tokens, or fallbacks): not exact. */

@@ -1,13 +1,28 @@
 /**
  * One instance of a quote service in cluster mode: its engine takes the `GET /quote` limit
- * from Redis, so 10 quotes per second is the limit of the whole fleet, not of each process.
+ * from Redis, so 10 quotes per second is the limit of the whole fleet, not of each process; and
+ * the circuit breaker guarding its exchange-rate upstream (`GET /rates`) is shared, so when the
+ * instances together see the upstream fail, every instance stops calling it.
  */
-import { Floodgate, isBlockError, type ClusterFallbackEvent } from '@floodgate/core';
+import { Floodgate, isBlockError, type CircuitStateChangeEvent, type ClusterFallbackEvent } from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 
 /** The fleet-wide limit of the example. */
 export const QUOTES_PER_SECOND = 10;
+
+/**
+ * The shared breaker on the rates upstream: open when more than half of at least 10 calls in a
+ * second, from any instance, failed; probe again after 10 s.
+ */
+export const RATES_BREAKER = Object.freeze({
+  resource: 'GET /rates',
+  strategy: 'errorRatio',
+  threshold: 0.5,
+  minRequestAmount: 10,
+  retryTimeoutMs: 10_000,
+  cluster: true,
+} as const);
 
 /** Options of {@link createInstance}. */
 export interface InstanceOptions {
@@ -19,14 +34,21 @@ export interface InstanceOptions {
   readonly now?: () => number;
 }
 
-/** A running instance: its engine, and a request handler guarded by the shared limit. */
+/** A running instance: its engine, and request handlers guarded by the shared rules. */
 export interface Instance {
   readonly fg: Floodgate;
   readonly backend: RedisClusterBackend;
   /** Serves one quote request: `'quote'`, or `'429'` when the fleet is over its limit. */
   handle(): Promise<'quote' | '429'>;
+  /**
+   * Serves one rates request through the shared breaker: `'rates'`, `'502'` when the upstream
+   * failed, or `'503'` while the breaker is open.
+   */
+  rates(upstream: () => Promise<string>): Promise<'rates' | '502' | '503'>;
   /** The checks decided without Redis (none while Redis is up). */
   readonly fallbacks: ClusterFallbackEvent[];
+  /** The rates breaker's transitions, as this instance saw them. */
+  readonly changes: CircuitStateChangeEvent[];
   close(): Promise<void>;
 }
 
@@ -40,21 +62,36 @@ export async function createInstance(options: InstanceOptions): Promise<Instance
     // Generous for a demo that starts two processes at once on a possibly busy machine.
     timeoutMs: 1000,
   });
-  await backend.ready();
   const fg = new Floodgate({ cluster: backend });
-  fg.loadFlowRules([{ resource: 'GET /quote', threshold: QUOTES_PER_SECOND, cluster: { thresholdType: 'global' } }]);
+  fg.loadRules({
+    flow: [{ resource: 'GET /quote', threshold: QUOTES_PER_SECOND, cluster: { thresholdType: 'global' } }],
+    circuitBreakers: [RATES_BREAKER],
+  });
+  // Connected, and subscribed to the shared breakers' transitions.
+  await backend.ready();
   const fallbacks: ClusterFallbackEvent[] = [];
+  const changes: CircuitStateChangeEvent[] = [];
   fg.on('clusterFallback', (event) => fallbacks.push(event));
+  fg.on('circuitStateChange', (event) => changes.push(event));
   return {
     fg,
     backend,
     fallbacks,
+    changes,
     async handle() {
       try {
         return await fg.run('GET /quote', () => 'quote' as const);
       } catch (error) {
         if (isBlockError(error)) return '429';
         throw error;
+      }
+    },
+    async rates(upstream) {
+      try {
+        await fg.run('GET /rates', () => upstream());
+        return 'rates';
+      } catch (error) {
+        return isBlockError(error) ? '503' : '502';
       }
     },
     async close() {

@@ -1,13 +1,16 @@
 /**
- * Cluster mode: two processes share one limit through Redis. Each gets a burst of requests at
- * the same moment; together they serve exactly QUOTES_PER_SECOND, however the burst splits.
+ * Cluster mode: two processes share one limit and one circuit breaker through Redis. Each gets a
+ * burst of quote requests at the same moment; together they serve exactly QUOTES_PER_SECOND,
+ * however the burst splits. Then each sees its rates upstream fail six times: too few for a
+ * breaker of its own (minRequestAmount 10), but the shared breaker counts both, opens, and both
+ * processes answer 503 from then on.
  * It needs a Redis, at REDIS_URL (default redis://127.0.0.1:6379), and exits at once saying so
  * when none answers there. Run: `npx tsx --conditions=@floodgate/source examples/cluster/main.ts`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { QUOTES_PER_SECOND } from './instance';
+import { QUOTES_PER_SECOND, RATES_BREAKER } from './instance';
 
 /** What one process answered. */
 export interface ProcessReport {
@@ -16,6 +19,14 @@ export interface ProcessReport {
   readonly limited: number;
   /** Checks decided without Redis. */
   readonly fallbacks: number;
+  /** The shared rates breaker as this process saw it after both processes' failures. */
+  readonly breaker: {
+    readonly state: string;
+    /** Its transitions, `from->to`, as announced in this process. */
+    readonly changes: readonly string[];
+    /** The answer to one more rates request. */
+    readonly next: string;
+  };
 }
 
 /** Options of {@link runCluster}. */
@@ -23,6 +34,8 @@ export interface RunClusterOptions {
   readonly redisUrl: string;
   /** Requests per process. @defaultValue 15 */
   readonly requestsEach?: number;
+  /** Failed upstream calls per process. @defaultValue 6 */
+  readonly failuresEach?: number;
   /** Key prefix. @defaultValue a fresh one per run */
   readonly prefix?: string;
   /** Pins the shared time (tests); by default Redis's own clock. */
@@ -67,6 +80,7 @@ export async function runCluster(options: RunClusterOptions): Promise<ProcessRep
     FG_REDIS_URL: options.redisUrl,
     FG_PREFIX: options.prefix ?? `floodgate-example:${process.pid}:${Date.now()}`,
     FG_REQUESTS: String(options.requestsEach ?? 15),
+    FG_FAILURES: String(options.failuresEach ?? 6),
     ...(options.now !== undefined ? { FG_NOW: String(options.now) } : {}),
   };
   const processes = [startProcess(env), startProcess(env)];
@@ -75,8 +89,14 @@ export async function runCluster(options: RunClusterOptions): Promise<ProcessRep
       const line = await p.next();
       if (line !== 'ready') throw new Error(`unexpected worker output: ${line}`);
     }
-    for (const p of processes) p.child.stdin!.write('go\n');
-    return await Promise.all(processes.map(async (p) => JSON.parse(await p.next()) as ProcessReport));
+    const ask = async (command: string): Promise<string[]> => {
+      for (const p of processes) p.child.stdin!.write(`${command}\n`);
+      return Promise.all(processes.map((p) => p.next()));
+    };
+    const quotes = (await ask('go')).map((line) => JSON.parse(line) as Omit<ProcessReport, 'breaker'>);
+    for (const line of await ask('fail')) if (line !== 'failed') throw new Error(`unexpected worker output: ${line}`);
+    const breakers = (await ask('state')).map((line) => JSON.parse(line) as ProcessReport['breaker']);
+    return quotes.map((report, i) => ({ ...report, breaker: breakers[i]! }));
   } finally {
     for (const p of processes) if (p.child.exitCode === null) p.child.kill();
   }
@@ -108,10 +128,15 @@ async function main(redisUrl: string): Promise<void> {
     process.exit(1);
   }
   console.log(`examples/cluster: two processes, one limit of ${QUOTES_PER_SECOND} quotes per second, through the Redis at ${redisUrl}`);
-  const reports = await runCluster({ redisUrl });
+  const failuresEach = 6;
+  const reports = await runCluster({ redisUrl, failuresEach });
   for (const r of reports) console.log(`process ${r.pid}: served ${r.served}, answered 429 to ${r.limited}`);
   const served = reports.reduce((sum, r) => sum + r.served, 0);
   console.log(`together: served ${served}, the fleet-wide limit being ${QUOTES_PER_SECOND} per second`);
+  for (const r of reports) {
+    console.log(`process ${r.pid}: rates breaker ${r.breaker.state} (${r.breaker.changes.join(', ')}), next rates request answered ${r.breaker.next}`);
+  }
+  console.log(`each process saw ${failuresEach} failures, under the breaker's minRequestAmount (${RATES_BREAKER.minRequestAmount}); the shared breaker counted both`);
 }
 
 if (require.main === module) {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runCluster } from '../../examples/cluster/main';
-import { QUOTES_PER_SECOND } from '../../examples/cluster/instance';
+import { QUOTES_PER_SECOND, RATES_BREAKER } from '../../examples/cluster/instance';
 import { T0 } from '../redis/support/cluster-fixture';
 import { freePort, testRedisUrl } from '../support/test-services';
 
@@ -17,6 +17,14 @@ describe('examples/cluster', () => {
       expect(r.served + r.limited).toBe(15);
       expect(r.fallbacks).toBe(0);
     }
+  }, 30_000);
+
+  it('opens the shared circuit breaker on both processes when their failures together cross its threshold', async () => {
+    const failuresEach = 6;
+    // Too few for either process's breaker alone: only the shared one can open.
+    expect(failuresEach).toBeLessThan(RATES_BREAKER.minRequestAmount);
+    const reports = await runCluster({ redisUrl, failuresEach, prefix: `fg-test:example-breaker:${process.pid}`, now: T0 });
+    for (const r of reports) expect(r.breaker).toEqual({ state: 'open', changes: ['closed->open'], next: '503' });
   }, 30_000);
 
   it('exits at once, naming the URL and what to do, when no Redis answers', async () => {

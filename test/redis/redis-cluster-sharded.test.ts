@@ -4,6 +4,7 @@ import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from
 import { countPasses, hit, T0 } from './support/cluster-fixture';
 import { useRedisCluster } from './support/redis-cluster-nodes';
 import { watchLoopDelay } from '../support/loop-delay';
+import { until } from '../support/until';
 
 // Cluster mode on a real Redis Cluster (three masters, three replicas) through ioredis's
 // Redis.Cluster: every script's keys share one slot, so multi-key checks never meet CROSSSLOT.
@@ -65,6 +66,29 @@ describe('redisCluster on a Redis Cluster', () => {
     await clock.advance(100);
     await hit(b.fg, 'feed', { args: [['y', 'z']] });
     expect([...a.fallbacks, ...b.fallbacks]).toEqual([]);
+  });
+
+  it('opens a shared circuit breaker on both engines, tells each of every transition, and lends its probe to one call', async () => {
+    const pair = [await engine(), await engine()];
+    const changes: string[][] = [[], []];
+    pair.forEach((e, i) => e.fg.on('circuitStateChange', (event) => changes[i]!.push(`${event.from}->${event.to}`)));
+    for (const e of pair) e.fg.loadCircuitBreakerRules([{ resource: 'api', strategy: 'errorCount', threshold: 1, minRequestAmount: 1, retryTimeoutMs: 1000, cluster: true }]);
+    // Subscribed to the breakers' channel (published from the slot's master, heard cluster-wide).
+    for (const e of pair) await e.backend.ready();
+    for (const e of pair) {
+      const entry = await e.fg.enter('api');
+      entry.traceError(new Error('boom'));
+      entry.exit();
+    }
+    await until(() => pair.every((e) => e.fg.circuitState('api')[0]!.state === 'open'), 'both engines to learn the breaker opened');
+    await clock.advance(1000);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => pair[i % 2]!.fg.enter('api')));
+    const probes = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(probes).toHaveLength(1);
+    probes[0]!.exit();
+    await until(() => changes.every((list) => list.length === 3), 'both engines to learn the breaker closed');
+    for (const list of changes) expect(list).toEqual(['closed->open', 'open->halfOpen', 'halfOpen->closed']);
+    expect(pair.flatMap((e) => e.fallbacks)).toEqual([]);
   });
 
   it('keeps every key of one rule in one slot', async () => {

@@ -7,31 +7,13 @@ import {
 } from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
-import { ClusterFixture, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
+import { HEALTHY_TIMEOUT_MS, hit, useOwnRedis } from './support/cluster-fixture';
 import { until } from '../support/until';
-import { freePort, startRedisServer, type RedisServer } from '../support/test-services';
+import { freePort } from '../support/test-services';
 
 // This file pauses and stops Redis, so it always runs its own redis-server, never the shared one.
 
-let server: RedisServer;
-let admin: Redis;
-let fixture: ClusterFixture;
-let n = 0;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { retryStrategy: () => 5 });
-});
-afterAll(async () => {
-  admin.disconnect();
-  await server.stop();
-});
-beforeEach(() => {
-  fixture = new ClusterFixture(server.url, `fg-test:outage:${n++}`);
-});
-afterEach(async () => {
-  await fixture.close();
-});
+const own = useOwnRedis('fg-test:outage');
 
 const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({ resource: 'api', threshold: 2, cluster: { thresholdType: 'global' }, ...extra });
 
@@ -49,12 +31,12 @@ interface Watched {
  * machine cannot turn a slow healthy answer into a fallback.
  */
 async function watchedEngine(rules: FlowRuleOptions[], timeoutMs = 20): Promise<Watched> {
-  const client = new Redis(server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
-  fixture.clients.push(client);
-  const backend = redisCluster({ client, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs, failureThreshold: 2, coolDownMs: 1000 });
-  fixture.backends.push(backend);
+  const client = new Redis(own.server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
+  own.fixture.clients.push(client);
+  const backend = redisCluster({ client, prefix: own.fixture.prefix, now: () => own.fixture.clock.now(), timeoutMs, failureThreshold: 2, coolDownMs: 1000 });
+  own.fixture.backends.push(backend);
   await backend.ready();
-  const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+  const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
   fg.loadFlowRules(rules);
   const fallbacks: ClusterFallbackEvent[] = [];
   const recoveries: ClusterRecoverEvent[] = [];
@@ -65,11 +47,11 @@ async function watchedEngine(rules: FlowRuleOptions[], timeoutMs = 20): Promise<
 
 /** Runs `body` while Redis holds every write command (scripts included) unanswered. */
 async function whilePaused(body: () => Promise<void>): Promise<void> {
-  await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+  await own.admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
   try {
     await body();
   } finally {
-    await admin.call('CLIENT', 'UNPAUSE');
+    await own.admin.call('CLIENT', 'UNPAUSE');
   }
 }
 
@@ -132,7 +114,7 @@ describe('redisCluster when Redis is paused', () => {
       await outcome(w.fg);
       await outcome(w.fg);
     });
-    await fixture.clock.advance(999);
+    await own.fixture.clock.advance(999);
     await outcome(w.fg);
     expect(w.fallbacks.at(-1)!.reason).toBe('breakerOpen');
     expect(w.backend.isDown).toBe(true);
@@ -147,7 +129,7 @@ describe('redisCluster when Redis is paused', () => {
     // The probe waits 20 ms for a healthy Redis; on a loaded machine it may miss that, and the
     // breaker then waits another cool-down: probe until Redis is back.
     for (let i = 0; i < 10 && w.backend.isDown; i++) {
-      await fixture.clock.advance(1000);
+      await own.fixture.clock.advance(1000);
       expect(await outcome(w.fg)).toBe('pass');
     }
     expect(w.backend.isDown).toBe(false);
@@ -162,7 +144,7 @@ describe('redisCluster when Redis is paused', () => {
     await whilePaused(async () => {
       await outcome(w.fg);
       await outcome(w.fg);
-      await fixture.clock.advance(1000);
+      await own.fixture.clock.advance(1000);
       await outcome(w.fg);
       await outcome(w.fg);
     });
@@ -175,7 +157,7 @@ describe('redisCluster when Redis is paused', () => {
 describe('redisCluster when Redis answers with an error', () => {
   it('falls back with the error Redis gave', async () => {
     const w = await watchedEngine([rule()], HEALTHY_TIMEOUT_MS);
-    await admin.set(`${fixture.prefix}:w:{flow|api|reject|default#0}`, 'not a hash');
+    await own.admin.set(`${own.fixture.prefix}:w:{flow|api|reject|default#0}`, 'not a hash');
     expect(await outcome(w.fg)).toBe('pass');
     expect(w.fallbacks).toEqual([expect.objectContaining({ reason: 'error', error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }) })]);
   });
@@ -185,17 +167,17 @@ describe('redisCluster when Redis is stopped', () => {
   it('falls back at once, recovers when Redis is back, and never fails a request', async () => {
     const w = await watchedEngine([rule({ threshold: 3 })], HEALTHY_TIMEOUT_MS);
     expect(await outcome(w.fg)).toBe('pass');
-    await server.stop();
+    await own.server.stop();
     try {
       await until(() => w.client.status !== 'ready', 'the client to notice');
       const down = [await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)];
       expect(down).toEqual(['pass', 'pass', 'ERR_FLOW_BLOCKED']);
       expect(w.fallbacks.map((e) => e.reason)).toEqual(['notReady', 'notReady', 'breakerOpen']);
     } finally {
-      await server.restart();
+      await own.server.restart();
     }
     await until(() => w.client.status === 'ready', 'the client to reconnect');
-    await fixture.clock.advance(1000);
+    await own.fixture.clock.advance(1000);
     // The restarted Redis holds no scripts: the probe meets NOSCRIPT and sends the script again.
     expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass', 'ERR_FLOW_BLOCKED']);
     expect(w.recoveries).toEqual([{ backend: 'redis', downForMs: 1000 }]);
@@ -217,10 +199,10 @@ describe('concurrent bursts while Redis is away (the local fallback admits atomi
   it('passes only the local threshold of 40 concurrent calls when Redis is unreachable', async () => {
     const client = new Redis(`redis://127.0.0.1:${await freePort()}`, { maxRetriesPerRequest: 1, retryStrategy: () => 50, lazyConnect: false });
     client.on('error', () => undefined);
-    fixture.clients.push(client);
-    const backend = redisCluster({ client, prefix: fixture.prefix, timeoutMs: 20 });
-    fixture.backends.push(backend);
-    const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+    own.fixture.clients.push(client);
+    const backend = redisCluster({ client, prefix: own.fixture.prefix, timeoutMs: 20 });
+    own.fixture.backends.push(backend);
+    const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
     fg.loadFlowRules([burstRule]);
     expect(await burstPasses([fg], 40)).toBe(10);
   });
@@ -235,11 +217,11 @@ describe('concurrent bursts while Redis is away (the local fallback admits atomi
   it('keeps two engines that do not wait for ready() within their local thresholds at start-up', async () => {
     // As the README sets them up: no `await backend.ready()` before the first calls.
     const engines = [0, 1].map(() => {
-      const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-      fixture.clients.push(client);
-      const backend = redisCluster({ client, prefix: fixture.prefix });
-      fixture.backends.push(backend);
-      const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
+      const client = new Redis(own.server.url, { maxRetriesPerRequest: 1 });
+      own.fixture.clients.push(client);
+      const backend = redisCluster({ client, prefix: own.fixture.prefix });
+      own.fixture.backends.push(backend);
+      const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
       fg.loadFlowRules([burstRule]);
       return fg;
     });

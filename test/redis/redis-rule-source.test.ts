@@ -1,4 +1,4 @@
-import { Floodgate, type FloodgateEventMap, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, type FloodgateEventMap, type FlowRuleOptions, type RuleSetOptions } from '@floodgate/core';
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { until } from '../support/until';
@@ -160,5 +160,47 @@ describe('publishRules', () => {
       issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -5' }],
     });
     expect(await c.get(key)).toBeNull();
+  });
+
+  it('validates the rule set as published: a rule whose fields are inherited is refused, since JSON drops them', async () => {
+    const c = client();
+    const inherited = Object.create({ resource: 'api', threshold: 5 }) as FlowRuleOptions;
+    await expect(publishRules(c, { key, channel: key }, { flow: [inherited] })).rejects.toMatchObject({
+      code: 'ERR_INVALID_RULE',
+      issues: [
+        { path: 'flow[0].resource', message: 'is required (a non-empty string)' },
+        { path: 'flow[0].threshold', message: 'is required (a finite number >= 0)' },
+      ],
+    });
+    expect(await c.get(key)).toBeNull();
+  });
+
+  it('validates what JSON makes of a value: a NaN threshold is published as null, and refused', async () => {
+    const c = client();
+    await expect(publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: Number.NaN }] })).rejects.toMatchObject({
+      issues: [{ path: 'flow[0].threshold', message: expect.stringContaining('got null') }],
+    });
+    expect(await c.get(key)).toBeNull();
+  });
+
+  it('refuses a rule set JSON cannot write, naming why', async () => {
+    const c = client();
+    const cyclic: Record<string, unknown> = { resource: 'api', threshold: 1 };
+    cyclic.self = cyclic;
+    await expect(publishRules(c, { key, channel: key }, { flow: [cyclic as unknown as FlowRuleOptions] })).rejects.toMatchObject({
+      code: 'ERR_INVALID_RULE',
+      issues: [{ path: 'rules', message: expect.stringContaining('cannot be written as JSON') }],
+    });
+    expect(await c.get(key)).toBeNull();
+  });
+
+  it('publishes what a subscriber accepts: a rule written through toJSON() is loaded as published', async () => {
+    const fg = new Floodgate();
+    await follow(fg);
+    const loaded = next(fg, 'rulesLoaded');
+    const rule = { toJSON: () => ({ resource: 'api', threshold: 6 }) } as unknown as FlowRuleOptions;
+    await publishRules(client(), { key, channel: key }, { flow: [rule] });
+    await loaded;
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'api', threshold: 6 })]);
   });
 });

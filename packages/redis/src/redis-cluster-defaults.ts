@@ -16,4 +16,9 @@ export const REDIS_CLUSTER_DEFAULTS = Object.freeze({
   heartbeatIntervalMs: 1000,
   /** How long an instance counts as live after its last heartbeat (three missed beats). */
   instanceTtlMs: 3000,
+  /**
+   * How long an instance decides a shared breaker's calls from the state it last learned without
+   * hearing from Redis again (transitions are published at once meanwhile).
+   */
+  breakerRefreshMs: 1000,
 });

@@ -3,11 +3,14 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type {
   ClusterBackend,
+  ClusterBreaker,
+  ClusterBreakerSpec,
   ClusterLimiter,
   ClusterLimiterSpec,
   ClusterThresholdType,
 } from '@floodgate/core/cluster';
 import { BackendBreaker } from './backend-breaker';
+import { BreakerChannel } from './breaker-channel';
 import { DeadlineQueue } from './deadline-queue';
 import { InstanceRegistry } from './instance-registry';
 import type { LimiterContext } from './limiter-context';
@@ -16,16 +19,18 @@ import { REDIS_CLUSTER_DEFAULTS as D } from './redis-cluster-defaults';
 import type { RedisCommander } from './redis-commander';
 import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 import { PACE_SCRIPT } from './scripts/pace-script';
-import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
-import { WINDOW_SCRIPT } from './scripts/window-script';
+import { TOKEN_BUCKET_RELEASE_SCRIPT, TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
+import { WINDOW_RELEASE_SCRIPT, WINDOW_SCRIPT } from './scripts/window-script';
 import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
+import { BREAKER_SCRIPT } from './scripts/breaker-script';
+import { RedisBreaker } from './shared-breaker';
 import { checkServerVersion, RedisVersionError } from './server-version';
 import { StoreGate } from './store-gate';
 import { TokenBucketLimiter } from './token-bucket-limiter';
 import { WindowLimiter } from './window-limiter';
 import { withTimeout } from './with-timeout';
 
-const SCRIPTS = [WINDOW_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, HEARTBEAT_SCRIPT];
+const SCRIPTS = [WINDOW_SCRIPT, WINDOW_RELEASE_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, TOKEN_BUCKET_RELEASE_SCRIPT, BREAKER_SCRIPT, HEARTBEAT_SCRIPT];
 
 /** Options of {@link redisCluster}. */
 export interface RedisClusterOptions {
@@ -65,10 +70,20 @@ export interface RedisClusterOptions {
   /** How long an instance counts as live after its last heartbeat. @defaultValue 3000 */
   readonly instanceTtlMs?: number;
   /**
-   * The time windows and pacing are computed in, in ms: it must be the same scale in every
-   * instance (so not `performance.now()`). Also drives the breaker's cool-down and lease expiry.
+   * How long an instance decides the calls of a shared circuit breaker (`cluster: true`) from
+   * the state it last learned, without hearing from Redis (on the local clock: `now`, or
+   * `performance.now()`); past it, the next call asks Redis first (one read per breaker, shared
+   * by the calls of that tick). Transitions are published and reach every instance at once
+   * meanwhile; this bounds how stale an instance can be when a message is lost. Calls that
+   * complete keep it fresh: their reports are answered with the state. @defaultValue 1000
+   */
+  readonly breakerRefreshMs?: number;
+  /**
+   * The time windows, pacing and shared breakers' deadlines are computed in, in ms: it must be
+   * the same scale in every instance (so not `performance.now()`). Also drives the cool-down of
+   * the backend's own breaker on Redis, leased tokens' expiry and `breakerRefreshMs`.
    * @defaultValue Redis's own clock (`TIME` inside each script), so instances need no
-   * synchronised clocks; the breaker and leases then use `performance.now()`.
+   * synchronised clocks; the cool-down, leases and `breakerRefreshMs` then use `performance.now()`.
    */
   readonly now?: () => number;
   /** This instance's id among the live instances. @defaultValue `<hostname>:<pid>:<random>` */
@@ -82,22 +97,25 @@ export interface RedisClusterOptions {
 
 const OPTION_KEYS = [
   'client', 'prefix', 'timeoutMs', 'readyTimeoutMs', 'closeTimeoutMs', 'failureThreshold', 'coolDownMs', 'heartbeatIntervalMs',
-  'instanceTtlMs', 'now', 'instanceId', 'onError',
+  'instanceTtlMs', 'breakerRefreshMs', 'now', 'instanceId', 'onError',
 ];
 
 /**
  * Floodgate's cluster backend on Redis: give it to the engine as `cluster`, and rules with a
  * `cluster` field take their decisions from Redis, one atomic script call per check (or per
- * leased batch), so a limit holds across every process.
+ * leased batch), so a limit holds across every process; circuit breaker rules with
+ * `cluster: true` share one breaker through it.
  */
 export class RedisClusterBackend implements ClusterBackend {
   readonly name = 'redis';
   /** The commands' way to Redis. */
   readonly commander: RedisCommander;
-  private readonly breaker: BackendBreaker;
+  private readonly storeBreaker: BackendBreaker;
   private readonly gate: StoreGate;
   private readonly registry: InstanceRegistry;
   private readonly ctx: LimiterContext;
+  private readonly channel: BreakerChannel;
+  private readonly breakerRefreshMs: number;
   private readonly readyTimeoutMs: number;
   private readonly closeTimeoutMs: number;
   private readonly onError: (error: unknown) => void;
@@ -112,11 +130,13 @@ export class RedisClusterBackend implements ClusterBackend {
     const shared = o.now;
     const sharedNow = shared === undefined ? () => '' : () => String(shared());
     const localNow = shared ?? (() => performance.now());
-    this.breaker = new BackendBreaker(o.failureThreshold, o.coolDownMs);
+    this.storeBreaker = new BackendBreaker(o.failureThreshold, o.coolDownMs);
     const onError = o.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis backend: ${String(error)}`, { code: 'FLOODGATE_REDIS' }));
     this.onError = onError;
     this.readyTimeoutMs = o.readyTimeoutMs;
     this.closeTimeoutMs = o.closeTimeoutMs;
+    this.breakerRefreshMs = o.breakerRefreshMs;
+    this.channel = new BreakerChannel(this.commander, `${o.prefix}:breakers`, onError);
     this.registry = new InstanceRegistry(
       this.commander,
       `${o.prefix}:instances`,
@@ -127,7 +147,7 @@ export class RedisClusterBackend implements ClusterBackend {
       onError,
     );
     const registry = this.registry;
-    this.gate = new StoreGate(this.commander, this.breaker, new DeadlineQueue(), o.timeoutMs, localNow);
+    this.gate = new StoreGate(this.commander, this.storeBreaker, new DeadlineQueue(), o.timeoutMs, localNow);
     this.ctx = {
       gate: this.gate,
       prefix: o.prefix,
@@ -153,7 +173,7 @@ export class RedisClusterBackend implements ClusterBackend {
 
   /** Whether Redis is declared down (its breaker open): checks fall back without asking it. */
   get isDown(): boolean {
-    return this.breaker.isDown;
+    return this.storeBreaker.isDown;
   }
 
   limiter(spec: ClusterLimiterSpec): ClusterLimiter {
@@ -169,14 +189,27 @@ export class RedisClusterBackend implements ClusterBackend {
   }
 
   /**
+   * A shared circuit breaker: its window and state in one Redis hash per rule
+   * (`<prefix>:b:{<rule key>}`), its transitions published on `<prefix>:breakers`, to which this
+   * backend subscribes (one more connection, a duplicate of the client) when its first shared
+   * breaker is made.
+   */
+  breaker(spec: ClusterBreakerSpec): ClusterBreaker {
+    return new RedisBreaker(spec, this.ctx, this.channel, this.breakerRefreshMs, `${this.registry.id}:${randomUUID().slice(0, 8)}:`);
+  }
+
+  /**
    * Resolves once the connection is ready, the server is checked (Redis >= 5.0) and the scripts
-   * are loaded, so the first checks neither fall back nor send a script in full. Optional:
-   * without it, checks made before the connection is ready fall back to the local rule.
+   * are loaded, so the first checks neither fall back nor send a script in full; and, once a
+   * shared breaker exists, once its channel is subscribed (call it again after loading such
+   * rules to be sure every transition reaches this instance). Optional: without it, checks made
+   * before the connection is ready fall back to the local rule.
    * @throws RedisVersionError when the server is older than Redis 5.0 (every check then falls
    * back, with reason `'error'`); Error when not done within `readyTimeoutMs`.
    */
   ready(): Promise<void> {
-    return withTimeout(this.connect(), this.readyTimeoutMs, () => {
+    const ready = this.connect().then(() => this.channel.ready());
+    return withTimeout(ready, this.readyTimeoutMs, () => {
       const state = this.commander.isReady() ? 'connected, but INFO or SCRIPT LOAD did not answer' : 'the connection is not ready';
       return new Error(`redisCluster: Redis not ready within readyTimeoutMs (${this.readyTimeoutMs} ms): ${state}`);
     });
@@ -214,16 +247,17 @@ export class RedisClusterBackend implements ClusterBackend {
   }
 
   /**
-   * Stops the heartbeats, makes pending and later checks fall back (reason `'notReady'`), and
-   * removes this instance from the live ones, waiting for Redis at most `closeTimeoutMs`: it
-   * resolves then even while Redis is frozen (the instance leaves the live ones when its
-   * heartbeat expires; `onError` is told). Never rejects; calling it again returns the same
-   * promise. The client stays open: it is the caller's.
+   * Stops the heartbeats, makes pending and later checks fall back (reason `'notReady'`), ends
+   * the shared breakers' subscription, and removes this instance from the live ones, waiting for
+   * Redis at most `closeTimeoutMs`: it resolves then even while Redis is frozen (the instance
+   * leaves the live ones when its heartbeat expires; `onError` is told). Never rejects; calling
+   * it again returns the same promise. The client stays open: it is the caller's.
    */
   close(): Promise<void> {
     if (this.closing === undefined) {
       this.gate.close();
-      this.closing = withTimeout(this.registry.stop(), this.closeTimeoutMs, () => new Error(`redisCluster: close() did not reach Redis within closeTimeoutMs (${this.closeTimeoutMs} ms)`)).catch(
+      const stopping = Promise.all([this.registry.stop(), this.channel.close(this.closeTimeoutMs)]).then(() => undefined);
+      this.closing = withTimeout(stopping, this.closeTimeoutMs, () => new Error(`redisCluster: close() did not reach Redis within closeTimeoutMs (${this.closeTimeoutMs} ms)`)).catch(
         (error: unknown) => this.onError(error),
       );
     }
@@ -276,6 +310,7 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
     coolDownMs: positive(options, 'coolDownMs', D.coolDownMs),
     heartbeatIntervalMs: positive(options, 'heartbeatIntervalMs', D.heartbeatIntervalMs),
     instanceTtlMs: positive(options, 'instanceTtlMs', D.instanceTtlMs),
+    breakerRefreshMs: positive(options, 'breakerRefreshMs', D.breakerRefreshMs),
     now: options.now,
     instanceId: options.instanceId,
     onError: options.onError,

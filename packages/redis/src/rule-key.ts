@@ -11,7 +11,7 @@
  * with `%` as `%25`), so the tag is always the whole rule key and distinct rules keep distinct
  * keys.
  */
-export function ruleKey(prefix: string, kind: 'w' | 'p' | 't', key: string): string {
+export function ruleKey(prefix: string, kind: 'w' | 'p' | 't' | 'b', key: string): string {
   const tag = /[{}%]/.test(key) ? key.replace(/%/g, '%25').replace(/\{/g, '%7B').replace(/\}/g, '%7D') : key;
   return `${prefix}:${kind}:{${tag}}`;
 }

@@ -1,26 +1,63 @@
 import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core/cluster';
-import { CoalescingQueue, keyIndex, type BatchCodec } from './coalescing-queue';
+import { CoalescingQueue, type BatchCodec, type QueuedCheck } from './coalescing-queue';
 import type { LimiterContext } from './limiter-context';
-import { MultiKeyCheck } from './multi-key-check';
 import { replyNumber } from './reply-number';
 import { ruleKey, scopeKey } from './rule-key';
-import { TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
+import { TOKEN_BUCKET_RELEASE_SCRIPT, TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 
-const PASS: ClusterDecision = Object.freeze({ status: 'pass' });
+/** One check waiting for its batch: one value (`keys` a string), or several, all or nothing. */
+class BucketCheck implements QueuedCheck {
+  resolve!: (decision: ClusterDecision) => void;
+  readonly promise = new Promise<ClusterDecision>((resolve) => (this.resolve = resolve));
+
+  constructor(
+    readonly acquireCount: number,
+    /** The value's key, or the keys of an array argument's values. */
+    readonly keys: string | readonly string[],
+    /** The threshold of each key, in the same shape. */
+    readonly tokens: number | readonly number[],
+  ) {}
+}
+
+/** What a passed check took, to give back with `release()`: the script's time at the take. */
+class BucketReceipt {
+  constructor(
+    readonly keys: string | readonly string[],
+    /** `now` as the script wrote it (exact). */
+    readonly takenAt: string,
+  ) {}
+}
+
+/** One refund waiting for its batch. */
+class Refund implements QueuedCheck {
+  constructor(
+    readonly key: string,
+    readonly takenAt: string,
+    readonly count: number,
+  ) {}
+
+  resolve(): void {
+    // Fire and forget: nobody waits for a refund.
+  }
+}
 
 /**
  * A QPS `reject` hotspot rule in the store: one token bucket per parameter value (`scope`),
  * shared by every instance, refilled exactly as the local rule refills. The checks made in one
  * tick, whatever their values, go to Redis as one script call (every value of a rule shares one
- * hash slot), decided in request order. A value's key expires once idle long enough for its
- * bucket to be full again (at least 5 s), so a flood of distinct values costs Redis memory only while it lasts.
+ * hash slot), decided in request order; consecutive checks of one value each with the same
+ * count and threshold travel as one segment of three arguments plus a key each. A value's key
+ * expires once idle for long enough for its bucket to be full again (at least 5 s), and at most
+ * twice that, so a flood of distinct values costs Redis memory only while it lasts.
+ * {@link TokenBucketLimiter.release} gives a refused call's tokens back, coalesced per tick.
  */
-export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
+export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketCheck> {
   readonly script = TOKEN_BUCKET_SCRIPT;
   private readonly baseKey: string;
   private readonly burstArg: string;
   private readonly durationArg: string;
-  private readonly queue: CoalescingQueue<MultiKeyCheck>;
+  private readonly queue: CoalescingQueue<BucketCheck>;
+  private readonly refunds: CoalescingQueue<Refund>;
 
   constructor(
     private readonly spec: ClusterTokenBucketSpec,
@@ -30,20 +67,25 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCh
     this.burstArg = String(spec.burstCount);
     this.durationArg = String(spec.durationMs);
     this.queue = new CoalescingQueue(ctx.gate, this);
+    this.refunds = new CoalescingQueue(ctx.gate, REFUND_CODEC);
   }
 
   acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision> {
-    return this.acquireEach(acquireCount, [scope], [threshold ?? this.spec.threshold]);
+    const tokens = this.ctx.effectiveThreshold(threshold ?? this.spec.threshold, this.spec.thresholdType);
+    const check = new BucketCheck(acquireCount, scopeKey(this.baseKey, scope), tokens);
+    this.queue.add(check);
+    return check.promise;
   }
 
   acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
+    if (scopes.length === 1) return this.acquire(acquireCount, scopes[0]!, thresholds[0]);
     const keys: string[] = [];
     const tokens: number[] = [];
     for (let i = 0; i < scopes.length; i++) {
       keys.push(scopeKey(this.baseKey, scopes[i]!));
       tokens.push(this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType));
     }
-    const check = new MultiKeyCheck(acquireCount, keys, tokens);
+    const check = new BucketCheck(acquireCount, keys, tokens);
     this.queue.add(check);
     return check.promise;
   }
@@ -52,51 +94,89 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<MultiKeyCh
     return undefined;
   }
 
-  encode(batch: readonly MultiKeyCheck[]): { keys: string[]; args: string[] } {
+  /**
+   * Gives back what a passed check took (its `receipt`), for a call that did not run: queued
+   * and sent at the end of the tick with the others, never awaited. A bucket refilled since the
+   * take is left alone (see {@link TOKEN_BUCKET_RELEASE_SCRIPT}).
+   */
+  release(acquireCount: number, _scopes: readonly string[], receipt: unknown): void {
+    if (!(receipt instanceof BucketReceipt) || acquireCount <= 0) return;
+    const { keys, takenAt } = receipt;
+    if (typeof keys === 'string') this.refunds.add(new Refund(keys, takenAt, acquireCount));
+    else for (const key of keys) this.refunds.add(new Refund(key, takenAt, acquireCount));
+  }
+
+  encode(batch: readonly BucketCheck[]): { keys: string[]; args: string[] } {
     const keys: string[] = [];
-    const indexes = new Map<string, number>();
     const args = [this.ctx.sharedNow(), this.burstArg, this.durationArg];
-    for (let start = 0; start < batch.length; ) {
-      const end = groupEnd(batch, start);
-      const check = batch[start]!;
-      args.push(String(end - start), String(check.acquireCount), String(check.keys.length));
-      for (let j = 0; j < check.keys.length; j++) args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(check.values[j]!));
-      start = end;
+    // The open segment of single-value checks: where its count is, and what its checks share.
+    let countAt = -1;
+    let count = 0;
+    let acquire = Number.NaN;
+    let tokens = Number.NaN;
+    for (const check of batch) {
+      if (typeof check.keys === 'string') {
+        keys.push(check.keys);
+        if (countAt >= 0 && check.acquireCount === acquire && check.tokens === tokens) {
+          count++;
+          continue;
+        }
+        if (countAt >= 0) args[countAt] = String(count);
+        acquire = check.acquireCount;
+        tokens = check.tokens as number;
+        countAt = args.length;
+        count = 1;
+        args.push('', String(acquire), String(tokens));
+        continue;
+      }
+      if (countAt >= 0) args[countAt] = String(count);
+      countAt = -1;
+      const each = check.tokens as readonly number[];
+      args.push(String(-check.keys.length), String(check.acquireCount));
+      for (let j = 0; j < check.keys.length; j++) {
+        keys.push(check.keys[j]!);
+        args.push(String(each[j]!));
+      }
     }
+    if (countAt >= 0) args[countAt] = String(count);
     return { keys, args };
   }
 
-  decode(reply: unknown, batch: readonly MultiKeyCheck[], recoveredAfterMs: number | undefined): void {
-    let at = 0;
-    for (let start = 0; start < batch.length; at += 3) {
-      const end = groupEnd(batch, start);
-      const passed = replyNumber(reply, at);
-      const retry = replyNumber(reply, at + 1);
-      const index = replyNumber(reply, at + 2);
-      for (let i = start; i < end; i++) {
-        // The first answer after an outage carries the recovery, once.
-        const extra = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
-        batch[i]!.resolve(
-          i - start < passed ? (extra === undefined ? PASS : { status: 'pass', ...extra }) : { status: 'block', retryAfterMs: retry < 0 ? undefined : retry, index, ...extra },
-        );
+  decode(reply: unknown, batch: readonly BucketCheck[], recoveredAfterMs: number | undefined): void {
+    if (!Array.isArray(reply) || reply.length < batch.length + 1) throw new TypeError(`Unexpected reply from Redis: ${JSON.stringify(reply)}`);
+    const takenAt = String(reply[0]);
+    let refused = batch.length + 1;
+    for (let i = 0; i < batch.length; i++) {
+      const check = batch[i]!;
+      // The first answer after an outage carries the recovery, once.
+      const recovered = i === 0 && recoveredAfterMs !== undefined ? recoveredAfterMs : undefined;
+      if (replyNumber(reply, i + 1) === 1) {
+        const receipt = new BucketReceipt(check.keys, takenAt);
+        check.resolve(recovered === undefined ? { status: 'pass', receipt } : { status: 'pass', receipt, recoveredAfterMs: recovered });
+        continue;
       }
-      start = end;
+      const retry = replyNumber(reply, refused);
+      const index = replyNumber(reply, refused + 1);
+      refused += 2;
+      const retryAfterMs = retry < 0 ? undefined : retry;
+      check.resolve(recovered === undefined ? { status: 'block', retryAfterMs, index } : { status: 'block', retryAfterMs, index, recoveredAfterMs: recovered });
     }
   }
 }
 
-/**
- * The end of the group of identical checks starting at `start` (one value, the same count and
- * threshold): the script decides such a run in one step.
- */
-function groupEnd(batch: readonly MultiKeyCheck[], start: number): number {
-  const first = batch[start]!;
-  let end = start + 1;
-  if (first.keys.length !== 1) return end;
-  while (end < batch.length) {
-    const next = batch[end]!;
-    if (next.keys.length !== 1 || next.keys[0] !== first.keys[0] || next.acquireCount !== first.acquireCount || next.values[0] !== first.values[0]) break;
-    end++;
-  }
-  return end;
-}
+/** Writes a batch of refunds as one release script call; its reply is not needed. */
+const REFUND_CODEC: BatchCodec<Refund> = {
+  script: TOKEN_BUCKET_RELEASE_SCRIPT,
+  encode(batch) {
+    const keys: string[] = [];
+    const args: string[] = [];
+    for (const refund of batch) {
+      keys.push(refund.key);
+      args.push(refund.takenAt, String(refund.count));
+    }
+    return { keys, args };
+  },
+  decode() {
+    // Nothing to tell: refunds are best effort.
+  },
+};

@@ -3,16 +3,13 @@ import { CoalescingQueue, keyIndex, type BatchCodec, type QueuedCheck } from './
 import type { LimiterContext } from './limiter-context';
 import { replyNumber } from './reply-number';
 import { ruleKey, scopeKey } from './rule-key';
-import { WINDOW_SCRIPT } from './scripts/window-script';
+import { WINDOW_RELEASE_SCRIPT, WINDOW_SCRIPT } from './scripts/window-script';
 import { TokenLease } from './token-lease';
 
 /** The engine's second-level window: 2 buckets of 500 ms (Sentinel's defaults), as the script. */
 const BUCKET_MS_ARG = '500';
 /** Most scopes (origins of an `'other'` rule) whose lease is kept; the oldest go first. */
 const MAX_SCOPES = 1000;
-
-const PASS: ClusterDecision = Object.freeze({ status: 'pass' });
-const PASS_NOW = Promise.resolve(PASS);
 
 /** One check waiting for its batch. */
 class WindowCheck implements QueuedCheck {
@@ -29,19 +26,54 @@ class WindowCheck implements QueuedCheck {
   ) {}
 }
 
+/** What a check admitted in the store took, to give back with `release()`: its key and bucket. */
+class BucketReceipt {
+  constructor(
+    readonly key: string,
+    /** The bucket's number, as the script wrote it. */
+    readonly bucket: string,
+    readonly lease: TokenLease,
+  ) {}
+}
+
+/** What a call took from this instance's lease: given back to the lease while it lasts. */
+class LeaseReceipt {
+  constructor(
+    readonly lease: TokenLease,
+    /** The lease's expiry when the tokens were taken: a later lease is another bucket's. */
+    readonly expiresAt: number,
+  ) {}
+}
+
+/** One refund waiting for its batch. */
+class Refund implements QueuedCheck {
+  constructor(
+    readonly key: string,
+    readonly bucket: string,
+    readonly count: number,
+  ) {}
+
+  resolve(): void {
+    // Fire and forget: nobody waits for a refund.
+  }
+}
+
 /**
  * A `reject` rule in the store: passes while the calls admitted by every instance in the
  * sliding window + acquireCount <= threshold. The checks made in one tick go to Redis as one
  * script call deciding each in request order. With `leaseTokens`, takes tokens in batches and
  * spends them in process. Either way, once the store says the window is full, calls are
  * refused here without a round trip until a bucket leaves the window (the earliest the window
- * can have room again), so blocking stays cheap under a flood.
+ * can have room again), so blocking stays cheap under a flood. {@link WindowLimiter.release}
+ * gives a refused call's tokens back: to the lease they came from while it lasts, else to the
+ * store's bucket they were counted in (coalesced per tick, fire and forget).
  */
 export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
   readonly script = WINDOW_SCRIPT;
   private readonly baseKey: string;
   private readonly leases = new Map<string, TokenLease>();
   private readonly queue: CoalescingQueue<WindowCheck>;
+  private readonly refunds: CoalescingQueue<Refund>;
 
   constructor(
     private readonly spec: ClusterWindowSpec,
@@ -49,12 +81,13 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
   ) {
     this.baseKey = ruleKey(ctx.prefix, 'w', spec.key);
     this.queue = new CoalescingQueue(ctx.gate, this);
+    this.refunds = new CoalescingQueue(ctx.gate, REFUND_CODEC);
   }
 
   acquire(acquireCount: number, scope: string): Promise<ClusterDecision> {
     const lease = this.leaseOf(scope);
     const now = this.ctx.localNow();
-    if (this.spec.leaseTokens > 0 && lease.take(acquireCount, now)) return PASS_NOW;
+    if (this.spec.leaseTokens > 0 && lease.take(acquireCount, now)) return Promise.resolve({ status: 'pass', receipt: new LeaseReceipt(lease, lease.expiresAt) });
     if (lease.isFull(acquireCount, now)) return Promise.resolve(blocked(lease, now));
     if (this.spec.leaseTokens === 0) return this.ask(lease, scope, acquireCount, 0, now);
     return this.fetchLease(lease, scope, acquireCount);
@@ -68,6 +101,25 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
     if (lease.isFull(acquireCount, now)) return false;
     if (lease.fetching === undefined) void this.fetchLease(lease, scope, 0);
     return undefined;
+  }
+
+  /**
+   * Gives back what a passed call took (its `receipt`), for a call that did not run: tokens of
+   * this instance's lease go back to it while it lasts; tokens counted in the store are queued
+   * for one release script call at the end of the tick, never awaited (see
+   * {@link WINDOW_RELEASE_SCRIPT}), and the room this instance knows of grows by as much.
+   */
+  release(acquireCount: number, _scopes: readonly string[], receipt: unknown): void {
+    if (acquireCount <= 0) return;
+    const now = this.ctx.localNow();
+    if (receipt instanceof LeaseReceipt) {
+      const lease = receipt.lease;
+      if (lease.expiresAt === receipt.expiresAt && now < lease.expiresAt) lease.tokens += acquireCount;
+      return;
+    }
+    if (!(receipt instanceof BucketReceipt)) return;
+    if (now < receipt.lease.knownUntil) receipt.lease.room += acquireCount;
+    this.refunds.add(new Refund(receipt.key, receipt.bucket, acquireCount));
   }
 
   encode(batch: readonly WindowCheck[]): { keys: string[]; args: string[] } {
@@ -86,7 +138,8 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
 
   decode(reply: unknown, batch: readonly WindowCheck[], recoveredAfterMs: number | undefined): void {
     const msLeft = replyNumber(reply, 0);
-    let at = 1;
+    const bucket = String(replyNumber(reply, 1));
+    let at = 2;
     for (let start = 0; start < batch.length; at += 3) {
       const end = groupEnd(batch, start);
       const passed = replyNumber(reply, at);
@@ -101,7 +154,8 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
         const recovered = i === 0 && recoveredAfterMs !== undefined ? { recoveredAfterMs } : undefined;
         if (i - start < passed) {
           if (check.leaseSize > 0) check.lease.granted(value - check.acquireCount, room, msLeft, check.sentAt);
-          check.resolve(recovered === undefined ? PASS : { status: 'pass', ...recovered });
+          const receipt = new BucketReceipt(check.key, bucket, check.lease);
+          check.resolve(recovered === undefined ? { status: 'pass', receipt } : { status: 'pass', receipt, ...recovered });
         } else {
           check.lease.retryAt = value < 0 ? Number.NaN : check.sentAt + value;
           check.resolve({ status: 'block', retryAfterMs: value < 0 ? undefined : value, ...recovered });
@@ -122,7 +176,7 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
       const shared = await lease.fetching;
       if (shared.status === 'unavailable') return shared;
       now = this.ctx.localNow();
-      if (lease.take(acquireCount, now)) return PASS;
+      if (lease.take(acquireCount, now)) return { status: 'pass', receipt: new LeaseReceipt(lease, lease.expiresAt) };
       if (lease.isFull(acquireCount, now)) return blocked(lease, now);
     }
     const asking = this.ask(lease, scope, acquireCount, Math.max(this.spec.leaseTokens, acquireCount), now);
@@ -172,3 +226,18 @@ function blocked(lease: TokenLease, now: number): ClusterDecision {
   const retryAfterMs = Number.isNaN(lease.retryAt) ? undefined : Math.max(0, lease.retryAt - now);
   return { status: 'block', retryAfterMs };
 }
+
+/** Writes a batch of refunds as one release script call; its reply is not needed. */
+const REFUND_CODEC: BatchCodec<Refund> = {
+  script: WINDOW_RELEASE_SCRIPT,
+  encode(batch) {
+    const keys: string[] = [];
+    const indexes = new Map<string, number>();
+    const args: string[] = [];
+    for (const refund of batch) args.push(String(keyIndex(keys, indexes, refund.key)), refund.bucket, String(refund.count));
+    return { keys, args };
+  },
+  decode() {
+    // Nothing to tell: refunds are best effort.
+  },
+};

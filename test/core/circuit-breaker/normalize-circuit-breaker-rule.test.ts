@@ -136,6 +136,16 @@ describe('normalizeCircuitBreakerRule', () => {
     ]);
   });
 
+  it('keeps cluster: true, and drops cluster: false', () => {
+    const fg = new Floodgate({ clock: new ManualClock() });
+    fg.loadCircuitBreakerRules([{ ...VALID, cluster: true }, { ...VALID, resource: 's', cluster: false }]);
+    expect(fg.getRules().circuitBreakers.map((rule) => rule.cluster)).toEqual([true, undefined]);
+  });
+
+  it('refuses a cluster field that is not a boolean', () => {
+    expect(issuesOf([{ ...VALID, cluster: { thresholdType: 'global' } }])).toEqual([{ path: 'circuitBreakers[0].cluster', message: 'must be true or false, got an object {"thresholdType":"global"}' }]);
+  });
+
   it('refuses an unknown field', () => {
     expect(issuesOf([{ ...VALID, timeWindow: 5 }])).toEqual([
       { path: 'circuitBreakers[0].timeWindow', message: expect.stringMatching(/^unknown field \(allowed: resource, strategy, threshold,/) },

@@ -1,6 +1,7 @@
 import { Floodgate, ManualClock } from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import Redis from 'ioredis';
+import { startRedisServer, type RedisServer } from '../../support/test-services';
 
 /** The timeout of backends in tests that are not about timeouts. */
 export const HEALTHY_TIMEOUT_MS = 2000;
@@ -64,4 +65,57 @@ export async function countPasses(calls: readonly Promise<unknown>[]): Promise<n
 export async function hit(fg: Floodgate, resource: string, options: { args?: unknown[]; acquireCount?: number; origin?: string } = {}): Promise<void> {
   const entry = await fg.enter(resource, options);
   entry.exit();
+}
+
+/** What {@link useOwnRedis} gives a test file; read it inside tests and hooks. */
+export interface OwnRedis {
+  /** The file's own redis-server, to pause, stop or restart. */
+  readonly server: RedisServer;
+  /** An admin connection to it (reconnects after a restart). */
+  readonly admin: Redis;
+  /** A fresh fixture on it for the current test. */
+  readonly fixture: ClusterFixture;
+}
+
+/**
+ * For test files that pause, stop or restart Redis, and so never use the shared one: a
+ * redis-server of the file's own (started in `beforeAll`, stopped in `afterAll`), an admin
+ * connection to it, and a fixture per test under `prefix`, closed after the test once any
+ * `CLIENT PAUSE` is lifted.
+ */
+export function useOwnRedis(prefix: string): OwnRedis {
+  let server: RedisServer | undefined;
+  let admin: Redis | undefined;
+  let fixture: ClusterFixture | undefined;
+  let n = 0;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url, { retryStrategy: () => 5 });
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(() => {
+    fixture = new ClusterFixture(server!.url, `${prefix}:${n++}`);
+  });
+  afterEach(async () => {
+    if (admin?.status === 'ready') await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+    await fixture?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useOwnRedis(): read it inside a test or hook');
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    get admin() {
+      return started(admin);
+    },
+    get fixture() {
+      return started(fixture);
+    },
+  };
 }

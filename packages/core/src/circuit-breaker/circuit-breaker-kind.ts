@@ -1,6 +1,14 @@
 import type { Entry } from '../kernel/entry';
 import { BlockError, type Refusal } from '../kernel/errors';
-import type { Checker, CheckResult, CompileContext, EventSink, RuleKind } from '../kernel/rule-kind';
+import type {
+  BreakerTransitionListener,
+  CheckResult,
+  ClusterBreakerBinding,
+  CompileContext,
+  EventSink,
+  LocalBreaker,
+  RuleKind,
+} from '../kernel/rule-kind';
 import { BreakerStateMachine } from './breaker';
 import {
   normalizeCircuitBreakerRule,
@@ -45,13 +53,16 @@ export class CircuitOpenError extends BlockError<CircuitBreakerRule> {
 /**
  * One circuit breaker rule on one resource, as the engine runs it: checks calls against the
  * breaker's state, records every completion, reports its state, and emits
- * `circuitStateChange` on each transition. Kept across reloads while its rule is unchanged.
+ * `circuitStateChange` on each transition. Kept across reloads while its rule is unchanged. For
+ * a shared breaker (`cluster: true` with a cluster backend) it is the local breaker the cluster
+ * wrapper drives, which announces the transitions instead ({@link CircuitBreakerChecker.divert}).
  */
-export class CircuitBreakerChecker implements Checker {
+export class CircuitBreakerChecker implements LocalBreaker {
   private readonly machine: BreakerStateMachine;
   private retired = false;
   /** `circuitBreaker#<n>`: the breaker's position among its resource's breakers, set at each compilation. */
   ruleId = 'circuitBreaker#0';
+  private diverted: BreakerTransitionListener | undefined;
 
   constructor(
     readonly rule: CircuitBreakerRule,
@@ -59,10 +70,17 @@ export class CircuitBreakerChecker implements Checker {
   ) {
     const resource = rule.resource;
     this.machine = new BreakerStateMachine(rule, createBreakerStrategy(rule), (from, to, value) => {
-      if (this.retired || !events.has('circuitStateChange')) return;
+      if (this.retired) return;
+      if (this.diverted !== undefined) return this.diverted(from, to, value);
+      if (!events.has('circuitStateChange')) return;
       const event: CircuitStateChangeEvent = { resource, rule, ruleId: this.ruleId, from, to, value };
       events.emit('circuitStateChange', event);
     });
+  }
+
+  /** Sends its transitions to `listener` instead of announcing them (a shared breaker's wrapper announces). */
+  divert(listener: BreakerTransitionListener): void {
+    this.diverted = listener;
   }
 
   /**
@@ -116,6 +134,28 @@ function compileCircuitBreakerRules(rules: readonly CircuitBreakerRule[], ctx: C
   };
 }
 
+/**
+ * Breakers shared in the store (`cluster: true`): named by the resource, the strategy and the
+ * window's shape (never the thresholds, so instances rolling out a new threshold share one
+ * breaker), with the kind's own checker as the local breaker.
+ */
+const circuitBreakerCluster: ClusterBreakerBinding<CircuitBreakerRule> = {
+  identity: (rule) => ['circuitBreaker', rule.resource, rule.strategy, `${rule.statIntervalMs}/${rule.bucketCount}`],
+  breakerSpec: (rule, key) => ({
+    key,
+    strategy: rule.strategy,
+    threshold: rule.threshold,
+    ...(rule.maxAllowedRtMs !== undefined ? { maxAllowedRtMs: rule.maxAllowedRtMs } : {}),
+    minRequestAmount: rule.minRequestAmount,
+    statIntervalMs: rule.statIntervalMs,
+    bucketCount: rule.bucketCount,
+    retryTimeoutMs: rule.retryTimeoutMs,
+    halfOpenProbes: rule.halfOpenProbes,
+  }),
+  local: (checker) => checker as CircuitBreakerChecker,
+  refuse: (rule, entry, retryAfterMs) => new CircuitOpenError({ resource: entry.resource, rule, retryAfterMs, origin: entry.origin }),
+};
+
 /** Circuit breaker rules: slow-call ratio, error ratio and error count, with half-open probing. */
 export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> = {
   key: 'circuitBreakers',
@@ -124,4 +164,5 @@ export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule,
   normalize: normalizeCircuitBreakerRule,
   resourceOf: (rule) => rule.resource,
   compile: compileCircuitBreakerRules,
+  cluster: circuitBreakerCluster,
 };

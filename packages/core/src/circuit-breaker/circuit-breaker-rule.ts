@@ -47,6 +47,16 @@ export interface CircuitBreakerRuleOptions {
   readonly retryTimeoutMs: number;
   /** Calls let through as probes when half-open; all must succeed to close. @defaultValue 1 */
   readonly halfOpenProbes?: number;
+  /**
+   * One breaker shared by every instance, through the engine's cluster backend
+   * (`redisCluster()` from `@floodgate/redis`): its window and state live in the store, so when
+   * the instances together cross the threshold every instance opens, one instance at a time
+   * holds each half-open probe, and the probes' outcome closes or reopens it for all. While the
+   * store cannot be reached, each instance decides by its own breaker (`clusterFallback`).
+   * Without a backend, or with one that cannot share breakers, the rule acts locally.
+   * @defaultValue false
+   */
+  readonly cluster?: boolean;
 }
 
 /** A circuit breaker rule in force: validated, with every default resolved. */
@@ -61,6 +71,8 @@ export interface CircuitBreakerRule {
   readonly bucketCount: number;
   readonly retryTimeoutMs: number;
   readonly halfOpenProbes: number;
+  /** Set (`true`) for a breaker shared through the cluster backend; absent otherwise. */
+  readonly cluster?: true;
 }
 
 /** One breaker's state, from `Floodgate.circuitState()`. */
@@ -109,7 +121,7 @@ export const CIRCUIT_BREAKER_RULE_DEFAULTS = Object.freeze({
 
 const FIELDS = [
   'resource', 'strategy', 'threshold', 'maxAllowedRtMs', 'minRequestAmount',
-  'statIntervalMs', 'bucketCount', 'retryTimeoutMs', 'halfOpenProbes',
+  'statIntervalMs', 'bucketCount', 'retryTimeoutMs', 'halfOpenProbes', 'cluster',
 ] as const;
 
 const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
@@ -125,7 +137,7 @@ const STRATEGIES: readonly CircuitBreakerStrategy[] = ['slowRequestRatio', 'erro
  * >= 1 (as Sentinel Java's `DegradeRuleManager.isValidRule`; sentinel-golang accepts 0, which
  * can only mean 1 here: a breaker never trips on an empty window);
  * `halfOpenProbes` and `bucketCount` integers >= 1, with `statIntervalMs` splitting into
- * `bucketCount` buckets of whole milliseconds; no unknown field.
+ * `bucketCount` buckets of whole milliseconds; `cluster` a boolean; no unknown field.
  */
 export function normalizeCircuitBreakerRule(input: unknown, path: string, reader: RuleReader): CircuitBreakerRule | undefined {
   const D = CIRCUIT_BREAKER_RULE_DEFAULTS;
@@ -150,6 +162,7 @@ export function normalizeCircuitBreakerRule(input: unknown, path: string, reader
   const bucketCount = reader.number(obj, 'bucketCount', path, { min: 1, integer: true }, D.bucketCount);
   const retryTimeoutMs = reader.number(obj, 'retryTimeoutMs', path, DURATION);
   const halfOpenProbes = reader.number(obj, 'halfOpenProbes', path, { min: 1, integer: true }, D.halfOpenProbes);
+  const cluster = reader.boolean(obj, 'cluster', path, false);
   if (!Number.isInteger(statIntervalMs / bucketCount)) {
     reader.fail(
       `${path}.statIntervalMs`,
@@ -166,5 +179,6 @@ export function normalizeCircuitBreakerRule(input: unknown, path: string, reader
     bucketCount,
     retryTimeoutMs,
     halfOpenProbes,
+    ...(cluster ? { cluster: true as const } : {}),
   };
 }

@@ -6,13 +6,17 @@ import {
   type Checker,
   type CheckResult,
   type ClusterBinding,
+  type ClusterBreakerBinding,
   type ClusterRequest,
   type CompileContext,
   type EntryAttachment,
 } from '../kernel/rule-kind';
+import { ClusterBreakerChecker } from './cluster-breaker';
 
-/** A rule that may take the `cluster` field. */
+/** A flow or hotspot rule that may take the `cluster` field. */
 type ClusterRule = { readonly resource?: string; readonly cluster?: ClusterRuleConfig };
+/** A circuit breaker rule that may take `cluster: true`. */
+type BreakerRule = { readonly resource: string; readonly cluster?: true; readonly maxAllowedRtMs?: number };
 
 /**
  * Names cluster rules in the shared store. A rule's key must be the same in every instance
@@ -37,16 +41,45 @@ export class ClusterKeys {
  * Wraps the checkers of a kind's rules that have `cluster` set so they take their decision from
  * the engine's cluster backend; rules without `cluster`, and every rule without a backend, are
  * left as they are. Limiters are kept across reloads while their spec is unchanged (and with
- * them, their leases).
+ * them, their leases); so are shared breakers, with what they learned. A breaker rule acts
+ * locally when the backend cannot share breakers (no `breaker()`).
  */
-export function withCluster<R extends ClusterRule>(
-  binding: ClusterBinding<R> | undefined,
+export function withCluster<R extends object>(
+  binding: ClusterBinding<R> | ClusterBreakerBinding<R> | undefined,
   rules: readonly R[],
   checkers: readonly Checker[],
   backend: ClusterBackend | undefined,
   ctx: CompileContext,
 ): readonly Checker[] {
-  if (binding === undefined || backend === undefined || !rules.some((rule) => rule.cluster !== undefined)) return checkers;
+  if (binding === undefined || backend === undefined || !rules.some((rule) => (rule as { cluster?: unknown }).cluster !== undefined)) return checkers;
+  if ('breakerSpec' in binding) return withSharedBreakers(binding as unknown as ClusterBreakerBinding<BreakerRule>, rules as unknown as readonly BreakerRule[], checkers, backend, ctx);
+  return withClusterLimiters(binding as unknown as ClusterBinding<ClusterRule>, rules as unknown as readonly ClusterRule[], checkers, backend, ctx);
+}
+
+function withSharedBreakers<R extends BreakerRule>(
+  binding: ClusterBreakerBinding<R>,
+  rules: readonly R[],
+  checkers: readonly Checker[],
+  backend: ClusterBackend,
+  ctx: CompileContext,
+): readonly Checker[] {
+  if (backend.breaker === undefined) return checkers;
+  const keys = new ClusterKeys();
+  return checkers.map((local, i) => {
+    const rule = rules[i]!;
+    if (rule.cluster === undefined) return local;
+    const spec = binding.breakerSpec(rule, keys.next(binding.identity(rule)));
+    return ctx.reuse({ breaker: spec, backend: backend.name }, () => new ClusterBreakerChecker(rule, binding.local(local), binding, backend.breaker!(spec), backend.name, ctx));
+  });
+}
+
+function withClusterLimiters<R extends ClusterRule>(
+  binding: ClusterBinding<R>,
+  rules: readonly R[],
+  checkers: readonly Checker[],
+  backend: ClusterBackend,
+  ctx: CompileContext,
+): readonly Checker[] {
   const keys = new ClusterKeys();
   return checkers.map((local, i) => {
     const rule = rules[i]!;
@@ -118,7 +151,7 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     }
     switch (decision.status) {
       case 'pass':
-        if (this.limiter.release !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes));
+        if (this.limiter.release !== undefined && decision.receipt !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes, decision.receipt));
         // Switching over: the local check decides too, so the local window is never exceeded.
         return this.cluster.fallbackToLocal && this.ctx.clock.now() - this.fellBackAt < this.localWindowMs ? DECIDE_LOCALLY : undefined;
       case 'wait':
@@ -159,6 +192,7 @@ class StoreRefund implements EntryAttachment {
   constructor(
     private readonly limiter: ClusterLimiter,
     private readonly scopes: readonly string[],
+    private readonly receipt: unknown,
   ) {}
 
   exited(): void {
@@ -167,7 +201,7 @@ class StoreRefund implements EntryAttachment {
 
   released(entry: Entry): void {
     try {
-      this.limiter.release!(entry.acquireCount, this.scopes);
+      this.limiter.release!(entry.acquireCount, this.scopes, this.receipt);
     } catch {
       // Best effort: the store keeps the tokens.
     }

@@ -20,4 +20,11 @@ export {
   type ClusterBlock,
   type ClusterUnavailable,
   type ClusterUnavailableReason,
+  type ClusterBreaker,
+  type ClusterBreakerSpec,
+  type ClusterBreakerView,
+  type ClusterBreakerDecision,
+  type ClusterBreakerListener,
+  type ClusterCircuitState,
+  type ClusterProbeOutcome,
 } from '../kernel/cluster-contract';

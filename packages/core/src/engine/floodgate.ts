@@ -1,5 +1,6 @@
 import type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-rule';
 import { CircuitBreakerChecker } from '../circuit-breaker/circuit-breaker-kind';
+import { ClusterBreakerChecker } from '../cluster/cluster-breaker';
 import { monotonicClock, type Clock } from '../kernel/clock';
 import type { ClusterBackend } from '../kernel/cluster-contract';
 import { Entry } from '../kernel/entry';
@@ -648,14 +649,20 @@ export class Floodgate {
     return this.inboundNode.snapshot('(inbound)', this.clock.now());
   }
 
-  /** The state of each circuit breaker on a resource, in rule order. */
+  /**
+   * The state of each circuit breaker on a resource, in rule order (a shared breaker: the state
+   * this instance enforces, from what it last learned of the shared one).
+   */
   circuitState(resource: string): CircuitBreakerStatus[] {
     if (!this.resources.has(resource) && !this.store.hasRules(resource)) return [];
     const state = this.stateOf(resource);
     if (state === undefined) return [];
     const now = this.clock.now();
     const out: CircuitBreakerStatus[] = [];
-    for (const checker of state.rules.checkers) if (checker instanceof CircuitBreakerChecker) out.push(checker.status(now));
+    for (const checker of state.rules.checkers) {
+      if (checker instanceof CircuitBreakerChecker) out.push(checker.status(now));
+      else if (checker instanceof ClusterBreakerChecker) out.push(checker.status(now));
+    }
     return out;
   }
 

@@ -21,6 +21,11 @@ interface ClusterDecisionBase {
 /** The store admitted the call. */
 export interface ClusterPass extends ClusterDecisionBase {
   readonly status: 'pass';
+  /**
+   * What the backend needs to give the tokens back with {@link ClusterLimiter.release} (which
+   * bucket or refill they were taken in), opaque to the engine; absent when it cannot.
+   */
+  readonly receipt?: unknown;
 }
 
 /** The store reserved a slot `waitMs` from now (a `throttle` rule queues the call). */
@@ -124,15 +129,126 @@ export interface ClusterLimiter {
   /**
    * Gives back tokens an earlier `acquire` (or `acquireEach`) took, for a call that was then
    * refused by a later check or cancelled: best effort, never awaited by the caller, never
-   * rejects. Optional: without it, such a call keeps its shared tokens.
+   * throws. Only within the bucket (or refill period) the tokens were taken in, which `receipt`
+   * (the {@link ClusterPass.receipt} of that decision) names, and never below zero. Optional:
+   * without it, such a call keeps its shared tokens.
    */
-  release?(acquireCount: number, scopes: readonly string[]): void;
+  release?(acquireCount: number, scopes: readonly string[], receipt: unknown): void;
+}
+
+/** A circuit breaker's state, as a shared store reports it. */
+export type ClusterCircuitState = 'closed' | 'open' | 'halfOpen';
+
+/**
+ * A circuit breaker rule with `cluster: true`: one breaker shared by every instance, whose
+ * window and state the store keeps, with Sentinel's semantics (the rule's fields, as the local
+ * breaker reads them): closed → open when, with at least `minRequestAmount` calls completed in
+ * the window (`statIntervalMs` in `bucketCount` buckets), the ratio or count is greater than
+ * `threshold` (a ratio threshold of 1 opens at 1); open for `retryTimeoutMs`; then
+ * `halfOpenProbes` probes, each held by one instance at a time under a lease that expires
+ * `retryTimeoutMs` after it was taken (counting as a failed probe); all succeeding close the
+ * breaker and empty its window, one failing reopens it.
+ */
+export interface ClusterBreakerSpec {
+  /** The breaker's identity in the store (see `ClusterLimiterSpecBase.key`). */
+  readonly key: string;
+  readonly strategy: 'slowRequestRatio' | 'errorRatio' | 'errorCount';
+  readonly threshold: number;
+  /** A call slower than this is slow (`slowRequestRatio` only; absent otherwise). */
+  readonly maxAllowedRtMs?: number;
+  readonly minRequestAmount: number;
+  readonly statIntervalMs: number;
+  readonly bucketCount: number;
+  readonly retryTimeoutMs: number;
+  readonly halfOpenProbes: number;
+}
+
+/** The shared breaker as the store last told this instance. */
+export interface ClusterBreakerView {
+  readonly state: ClusterCircuitState;
+  /**
+   * ms from when this view was received: while open, until probing may start (0: due); while
+   * half-open with every probe held, until the oldest held probe's lease expires; 0 otherwise.
+   */
+  readonly retryAfterMs: number;
+  /**
+   * The value of the transition into this state: the ratio or count that opened a closed
+   * breaker, `1` when a probe failed, `undefined` otherwise.
+   */
+  readonly value: number | undefined;
+  /**
+   * Grows with every change of the shared breaker that instances must learn (a transition, a probe
+   * given back): of two views, the one with the greater version is newer.
+   */
+  readonly version: number;
+}
+
+/**
+ * What {@link ClusterBreaker.acquire} decides for one call: `'pass'` (closed), `'probe'` (due to
+ * probe: the call passes as a probe holding `lease`, for `settle()`), `'block'` (open, or
+ * half-open with every probe held, for `retryAfterMs`), or unavailable. A recovery is told to
+ * the listeners ({@link ClusterBreakerListener.learned}), not here.
+ */
+export type ClusterBreakerDecision =
+  | { readonly status: 'pass' }
+  | { readonly status: 'probe'; readonly lease: unknown }
+  | { readonly status: 'block'; readonly retryAfterMs: number }
+  | ClusterUnavailable;
+
+/** How a probe of a shared breaker ended (see {@link ClusterBreaker.settle}). */
+export type ClusterProbeOutcome = 'success' | 'failure' | 'unused';
+
+/** Told what an instance learns of its shared breaker. */
+export interface ClusterBreakerListener {
+  /**
+   * The store answered with `view`: a reply to this instance (called for every reply, whatever
+   * its version, so the listener knows the store is there, and with times measured now), or a
+   * change published by an instance (`published`: its times were measured when it was sent, so
+   * only a newer version says more than what the instance knows). `recoveredAfterMs` is set when
+   * this answer ends an outage.
+   */
+  learned(view: ClusterBreakerView, recoveredAfterMs: number | undefined, published?: boolean): void;
+  /** A call to the store for this breaker (reporting completions) failed. */
+  unavailable(decision: ClusterUnavailable): void;
+}
+
+/**
+ * One shared circuit breaker's handle on the backend, made once when rules compile. It never
+ * needs a round trip per call while the breaker is closed: completions are reported in batches
+ * (`record`), the state comes back with every answer and, from other instances, as it changes.
+ */
+export interface ClusterBreaker {
+  /** Tells `listener` what this instance learns from now on; returns what stops it. */
+  watch(listener: ClusterBreakerListener): () => void;
+  /**
+   * Whether what this instance last learned is recent enough to decide calls on (no call then
+   * asks the store while the breaker is closed, or open before its deadline).
+   */
+  fresh(): boolean;
+  /** Asks the store for the breaker's state in the background; listeners learn it. */
+  refresh(): void;
+  /**
+   * Asks the store whether a call may pass: the breaker's state, and a probe lease when the
+   * breaker is due to probe and a probe is free. Never rejects; failures come back as
+   * {@link ClusterUnavailable}. Listeners learn the state before the promise settles.
+   */
+  acquire(): Promise<ClusterBreakerDecision>;
+  /** Reports one completed call (best effort, batched, never awaited). */
+  record(slow: boolean, error: boolean): void;
+  /**
+   * Ends a probe and gives its lease back: `'success'` counts towards closing the breaker for
+   * every instance, `'failure'` reopens it, `'unused'` (the call did not run: another check
+   * refused it, or it was cancelled) frees the probe for another call. Ignored once the lease
+   * has expired or its half-open period is over. Best effort, never awaited.
+   */
+  settle(lease: unknown, outcome: ClusterProbeOutcome): void;
 }
 
 /**
  * A shared store that cluster rules take their decisions from, so limits hold across every
  * process. `@floodgate/redis` provides one (`redisCluster()`); the engine takes it as the
- * `cluster` option and asks it for a {@link ClusterLimiter} per cluster rule when rules load.
+ * `cluster` option and asks it for a {@link ClusterLimiter} per cluster flow or hotspot rule, and
+ * a {@link ClusterBreaker} per cluster circuit breaker rule, when rules load.
  */
 export interface ClusterBackend {
   /** A name for logs and events, e.g. `'redis'`. */
@@ -142,6 +258,11 @@ export interface ClusterBackend {
    * the limiter of a rule that did not change across reloads (and with it, its leases).
    */
   limiter(spec: ClusterLimiterSpec): ClusterLimiter;
+  /**
+   * A handle for one shared circuit breaker, kept across reloads of its unchanged rule.
+   * Optional: without it, circuit breaker rules with `cluster: true` act locally.
+   */
+  breaker?(spec: ClusterBreakerSpec): ClusterBreaker;
 }
 
 /** How a cluster rule's threshold is shared between instances. */

@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import type { ClusterBlock, ClusterLimiterSpec } from './cluster-contract';
+import type { ClusterBlock, ClusterBreakerSpec, ClusterCircuitState, ClusterLimiterSpec } from './cluster-contract';
 import type { Entry } from './entry';
 export type { EntryAttachment, ExitHook } from './entry';
 import type { BlockError } from './errors';
@@ -122,7 +122,7 @@ export interface RuleKind<K extends string = string, R extends object = object, 
   /** Compiles the rules of one resource (inbound kinds: all of them) into checkers. */
   compile(rules: readonly R[], ctx: CompileContext): CompiledRules;
   /** For kinds whose rules may take `cluster`: how the cluster wrapper asks a shared store. */
-  readonly cluster?: ClusterBinding<R>;
+  readonly cluster?: ClusterBinding<R> | ClusterBreakerBinding<R>;
   /** Type-only: the rule as users write it. Never set. */
   readonly optionsType?: O;
 }
@@ -163,4 +163,40 @@ export interface ClusterBinding<R> {
    * the store admits must also pass the local check (see `ClusterChecker`).
    */
   localWindowMs(rule: R): number;
+}
+
+/** Told of a local breaker's transitions (see {@link LocalBreaker.divert}). */
+export type BreakerTransitionListener = (from: ClusterCircuitState, to: ClusterCircuitState, value: number | undefined) => void;
+
+/**
+ * A breaker kind's checker for one rule, decided in process, as the cluster wrapper drives it
+ * for a shared breaker: it sees every completion (so its window is warm), and decides when the
+ * store cannot (its fallback).
+ */
+export interface LocalBreaker extends Checker {
+  /** Its rule's id among the resource's rules of its kind (`circuitBreaker#0`), for events and metrics. */
+  readonly ruleId: string;
+  /** Its state at `now`; `retryAfterMs` while open (ms until probing) or half-open with every probe taken. */
+  status(now: number): { readonly state: ClusterCircuitState; readonly retryAfterMs?: number };
+  /**
+   * Sends its transitions to `listener` instead of announcing them (`circuitStateChange`): the
+   * wrapper announces the state the instance enforces, shared or local.
+   */
+  divert(listener: BreakerTransitionListener): void;
+}
+
+/**
+ * How a circuit breaker kind takes part in cluster mode: the cluster wrapper (`cluster/`) makes
+ * every rule of the kind with `cluster` set one breaker shared through the backend's
+ * `breaker()`, with the kind's own checker as its local breaker.
+ */
+export interface ClusterBreakerBinding<R> {
+  /** What names the breaker in the store: its kind, resource and the fields that shape its window. */
+  identity(rule: R): readonly string[];
+  /** What the store must keep for the rule, under `key`. */
+  breakerSpec(rule: R, key: string): ClusterBreakerSpec;
+  /** The rule's local breaker: the checker the kind compiled for it. */
+  local(checker: Checker): LocalBreaker;
+  /** The block error of a call the shared breaker refused. */
+  refuse(rule: R, entry: Entry, retryAfterMs: number): BlockError;
 }

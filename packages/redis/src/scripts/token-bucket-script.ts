@@ -14,32 +14,41 @@ import { LUA_PRELUDE } from './lua-prelude';
  * below 2^54), where the local one uses BigInt. Exact for durations below 2^52 ms.
  *
  * One call decides a batch of checks in request order, exactly as one call per check would. A
- * check names one or more values (an array argument): all take or none does, and a value named
- * twice takes twice. Identical checks in a row come as one group with a count: they pass one by
- * one until one is refused, and every later one is refused alike (a refusal changes nothing).
+ * check names one value, or several (an array argument): all take or none does, and a value
+ * named twice takes twice. A refusal changes nothing.
  *
- * Each value is one string key of 16 bytes, the last refill time and the tokens left as two
- * little-endian doubles (Redis's `struct` library: exact, and cheaper than text), read for the
- * whole batch with one MGET and written with one `SET ... PX` (so Redis runs about one command
- * per value per batch), expiring once idle long enough for its bucket to be full again, and at
- * least 5 s.
+ * Storage, built for many values per batch (what costs Redis is commands and parsed arguments,
+ * per value): each value is one string key of 24 bytes, three little-endian doubles (Redis's
+ * `struct` library: exact, and cheaper than text): the last refill time, the tokens left, and
+ * when the key's TTL ends on the script's clock. The batch's keys are read with one MGET. A key
+ * written with room left in its TTL is rewritten in place (`SETRANGE`, which keeps the TTL);
+ * otherwise it is written with `SET ... PX` for twice the time its bucket needs to be full again
+ * when idle (at least 5 s). So a value's key lives between that time and twice it after its
+ * last use: never less (an expired key is a full bucket, exactly what the refill would give),
+ * and a flood of distinct values costs Redis memory only while it lasts. Keys of the 16-byte
+ * layout of earlier versions are read, and rewritten with a TTL.
  *
- * KEYS the values' keys, all of one rule (one hash slot). ARGV: now, burst, durationMs, then per
- * group: count, acquireCount, n, then n times: key (1-based index into KEYS), tokens (the value's
- * threshold).
+ * KEYS one key per value named, in request order (a value named by two checks is named twice;
+ * all keys of one rule: one hash slot). ARGV: now, burst, durationMs, then segments in request
+ * order: `m, acquireCount, tokens` (m >= 1): the next m keys are m checks of one value each,
+ * each taking acquireCount from a bucket of threshold `tokens`; or `-n, acquireCount, tokens_1
+ * ... tokens_n`: the next n keys are one check of n values.
  *
- * Replies, per group, `passed, retryAfterMs, index`: how many of its checks passed (the first
- * ones), and for the rest, the wait before a retry (-1: never) and the 0-based position of the
- * refusing value in the check.
+ * Replies `{ now, then per check: 1 (passed) or 0 (refused), then per refused check:
+ * retryAfterMs (-1: never), index }`: the index is the 0-based position of the refusing value
+ * in its check. `now` (the script's time) is what {@link TOKEN_BUCKET_RELEASE_SCRIPT} needs to
+ * give the tokens back.
  */
 export const TOKEN_BUCKET_SCRIPT = new RedisScript(
   'tokenBucket',
   `${LUA_PRELUDE}
+local KEYS, ARGV = KEYS, ARGV
 local burst = tonumber(ARGV[2])
 local duration = tonumber(ARGV[3])
 local SAFE_PRODUCT = 2 ^ 50
 local MIN_TTL_MS = 5000
-local tonumber, floor, ceil, pack, unpack16 = tonumber, math.floor, math.ceil, struct.pack, struct.unpack
+local MAX_TTL_MS = 4503599627370496
+local tonumber, floor, ceil, pack, unpack24 = tonumber, math.floor, math.ceil, struct.pack, struct.unpack
 
 -- floor(a * b / d) for integers 0 <= a < d < 2^52 and 0 <= b < 2^53, exactly: b's bits from the
 -- top, keeping a * (b's bits so far) = q * d + r with 0 <= r < d.
@@ -84,28 +93,36 @@ local function refill(rest, elapsed, tokens, max)
   return max
 end
 
--- Per value (by KEYS index): last refill time and tokens left (false: no bucket yet), the
--- longest TTL it needs, and whether a check changed it.
-local time, left, ttl, dirty = {}, {}, {}, {}
-for from = 1, #KEYS, 1000 do
-  local to = math.min(from + 999, #KEYS)
-  local values = redis.call('MGET', unpack(KEYS, from, to))
-  for k = from, to do
-    local v = values[k - from + 1]
-    local t, l = false, false
-    if v and #v == 16 then t, l = unpack16('<dd', v) end
-    time[k], left[k], ttl[k] = t, l, MIN_TTL_MS
+-- Per key: last refill time and tokens left (false: no bucket), when its TTL ends (0: unknown),
+-- the TTL a write needs (0: not written).
+local time, left, expires, ttl = {}, {}, {}, {}
+do
+  local distinct = {}
+  for i = 1, #KEYS do
+    local k = KEYS[i]
+    if ttl[k] == nil then
+      ttl[k] = 0
+      distinct[#distinct + 1] = k
+    end
+  end
+  for from = 1, #distinct, 1000 do
+    local to = math.min(from + 999, #distinct)
+    local values = redis.call('MGET', unpack(distinct, from, to))
+    for j = from, to do
+      local k, v = distinct[j], values[j - from + 1]
+      local t, l, x = false, false, 0
+      if v then
+        if #v == 24 then t, l, x = unpack24('<ddd', v)
+        elseif #v == 16 then t, l = unpack24('<dd', v) end
+      end
+      time[k], left[k], expires[k] = t, l, x
+    end
   end
 end
 
--- Takes \`acquire\` from the bucket of value k (threshold \`tokens\`) whose state is \`last\`,
+-- Takes \`acquire\` from the bucket (threshold \`tokens\`, size \`max\`) whose state is \`last\`,
 -- \`rest\`: the new state, or nil and the retry-after when the bucket is short.
-local function take(k, tokens, acquire, last, rest)
-  local max = tokens + burst
-  if tokens <= 0 or acquire > max then return nil, '-1' end
-  -- Idle for this long, the value's bucket is full again: its key can go.
-  local keyTtl = ceil(duration * max / tokens) + duration
-  if keyTtl > ttl[k] then ttl[k] = keyTtl end
+local function take(tokens, max, acquire, last, rest)
   if last == false then return now, max - acquire end
   local elapsed = now - last
   local available = rest
@@ -121,55 +138,122 @@ local function take(k, tokens, acquire, last, rest)
   return last, available - acquire
 end
 
--- Decides one check naming n values at ARGV[first ...] (key, tokens pairs): nil when it passes
--- (its changes kept), else the retry-after and the refusing position. All values or none.
-local function check(acquire, n, first)
-  if n == 1 then
-    local k = tonumber(ARGV[first])
-    local t, l = take(k, tonumber(ARGV[first + 1]), acquire, time[k], left[k])
-    if t == nil then return l, 0 end
-    time[k], left[k], dirty[k] = t, l, true
-    return nil
-  end
-  local newTime, newLeft = {}, {}
-  for j = 0, n - 1 do
-    local k = tonumber(ARGV[first + 2 * j])
-    local last, rest = newTime[k], newLeft[k]
-    if last == nil then last, rest = time[k], left[k] end
-    local t, l = take(k, tonumber(ARGV[first + 2 * j + 1]), acquire, last, rest)
-    if t == nil then return l, j end
-    newTime[k], newLeft[k] = t, l
-  end
-  for k, t in pairs(newTime) do
-    time[k], left[k], dirty[k] = t, newLeft[k], true
-  end
-  return nil
+-- Idle for this long, a bucket of threshold \`tokens\` and size \`max\` is full again.
+local function idleTtl(tokens, max)
+  local t = ceil(duration * max / tokens) + duration
+  if t < MIN_TTL_MS then return MIN_TTL_MS end
+  return t
 end
 
-local out = {}
-local r = 4
+local out = { fmt(now) }
+local refused = {}
+local r, key = 4, 1
 while r <= #ARGV do
-  local count = tonumber(ARGV[r])
+  local m = tonumber(ARGV[r])
   local acquire = tonumber(ARGV[r + 1])
-  local n = tonumber(ARGV[r + 2])
-  local passed, retry, index = 0, 0, -1
-  while passed < count do
-    local refusedRetry, refusedIndex = check(acquire, n, r + 3)
-    if refusedRetry ~= nil then
-      retry, index = refusedRetry, refusedIndex
-      break
+  if m > 0 then
+    -- m checks of one value each, all with this threshold.
+    local tokens = tonumber(ARGV[r + 2])
+    local max = tokens + burst
+    local usable = tokens > 0 and acquire <= max
+    local keyTtl = usable and idleTtl(tokens, max) or 0
+    for i = key, key + m - 1 do
+      local k = KEYS[i]
+      local t, l
+      if usable then t, l = take(tokens, max, acquire, time[k], left[k]) else l = '-1' end
+      if t ~= nil then
+        time[k], left[k] = t, l
+        if keyTtl > ttl[k] then ttl[k] = keyTtl end
+        out[#out + 1] = 1
+      else
+        out[#out + 1] = 0
+        refused[#refused + 1] = l
+        refused[#refused + 1] = 0
+      end
     end
-    passed = passed + 1
+    key = key + m
+    r = r + 3
+  else
+    -- One check of n values: all or none.
+    local n = -m
+    local newTime, newLeft, newTtl = {}, {}, {}
+    local refusedRetry, refusedIndex
+    for j = 0, n - 1 do
+      local k = KEYS[key + j]
+      local tokens = tonumber(ARGV[r + 2 + j])
+      local max = tokens + burst
+      if tokens <= 0 or acquire > max then
+        refusedRetry, refusedIndex = '-1', j
+        break
+      end
+      local last, rest = newTime[k], newLeft[k]
+      if last == nil then last, rest = time[k], left[k] end
+      local t, l = take(tokens, max, acquire, last, rest)
+      if t == nil then
+        refusedRetry, refusedIndex = l, j
+        break
+      end
+      newTime[k], newLeft[k] = t, l
+      local keyTtl = idleTtl(tokens, max)
+      if keyTtl > (newTtl[k] or 0) then newTtl[k] = keyTtl end
+    end
+    if refusedRetry == nil then
+      for k, t in pairs(newTime) do
+        time[k], left[k] = t, newLeft[k]
+        if newTtl[k] > ttl[k] then ttl[k] = newTtl[k] end
+      end
+      out[#out + 1] = 1
+    else
+      out[#out + 1] = 0
+      refused[#refused + 1] = refusedRetry
+      refused[#refused + 1] = refusedIndex
+    end
+    key = key + n
+    r = r + 2 + n
   end
-  out[#out + 1] = passed
-  out[#out + 1] = retry
-  out[#out + 1] = index
-  r = r + 3 + 2 * n
 end
-for k in pairs(dirty) do
-  -- A number argument is written by Redis itself as %.17g: exact for a TTL below 2^53.
-  redis.call('SET', KEYS[k], pack('<dd', time[k], left[k]), 'PX', math.min(ttl[k], 9007199254740991))
+for k, keyTtl in pairs(ttl) do
+  if keyTtl > 0 then
+    if expires[k] - now >= keyTtl then
+      redis.call('SETRANGE', k, 0, pack('<dd', time[k], left[k]))
+    else
+      -- A number argument is written by Redis itself as %.17g: exact below 2^53.
+      local px = 2 * keyTtl
+      if px > MAX_TTL_MS then px = MAX_TTL_MS end
+      redis.call('SET', k, pack('<ddd', time[k], left[k], now + px), 'PX', px)
+    end
+  end
 end
+for i = 1, #refused do out[#out + 1] = refused[i] end
 return out
+`,
+);
+
+/**
+ * Gives back tokens that calls took and did not use (a later check refused them, or they were
+ * cancelled): best effort, and only to a bucket not refilled since the take (its refill time is
+ * still at most the take's `now`), so the refund is exactly the tokens that take removed and a
+ * bucket never holds more than its size; a key gone or rewritten since is left alone. The TTL
+ * is kept (`SETRANGE`).
+ *
+ * KEYS the values' keys. ARGV per key, in order: takenAt (the take's script time), count.
+ * Replies the number of keys refunded.
+ */
+export const TOKEN_BUCKET_RELEASE_SCRIPT = new RedisScript(
+  'tokenBucketRelease',
+  `
+local KEYS, ARGV, tonumber = KEYS, ARGV, tonumber
+local refunded = 0
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v and (#v == 24 or #v == 16) then
+    local t, l = struct.unpack('<dd', v)
+    if t <= tonumber(ARGV[2 * i - 1]) then
+      redis.call('SETRANGE', KEYS[i], 8, struct.pack('<d', l + tonumber(ARGV[2 * i])))
+      refunded = refunded + 1
+    end
+  end
+end
+return refunded
 `,
 );

@@ -16,10 +16,11 @@ import { LUA_PRELUDE } from './lua-prelude';
  * then per group: key (1-based index into KEYS), acquireCount, lease (0: take exactly
  * acquireCount; else take up to this many, at least acquireCount), count.
  *
- * Replies `{ msLeftInBucket, then per group: passed, value, room }`: how many of the group's
- * checks passed (the first ones); value = the tokens the last one took when all passed, else the
- * retry-after of the refused ones (-1 when unknown); room = what is left in the window after the
- * group.
+ * Replies `{ msLeftInBucket, bucket, then per group: passed, value, room }`: the current
+ * bucket's number (what {@link WINDOW_RELEASE_SCRIPT} needs to give tokens back); how many of the
+ * group's checks passed (the first ones); value = the tokens the last one took when all passed,
+ * else the retry-after of the refused ones (-1 when unknown); room = what is left in the window
+ * after the group.
  */
 export const WINDOW_SCRIPT = new RedisScript(
   'window',
@@ -30,7 +31,7 @@ local cur = math.floor(now / bucketMs)
 local idx = cur % 2
 local msLeft = (cur + 1) * bucketMs - now
 local current, previous, stale, taken = {}, {}, {}, {}
-local out = { tostring(msLeft) }
+local out = { tostring(msLeft), tostring(cur) }
 for r = 4, #ARGV, 4 do
   local k = tonumber(ARGV[r])
   local acquire = tonumber(ARGV[r + 1])
@@ -71,5 +72,36 @@ for k in pairs(taken) do
   if stale[k] then redis.call('PEXPIRE', KEYS[k], 4 * bucketMs) end
 end
 return out
+`,
+);
+
+/**
+ * Gives back tokens that calls took and did not use (a later check refused them, or they were
+ * cancelled): best effort, and only to the bucket they were counted in, wherever it is in the
+ * window (current or previous), never below zero; once that bucket has left the window (its slot
+ * reused), nothing changes. The expiry is left alone.
+ *
+ * KEYS the scopes' hashes. ARGV per refund, in order: key (1-based index into KEYS), bucket (its
+ * number), count. Replies the number of refunds applied.
+ */
+export const WINDOW_RELEASE_SCRIPT = new RedisScript(
+  'windowRelease',
+  `
+local KEYS, ARGV, tonumber = KEYS, ARGV, tonumber
+local refunded = 0
+for r = 1, #ARGV, 3 do
+  local key = KEYS[tonumber(ARGV[r])]
+  local bucket = tonumber(ARGV[r + 1])
+  local v = redis.call('HMGET', key, 's0', 'c0', 's1', 'c1')
+  for slot = 0, 1 do
+    if tonumber(v[2 * slot + 1]) == bucket then
+      local left = (tonumber(v[2 * slot + 2]) or 0) - tonumber(ARGV[r + 2])
+      if left < 0 then left = 0 end
+      redis.call('HSET', key, 'c' .. slot, tostring(left))
+      refunded = refunded + 1
+    end
+  end
+end
+return refunded
 `,
 );
