@@ -30,21 +30,35 @@ describe('per-route resources of mounted routers', () => {
     fg = new Floodgate({ clock });
   });
 
-  it('names the resource by the route’s template, mount path included, whatever org id a request names', async () => {
+  /** An app with `GET /users/:id` guarded by `guard` (by default 1/s) in a router mounted at `mount`. */
+  function usersAt(mount: string | RegExp | string[], guard = rateLimit({ floodgate: fg, threshold: 1 }), mergeParams = false): express.Express {
     const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const users = express.Router({ mergeParams });
+    users.get('/users/:id', guard, ok);
+    app.use(mount, users);
+    return app;
+  }
+
+  /** An app with `GET /users/:id` guarded by `guard` in a sub-app mounted through a router, which Express does not record. */
+  function subAppThroughRouter(guard: RequestHandler): express.Express {
+    const app = express();
+    const router = express.Router();
+    const org = express();
+    org.get('/users/:id', guard, ok);
+    router.use('/org/:orgId', org);
+    app.use(router);
+    return app;
+  }
+
+  it('names the resource by the route’s template, mount path included, whatever org id a request names', async () => {
+    const app = usersAt('/org/:orgId');
     for (let org = 0; org < 20; org++) await request(app).get(`/org/o${org}/users/1`);
     expect(fg.resourceNames()).toEqual(['GET /org/:orgId/users/:id']);
     expect(fg.describeRules()).toHaveLength(1);
   });
 
   it('refuses the second request of a window whatever org id it names', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const app = usersAt('/org/:orgId');
     await request(app).get('/org/acme/users/1').expect(200);
     expect(await resourceOfBlock(app, '/org/globex/users/1')).toBe('GET /org/:orgId/users/:id');
   });
@@ -136,10 +150,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('limits by a mount parameter’s value when the router merges params', async () => {
-    const app = express();
-    const users = express.Router({ mergeParams: true });
-    users.get('/users/:id', hotParam({ floodgate: fg, param: 'orgId', threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const app = usersAt('/org/:orgId', hotParam({ floodgate: fg, param: 'orgId', threshold: 1 }), true);
     await request(app).get('/org/acme/users/1').expect(200);
     await request(app).get('/org/acme/users/2').expect(429);
     await request(app).get('/org/globex/users/1').expect(200);
@@ -147,10 +158,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('refuses a hotspot param naming a mount parameter the router does not merge', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', hotParam({ floodgate: fg, param: 'orgId', threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const app = usersAt('/org/:orgId', hotParam({ floodgate: fg, param: 'orgId', threshold: 1 }));
     const errors = withErrors(app);
     await request(app).get('/org/acme/users/1').expect(500);
     expect(errors[0]).toMatchObject({ name: 'RuleValidationError' });
@@ -180,10 +188,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('gives each path of an array mount its own template, one budget each whatever the values', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use(['/v1/:tenant', '/v2/:tenant'], users);
+    const app = usersAt(['/v1/:tenant', '/v2/:tenant']);
     await request(app).get('/v1/a/users/1').expect(200);
     expect(await resourceOfBlock(app, '/v1/b/users/1')).toBe('GET /v1/:tenant/users/:id');
     await request(app).get('/v2/c/users/1').expect(200);
@@ -204,10 +209,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('names a route under a RegExp mount by the RegExp, one resource whatever it matched', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use(/^\/org\/([a-z]+)/, users);
+    const app = usersAt(/^\/org\/([a-z]+)/);
     await request(app).get('/org/acme/users/1').expect(200);
     expect(await resourceOfBlock(app, '/org/globex/users/1')).toBe('GET /^\\/org\\/([a-z]+)//users/:id');
     expect(fg.resourceNames()).toHaveLength(1);
@@ -226,22 +228,14 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('puts HEAD requests on the GET template of a mounted route', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const app = usersAt('/org/:orgId');
     await request(app).head('/org/acme/users/1').expect(200);
     await request(app).get('/org/globex/users/1').expect(429);
     expect(fg.resourceNames()).toEqual(['GET /org/:orgId/users/:id']);
   });
 
   it('fails loudly, naming the route, when it cannot tell the template (a sub-app mounted through a router)', async () => {
-    const app = express();
-    const router = express.Router();
-    const org = express();
-    org.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    router.use('/org/:orgId', org);
-    app.use(router);
+    const app = subAppThroughRouter(rateLimit({ floodgate: fg, threshold: 1 }));
     const errors = withErrors(app);
     await request(app).get('/org/acme/users/1').expect(500);
     await request(app).get('/org/globex/users/1').expect(500);
@@ -270,10 +264,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('fails loudly when the routers do not keep their mount paths (Express’s router package before 2.3)', async () => {
-    const app = express();
-    const users = express.Router();
-    users.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1 }), ok);
-    app.use('/org/:orgId', users);
+    const app = usersAt('/org/:orgId');
     // router 2.2 and earlier keep no rawPath on their layers.
     for (const layer of (app.router as unknown as { stack: { rawPath?: unknown }[] }).stack) delete layer.rawPath;
     const errors = withErrors(app);
@@ -283,12 +274,7 @@ describe('per-route resources of mounted routers', () => {
   });
 
   it('guards a route whose template it cannot tell when given a resource', async () => {
-    const app = express();
-    const router = express.Router();
-    const org = express();
-    org.get('/users/:id', rateLimit({ floodgate: fg, threshold: 1, resource: 'org users' }), ok);
-    router.use('/org/:orgId', org);
-    app.use(router);
+    const app = subAppThroughRouter(rateLimit({ floodgate: fg, threshold: 1, resource: 'org users' }));
     await request(app).get('/org/acme/users/1').expect(200);
     expect(await resourceOfBlock(app, '/org/globex/users/1')).toBe('org users');
   });
