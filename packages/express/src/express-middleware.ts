@@ -151,7 +151,7 @@ function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', op
   const name = `${option}()`;
   const guard = HttpGuard.route<Request, ExpressFallback>(option, options, name);
   // Validated above: a middleware given a resource needs no template (nor a route).
-  const named = (options as { readonly resource?: unknown }).resource !== undefined;
+  const named = (options as { readonly resource?: unknown } | undefined)?.resource !== undefined;
   const middleware = function floodgateRoute(req: Request, res: Response, next: NextFunction): void {
     let verdict: GuardVerdict | Promise<GuardVerdict>;
     try {
