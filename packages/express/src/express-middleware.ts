@@ -9,6 +9,7 @@ import type {
   RateLimitOptions,
   ResilienceOptions,
 } from './express-options';
+import { routeTemplate } from './route-template';
 
 type Guard = HttpGuard<Request, ExpressFallback>;
 const GUARD = Symbol('floodgate.routeGuard');
@@ -140,23 +141,28 @@ function caseSensitive(req: Request): boolean {
 
 /**
  * A per-route middleware guarding the route it is used on (`req.route`), whose resource is
- * `METHOD baseUrl+path` (`HEAD` on a route without a `HEAD` handler is its `GET`). The first
- * time it sees a route, it declares the rules of every Floodgate middleware on that route, so
- * stacked ones share one entry from the first request.
+ * `METHOD template`, the route's template with its mount paths (`GET /org/:orgId/users/:id`,
+ * never the concrete `req.baseUrl`; see {@link routeTemplate}), unless it was given a
+ * `resource`. `HEAD` on a route without a `HEAD` handler is its `GET`. The first time it sees a
+ * route, it declares the rules of every Floodgate middleware on that route, so stacked ones
+ * share one entry from the first request.
  */
 function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', options: unknown): RequestHandler {
-  const guard = HttpGuard.route<Request, ExpressFallback>(option, options, `${option}()`);
+  const name = `${option}()`;
+  const guard = HttpGuard.route<Request, ExpressFallback>(option, options, name);
+  // Validated above: a middleware given a resource needs no template (nor a route).
+  const named = (options as { readonly resource?: unknown } | undefined)?.resource !== undefined;
   const middleware = function floodgateRoute(req: Request, res: Response, next: NextFunction): void {
     let verdict: GuardVerdict | Promise<GuardVerdict>;
     try {
       const route = req.route as ExpressRoute | undefined;
-      const template = route === undefined ? undefined : req.baseUrl + String(route.path);
+      const template = route === undefined || named ? undefined : routeTemplate(req, route, name);
       const method = req.method === 'HEAD' && route?.methods.head !== true ? 'GET' : req.method;
       const params = req.params as RouteParams;
-      if (template !== undefined && guard.isNewRoute(method, template)) {
-        for (const layer of route!.stack) layer.handle[GUARD]?.routePolicy(method, template, params);
+      if (template !== undefined && guard.isNewRoute(method, template.text)) {
+        for (const layer of route!.stack) layer.handle[GUARD]?.routePolicy(method, template.text, params, template.paramNames);
       }
-      verdict = guard.guardRoute(res, req, guard.routePolicy(method, template, params), params);
+      verdict = guard.guardRoute(res, req, guard.routePolicy(method, template?.text, params, template?.paramNames), params);
     } catch (err) {
       return next(err);
     }

@@ -171,11 +171,12 @@ export class HttpGuard<Req, F> {
   /**
    * The policy of the route `method template` for a per-route factory, declaring the factory's
    * rules on it the first time (or its fixed `resource`). A hotspot `param` must name one of
-   * the template's parameters or of the request's `params` (a router's mount parameters).
+   * the route's parameters, `paramNames` (by default the template's), or of the request's
+   * `params` (a router's mount parameters, where the framework merges them in).
    * @throws TypeError when the route is not known (`template` undefined) and no `resource` was given.
    * @throws RuleValidationError when a `param` names no parameter of the route (on every request to it).
    */
-  routePolicy(method: string, template: string | undefined, params?: RouteParams): RoutePolicy {
+  routePolicy(method: string, template: string | undefined, params?: RouteParams, paramNames?: readonly string[]): RoutePolicy {
     if (this.fixed !== undefined) return this.fixed;
     if (template === undefined) {
       throw new TypeError(`${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`);
@@ -188,8 +189,8 @@ export class HttpGuard<Req, F> {
     let policy = byTemplate.get(template);
     if (policy === undefined) {
       const resource = `${method} ${template}`;
-      const paramNames = [...new Set([...templateParamNames(template), ...Object.keys(params ?? {})])];
-      policy = this.registry.declare(resource, this.rules as RouteRules<unknown, unknown>, '', `Invalid ${this.name} options on ${resource}`, paramNames);
+      const names = [...new Set([...(paramNames ?? templateParamNames(template)), ...Object.keys(params ?? {})])];
+      policy = this.registry.declare(resource, this.rules as RouteRules<unknown, unknown>, '', `Invalid ${this.name} options on ${resource}`, names);
       byTemplate.set(template, policy);
     }
     return policy;

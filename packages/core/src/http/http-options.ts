@@ -138,8 +138,9 @@ export interface ResilienceOptions<Req, F> extends HttpOptions<Req, F> {
 export type RouteFactoryOptions<Req, F, Rule> = HttpOptions<Req, F> &
   Rule & {
     /**
-     * The resource name. @defaultValue the route template, `'GET /users/:id'` (Express:
-     * `req.baseUrl + req.route.path`; Koa: @koa/router's matched path)
+     * The resource name. @defaultValue the route template, `'GET /users/:id'` (Express: the
+     * route's path after its mount paths, `'GET /org/:orgId/users/:id'`; Koa: @koa/router's
+     * matched path)
      */
     readonly resource?: string;
     /** As {@link RouteOptions.timeoutMs}, for the route the middleware is used on. @defaultValue no timeout */
