@@ -125,6 +125,13 @@ describe('normalizeHotParamRule', () => {
     ]);
   });
 
+  it('refuses durations no timer can hold, so no wait can overflow one (#12)', () => {
+    expect(issuesOf([{ ...base, behavior: 'throttle', durationMs: 1e11, maxQueueingTimeMs: 1e11 }])).toEqual([
+      'hotParams[0].durationMs: must be a finite number > 0 and <= 2147483647, got 100000000000',
+      'hotParams[0].maxQueueingTimeMs: must be a finite number within [0, 2147483647], got 100000000000',
+    ]);
+  });
+
   it('refuses throttle with concurrency', () => {
     expect(issuesOf([{ ...base, metric: 'concurrency', behavior: 'throttle' }])).toEqual([
       "hotParams[0].behavior: must be 'reject' for a concurrency rule, got 'throttle'",
