@@ -153,3 +153,17 @@ describe('cluster refunds', () => {
     expect(fg.stats('r')!.lastSecond.pass).toBe(0);
   });
 });
+
+describe('cluster scopes', () => {
+  it('names a long origin or hotspot value in the store by a key of at most 128 characters (#12)', async () => {
+    const { fg, backend } = clustered({
+      flow: [{ resource: 'r', threshold: 5, limitOrigin: 'other', cluster: {} }],
+      hotParams: [{ resource: 'r', paramIndex: 0, threshold: 5, cluster: {} }],
+    });
+    const long = 'l'.repeat(16_000);
+    (await fg.enter('r', { origin: long, args: [long] })).exit();
+    const scopes = [...backend.limiters.values()].flatMap((limiter) => limiter.scopes());
+    expect(scopes).toHaveLength(2);
+    expect(scopes.every((scope) => scope.length <= 128)).toBe(true);
+  });
+});

@@ -133,6 +133,11 @@ export class MemoryLimiter implements ClusterLimiter {
     return this.overGiven;
   }
 
+  /** Every scope the store has been asked about. */
+  scopes(): string[] {
+    return [...new Set([...this.windows.keys(), ...this.latest.keys(), ...this.buckets.keys()])];
+  }
+
   /** The tokens the window holds for `scope` now. */
   windowCount(scope: string, now = this.clock.now()): number {
     const buckets = this.windows.get(scope);

@@ -76,3 +76,15 @@ describe('per-origin statistics', () => {
     expect(fg.stats('r')!.concurrency).toBe(0);
   });
 });
+
+describe('per-origin statistics of long origins', () => {
+  it('keeps an other origin under a key of at most 128 characters (#12)', () => {
+    const fg = engineWith([{ resource: 'r', threshold: 1, limitOrigin: 'other' }]);
+    const long = 'o'.repeat(16_000);
+    fg.entry('r', { origin: `${long}1` }).exit();
+    expect(fg.tryEntry('r', { origin: `${long}1` })).toBeInstanceOf(FlowBlockError);
+    expect(fg.tryEntry('r', { origin: `${long}2` })).toBeInstanceOf(Entry);
+    const state = (fg as unknown as { resources: Map<string, { others: { keys(): IterableIterator<string> } }> }).resources.get('r')!;
+    expect([...state.others.keys()].every((key) => key.length <= 128)).toBe(true);
+  });
+});
