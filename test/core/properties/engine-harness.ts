@@ -139,6 +139,7 @@ export class EngineHarness {
     const options: EntryOptions = {
       acquireCount: op.acquireCount,
       ...(op.origin !== '' ? { origin: op.origin } : {}),
+      ...(op.inbound ? { inbound: true } : {}),
       args: op.value === undefined ? [] : [op.value],
       ...(op.unreadable ? { params: unreadable('k') } : op.value === undefined ? {} : { params: { k: op.value } }),
     };

@@ -49,6 +49,8 @@ export interface CallOp {
   readonly value: CallValue;
   /** Reading the `k` parameter throws (hotspot rules with `paramKey: 'k'` then throw). */
   readonly unreadable: boolean;
+  /** An inbound call (counted in the engine's inbound statistics too). */
+  readonly inbound: boolean;
   /** For `run`: */
   readonly outcome: RunOutcome;
   readonly timeoutMs: number | undefined;
@@ -224,6 +226,7 @@ const call: fc.Arbitrary<CallOp> = fc
     origin: fc.constantFrom(...ORIGINS),
     value: callValue,
     unreadable: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    inbound: fc.boolean(),
     outcome: fc.constantFrom<RunOutcome>('value', 'throw', 'deferred', 'deferred', 'thenThrows', 'never'),
     timeoutMs: fc.constantFrom(undefined, undefined, 50, 300),
     fallback: fc.constantFrom('none' as const, 'none' as const, 'value' as const, 'throws' as const),
