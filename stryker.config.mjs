@@ -2,6 +2,10 @@
 // An occasional report, not a CI gate: about an hour on 2 cores from scratch, minutes when
 // incremental (reports/stryker-incremental.json is reused). The summary of the latest run is
 // committed in bench/results/mutation.md; the HTML report is written to reports/mutation/.
+// The property tests run for every mutant they cover (all of them): fewer cases than npm test's
+// keep a run within hours; they stop at the first counterexample, without shrinking.
+process.env.FLOODGATE_PROPERTY_RUNS ??= '50';
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'jest',
