@@ -348,3 +348,52 @@ describe('a guarded method', () => {
     expect(fg.stats('Repo.find')?.lastSecond.pass).toBe(1);
   });
 });
+
+describe('timeoutMs on a guarded method', () => {
+  const never = (): Promise<string> => new Promise<string>(() => undefined);
+
+  it.each([
+    ['@RateLimit', (fg: Floodgate) => RateLimit({ threshold: 10, metric: 'concurrency', timeoutMs: 100, floodgate: fg })],
+    ['@CircuitBreaker', (fg: Floodgate) => CircuitBreaker({ ...TWO_ERRORS, timeoutMs: 100, floodgate: fg })],
+    ['@HotParam', (fg: Floodgate) => HotParam({ paramIndex: 0, threshold: 10, timeoutMs: 100, floodgate: fg })],
+  ])('answers a call that has not settled by timeoutMs with a TimeoutError and frees its slot, with %s (#12)', async (_name, decorator) => {
+    const { fg, clock } = engine();
+    class Api {
+      @decorator(fg)
+      async fetch(_id: string): Promise<string> {
+        return never();
+      }
+    }
+    const call = expect(new Api().fetch('a')).rejects.toMatchObject({ code: 'ERR_TIMEOUT', resource: 'Api.fetch', timeoutMs: 100 });
+    expect(fg.stats('Api.fetch')!.concurrency).toBe(1);
+    await clock.advance(100);
+    await call;
+    expect(fg.stats('Api.fetch')!.concurrency).toBe(0);
+  });
+
+  it('gives the TimeoutError to the fallback', async () => {
+    const { fg, clock } = engine();
+    class Api {
+      @RateLimit({ threshold: 10, timeoutMs: 100, fallback: 'cached', floodgate: fg })
+      async fetch(_id: string): Promise<string> {
+        return never();
+      }
+      cached(id: string, error: unknown): string {
+        return `${id}:${(error as { code: string }).code}`;
+      }
+    }
+    const call = new Api().fetch('a');
+    await clock.advance(100);
+    await expect(call).resolves.toBe('a:ERR_TIMEOUT');
+  });
+
+  it('fails at decoration time on a bad timeoutMs', () => {
+    expect(() => {
+      class Api {
+        @RateLimit({ threshold: 10, timeoutMs: 0 })
+        fetch(): void {}
+      }
+      return Api;
+    }).toThrow('timeoutMs');
+  });
+});

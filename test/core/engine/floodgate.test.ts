@@ -3,8 +3,10 @@ import {
   Floodgate,
   FlowBlockError,
   ManualClock,
+  MAX_RESOURCE_NAME_LENGTH,
   RuleValidationError,
   type BlockEvent,
+  type EntryOptions,
   type PassEvent,
 } from '@floodgate/core';
 
@@ -48,6 +50,45 @@ describe('Floodgate entries', () => {
     expect(outer.hasError).toBe(false);
   });
 
+  it.each<[string, unknown]>([
+    ['a string', '2'],
+    ['a boolean', true],
+    ['an array', [3]],
+    ['a fraction', 1.5],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+    ['an unsafe integer', 2 ** 53],
+  ])('refuses an acquireCount that is %s, counting nothing (#12)', async (_what, acquireCount) => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 100 }]);
+    expect(() => fg.entry('r', { acquireCount } as never)).toThrow(/^acquireCount must be a safe integer >= 0, got /);
+    await expect(fg.enter('r', { acquireCount } as never)).rejects.toThrow(RangeError);
+    await expect(fg.run('r', () => 1, { acquireCount } as never)).rejects.toThrow(RangeError);
+    fg.entry('r').exit();
+    expect(fg.stats('r')!.lastSecond.pass).toBe(1);
+  });
+
+  it('says what a bad resource name is, a symbol too (#12)', () => {
+    const { fg } = engine();
+    expect(() => fg.entry(Symbol('who') as never)).toThrow(`resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got Symbol(who)`);
+    expect(() => fg.entry(42 as never)).toThrow('got 42');
+  });
+
+  it('refuses a resource name longer than MAX_RESOURCE_NAME_LENGTH, with a short message (#12)', () => {
+    const { fg } = engine();
+    fg.entry('x'.repeat(MAX_RESOURCE_NAME_LENGTH)).exit();
+    let error: unknown;
+    try {
+      fg.entry('x'.repeat(100_000));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message.length).toBeLessThan(250);
+    expect((error as Error).message).toContain('(100000 characters, 99940 cut)');
+    expect(fg.resourceNames()).toEqual(['x'.repeat(MAX_RESOURCE_NAME_LENGTH)]);
+  });
+
   it('rejects a negative acquireCount and an empty resource name', () => {
     const { fg } = engine();
     expect(() => fg.entry('r', { acquireCount: -1 })).toThrow(RangeError);
@@ -75,6 +116,40 @@ describe('Floodgate entries', () => {
     const entry = await fg.enter('r');
     expect(entry).toBeInstanceOf(Entry);
     await expect(fg.enter('r')).rejects.toBeInstanceOf(FlowBlockError);
+  });
+});
+
+/** The parameters of a call whose `key` cannot be read: reading it throws. */
+function unreadable(key: string): Record<string, unknown> {
+  return Object.defineProperty({}, key, {
+    enumerable: true,
+    get() {
+      throw new Error(`cannot read ${key}`);
+    },
+  });
+}
+
+describe('a check that throws', () => {
+  // The first hotspot rule takes one of 'alice''s slots; the second throws reading its parameter.
+  const HOT_PARAMS = [
+    { resource: 'r', paramIndex: 0, metric: 'concurrency' as const, threshold: 1 },
+    { resource: 'r', paramKey: 'page', threshold: 10 },
+  ];
+  const throwing: EntryOptions = { args: ['alice'], params: unreadable('page') };
+
+  it('gives back what earlier checks took, in entry(), and rethrows its error (#12)', () => {
+    const { fg } = engine();
+    fg.loadHotParamRules(HOT_PARAMS);
+    expect(() => fg.entry('r', throwing)).toThrow('cannot read page');
+    expect(fg.tryEntry('r', { args: ['alice'] })).toBeInstanceOf(Entry);
+    expect(fg.stats('r')).toMatchObject({ concurrency: 1, lastSecond: { pass: 1 } });
+  });
+
+  it('gives back what earlier checks took, in an enter() that may wait, and rejects with its error (#12)', async () => {
+    const { fg } = engine();
+    fg.loadRules({ hotParams: HOT_PARAMS, flow: [{ resource: 'r', behavior: 'throttle', threshold: 1000, maxQueueingTimeMs: 500 }] });
+    await expect(fg.enter('r', throwing)).rejects.toThrow('cannot read page');
+    expect(fg.tryEntry('r', { args: ['alice'] })).toBeInstanceOf(Entry);
   });
 });
 
@@ -188,6 +263,21 @@ describe('Floodgate events', () => {
     fg.loadFlowRules([{ resource: 'r', threshold: 3 }]);
     expect(loaded).toHaveBeenCalledWith(expect.objectContaining({ rules: fg.getRules(), kinds: ['flow'], resources: ['r'], source: 'api' }));
     expect(fg.getRules().flow[0]).toMatchObject({ resource: 'r', threshold: 3 });
+  });
+
+  it('blocks cheaply and quietly under attack when a block listener throws: one warning, then a count (#12)', () => {
+    const { fg } = engine();
+    fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    fg.on('block', () => {
+      throw new Error('listener bug');
+    });
+    let blocked = 0;
+    for (let i = 0; i < 10_000; i++) if (fg.tryEntry('r') instanceof FlowBlockError) blocked++;
+    expect(blocked).toBe(10_000);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(fg.listenerErrors).toBe(10_000);
+    warn.mockRestore();
   });
 
   it('keeps working when a listener throws', () => {

@@ -57,6 +57,13 @@ describe('flow rule validation', () => {
     ]);
   });
 
+  it.each(['maxQueueingTimeMs', 'warmUpPeriodMs'])('refuses a %s no timer can hold, so no wait can overflow one (#12)', (field) => {
+    const rule = { resource: 'r', threshold: 1e-7, behavior: 'warmUpThrottle' as const, warmUpPeriodMs: 1000, maxQueueingTimeMs: 1000, [field]: 1e11 };
+    expect(issuesOf(() => new Floodgate().loadFlowRules([rule]))).toEqual([
+      { path: `flow[0].${field}`, message: expect.stringMatching(/2147483647\]?, got 100000000000$/) },
+    ]);
+  });
+
   it('keeps the rules in force when a load is rejected', () => {
     const fg = new Floodgate();
     fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);

@@ -1,4 +1,4 @@
-import { FlowBlockError, type Entry } from '@floodgate/core';
+import { FlowBlockError, MAX_DURATION_MS, type Entry } from '@floodgate/core';
 import { engineWith } from './helpers';
 
 const passes = (result: unknown): boolean => !(result instanceof FlowBlockError);
@@ -33,6 +33,13 @@ describe('QPS throttle (ThrottlingController)', () => {
       await clock.advance(0.25);
     }
     expect(passed).toBe(4000);
+  });
+
+  it('blocks a call whose slot is further away than any timer can wait, instead of admitting it at once', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 1e-7, maxQueueingTimeMs: MAX_DURATION_MS }]);
+    (await fg.enter('r')).exit();
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 1e10 - MAX_DURATION_MS });
+    expect(clock.pendingSleeps).toBe(0);
   });
 
   it('queues enter() calls one slot apart, up to maxQueueingTimeMs', async () => {

@@ -140,3 +140,33 @@ describe('hotspot checks: which value is limited', () => {
     expect(fg.stats('r')).toMatchObject({ lastSecond: { block: 1, pass: 1 } });
   });
 });
+
+describe('hotspot checks: long values', () => {
+  /** The keys the rule's LRU holds (internal: what the values cost). */
+  const keysOf = (fg: ReturnType<typeof engineWith>['fg']): string[] => {
+    const state = (fg as unknown as { resources: Map<string, { rules: { checkers: { cache: { keys(): IterableIterator<string> } }[] } }> }).resources.get('r')!;
+    return [...state.rules.checkers[0]!.cache.keys()];
+  };
+
+  it('keeps a long value under a key of at most 128 characters, so capacity bounds memory (#12)', () => {
+    const { fg } = engineWith([{ ...one, paramIndex: 0, capacity: 100 }]);
+    for (let i = 0; i < 300; i++) fg.entry('r', arg(`${i}:${'x'.repeat(100_000)}`)).exit();
+    const keys = keysOf(fg);
+    expect(keys).toHaveLength(100);
+    expect(Math.max(...keys.map((key) => key.length))).toBeLessThanOrEqual(128);
+  });
+
+  it('still limits each long value on its own', () => {
+    const { fg } = engineWith([{ ...one, paramIndex: 0 }]);
+    const long = 'y'.repeat(10_000);
+    fg.entry('r', arg(`${long}a`)).exit();
+    expect(fg.tryEntry('r', arg(`${long}a`))).toBeInstanceOf(HotParamBlockError);
+    expect(isEntry(fg.tryEntry('r', arg(`${long}b`)))).toBe(true);
+  });
+
+  it('gives a long specific item its threshold', () => {
+    const long = 'z'.repeat(500);
+    const { fg } = engineWith([{ ...one, paramIndex: 0, specificItems: { [long]: 3 } }]);
+    expect(passesUntilBlocked(fg, 'r', arg(long))).toBe(3);
+  });
+});

@@ -125,6 +125,12 @@ describe('normalizeHotParamRule', () => {
     ]);
   });
 
+  it('refuses a queueing time no timer can hold; a window length is no timer, so it may be longer (#12)', () => {
+    expect(issuesOf([{ ...base, behavior: 'throttle', durationMs: 1e11, maxQueueingTimeMs: 1e11 }])).toEqual([
+      'hotParams[0].maxQueueingTimeMs: must be a finite number within [0, 2147483647], got 100000000000',
+    ]);
+  });
+
   it('refuses throttle with concurrency', () => {
     expect(issuesOf([{ ...base, metric: 'concurrency', behavior: 'throttle' }])).toEqual([
       "hotParams[0].behavior: must be 'reject' for a concurrency rule, got 'throttle'",

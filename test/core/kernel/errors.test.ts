@@ -9,6 +9,7 @@ import {
   SystemBlockError,
   TimeoutError,
   isBlockError,
+  normalizeRuleSet,
   type FlowRule,
 } from '@floodgate/core';
 import { readFileSync } from 'node:fs';
@@ -65,5 +66,49 @@ describe('errors', () => {
       origin: '',
       rule,
     });
+  });
+});
+
+describe('RuleValidationError', () => {
+  it('names at most 20 problems in its message and counts the rest, while issues keeps them all (#12)', () => {
+    const rules = Array.from({ length: 10_000 }, () => ({ resource: 'r', threshold: -1 }));
+    let error: RuleValidationError | undefined;
+    try {
+      normalizeRuleSet({ flow: rules });
+    } catch (e) {
+      error = e as RuleValidationError;
+    }
+    expect(error!.issues).toHaveLength(10_000);
+    expect(error!.message.length).toBeLessThan(2000);
+    expect(error!.message).toMatch(/flow\[19\]\.threshold: must be a finite number >= 0, got -1; and 9980 more problems$/);
+  });
+
+  it('keeps its message short when a value is huge, saying how much was cut (#12)', () => {
+    let error: RuleValidationError | undefined;
+    try {
+      normalizeRuleSet({ flow: [{ resource: 'r', threshold: 1, behavior: 'x'.repeat(10_000_000) }] });
+    } catch (e) {
+      error = e as RuleValidationError;
+    }
+    expect(error!.message.length).toBeLessThan(300);
+    expect(error!.message).toContain('(10000000 characters, 9999940 cut)');
+  });
+
+  it('keeps its message short when a field name is huge (#12)', () => {
+    const key = 'k'.repeat(1_000_000);
+    let error: RuleValidationError | undefined;
+    try {
+      normalizeRuleSet({ flow: [{ resource: 'r', threshold: 1, [key]: 1 }] });
+    } catch (e) {
+      error = e as RuleValidationError;
+    }
+    expect(error!.issues[0]!.path).toBe(`flow[0].${key}`);
+    expect(error!.message.length).toBeLessThan(1000);
+  });
+
+  it('reports an array nested too deep to print as an array (#12)', () => {
+    let deep: unknown[] = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(() => normalizeRuleSet({ flow: [deep] })).toThrow('flow[0]: must be an object, got an array');
   });
 });

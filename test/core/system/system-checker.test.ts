@@ -149,11 +149,17 @@ describe('system rules on the engine', () => {
   });
 
   it('checks resources with rules of their own and past the resource cap', () => {
-    const fg = new Floodgate({ clock: new ManualClock(), probe: new ManualProbe(), maxResources: 1 });
-    fg.loadRules({ flow: [{ resource: 'GET /limited', threshold: 100 }], system: [{ maxConcurrency: 1 }] });
-    fg.entry('GET /limited', { inbound: true });
-    expect(fg.tryEntry('GET /untracked', { inbound: true })).toBeInstanceOf(SystemBlockError);
-    expect(fg.resourceNames()).toEqual(['GET /limited']);
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const fg = new Floodgate({ clock: new ManualClock(), probe: new ManualProbe(), maxResources: 1 });
+      fg.loadRules({ flow: [{ resource: 'GET /limited', threshold: 100 }], system: [{ maxConcurrency: 1 }] });
+      fg.entry('GET /limited', { inbound: true });
+      expect(fg.tryEntry('GET /untracked', { inbound: true })).toBeInstanceOf(SystemBlockError);
+      expect(fg.resourceNames()).toEqual(['GET /limited']);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('at most 1 resources'), expect.objectContaining({ code: 'FLOODGATE_MAX_RESOURCES' }));
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('runs after authority rules and before flow rules', () => {

@@ -1,5 +1,6 @@
-import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterRuleConfig, ClusterUnavailable } from '../kernel/cluster-contract';
+import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterLimiterSpec, ClusterRuleConfig, ClusterUnavailable } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
+import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
 import {
   DECIDE_LOCALLY,
   type AsyncCheckResult,
@@ -85,9 +86,22 @@ function withClusterLimiters<R extends ClusterRule>(
     const rule = rules[i]!;
     if (rule.cluster === undefined) return local;
     const spec = binding.spec(rule, keys.next(binding.identity(rule)));
-    const limiter = ctx.reuse({ limiter: spec, backend: backend.name }, () => backend.limiter(spec));
+    const limiter = ctx.reuse({ limiter: spec, backend: backend.name }, () => makeLimiter(backend, spec));
     return new ClusterChecker(rule, rule.cluster, local, binding, limiter, backend.name, ctx);
   });
+}
+
+/**
+ * The backend's limiter for `spec`; when the backend throws instead, a limiter that answers
+ * every call `unavailable` with that error, so the rule falls back and the rules still load.
+ */
+function makeLimiter(backend: ClusterBackend, spec: ClusterLimiterSpec): ClusterLimiter {
+  try {
+    return backend.limiter(spec);
+  } catch (error) {
+    const down: ClusterDecision = { status: 'unavailable', reason: 'error', error };
+    return { acquire: () => Promise.resolve(down), acquireEach: () => Promise.resolve(down), tryAcquireLeased: () => undefined };
+  }
 }
 
 /**
@@ -129,7 +143,12 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     if (this.binding.leases) {
       const request = this.binding.request(this.rule, this.local, entry);
       if (request === undefined) return undefined;
-      const leased = request.each ? undefined : this.limiter.tryAcquireLeased(entry.acquireCount, request.scopes[0]!);
+      let leased: boolean | undefined;
+      try {
+        leased = request.each ? undefined : this.limiter.tryAcquireLeased(entry.acquireCount, request.scopes[0]!);
+      } catch (error) {
+        if (this.fallBack(entry, { status: 'unavailable', reason: 'error', error }, now) !== DECIDE_LOCALLY) return undefined;
+      }
       if (leased === true) return undefined;
       if (leased === false) return this.binding.refuse(this.rule, entry, request, { status: 'block', retryAfterMs: undefined });
     }
@@ -142,6 +161,8 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     let decision: ClusterDecision;
     try {
       decision = await this.ask(entry.acquireCount, request);
+      const problem = malformed(decision);
+      if (problem !== undefined) throw new TypeError(`the ${this.backend} cluster limiter answered ${problem}`);
     } catch (error) {
       decision = { status: 'unavailable', reason: 'error', error };
     }
@@ -184,6 +205,25 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
       });
     }
     return local ? DECIDE_LOCALLY : undefined;
+  }
+}
+
+/**
+ * Why `decision` is not one the cluster contract allows (`undefined` when it is): an object with
+ * a known `status`, and for `'wait'` a wait a timer can hold.
+ */
+function malformed(decision: unknown): string | undefined {
+  if (typeof decision !== 'object' || decision === null) return `${show(decision)}, not a decision`;
+  const { status, waitMs } = decision as { status?: unknown; waitMs?: unknown };
+  switch (status) {
+    case 'pass':
+    case 'block':
+    case 'unavailable':
+      return undefined;
+    case 'wait':
+      return typeof waitMs === 'number' && waitMs >= 0 && waitMs <= MAX_DURATION_MS ? undefined : `a wait of ${show(waitMs)} ms (must be within [0, ${MAX_DURATION_MS}])`;
+    default:
+      return `an unknown status ${show(status)}`;
   }
 }
 

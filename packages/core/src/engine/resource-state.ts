@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { withCluster } from '../cluster/cluster-checker';
+import { boundedKey } from '../kernel/bounded-key';
 import type { ClusterBackend } from '../kernel/cluster-contract';
 import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleKind } from '../kernel/rule-kind';
 import { StatisticNode } from '../kernel/statistic-node';
@@ -185,7 +186,8 @@ export class ResourceState {
   /**
    * The statistics of `origin` on this resource, when a rule reads them: a named origin's are
    * kept for good; any other origin's, for `'other'` rules, in an LRU of at most
-   * {@link MAX_OTHER_ORIGINS}, so rotating origin values can never evict a named origin's window.
+   * {@link MAX_OTHER_ORIGINS} (long origins under a digest, see `boundedKey`), so rotating origin
+   * values can never evict a named origin's window, nor long ones cost more than short ones.
    */
   originNode(origin: string): StatisticNode | undefined {
     const spec = this.originSpec;
@@ -198,8 +200,9 @@ export class ResourceState {
     }
     if (!spec.other) return undefined;
     const others = (this.others ??= new LRUCache<string, StatisticNode>({ max: MAX_OTHER_ORIGINS }));
-    let node = others.get(origin);
-    if (node === undefined) others.set(origin, (node = new StatisticNode('origin')));
+    const key = boundedKey(origin);
+    let node = others.get(key);
+    if (node === undefined) others.set(key, (node = new StatisticNode('origin')));
     return node;
   }
 }

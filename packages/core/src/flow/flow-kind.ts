@@ -1,3 +1,4 @@
+import { boundedKey } from '../kernel/bounded-key';
 import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
 import type { Checker, CheckResult, ClusterBinding, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
@@ -66,8 +67,8 @@ export class FlowRuleChecker implements Checker {
 
   /**
    * The count within the rule this entry takes from: `''` for the rule's one count, the origin
-   * for `'other'` rules (each origin counted on its own); `undefined` when the rule does not
-   * apply to the entry's origin.
+   * for `'other'` rules (each origin counted on its own, a long one under its digest); `undefined`
+   * when the rule does not apply to the entry's origin.
    */
   scopeOf(entry: Entry): string | undefined {
     switch (this.scope) {
@@ -76,7 +77,7 @@ export class FlowRuleChecker implements Checker {
       case Scope.Origin:
         return entry.origin === this.rule.limitOrigin ? '' : undefined;
       case Scope.Other:
-        return entry.origin === '' || this.namedOrigins.has(entry.origin) ? undefined : entry.origin;
+        return entry.origin === '' || this.namedOrigins.has(entry.origin) ? undefined : boundedKey(entry.origin);
     }
   }
 }

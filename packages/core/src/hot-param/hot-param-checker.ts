@@ -1,4 +1,5 @@
 import type { LRUCache } from 'lru-cache';
+import { boundedKey } from '../kernel/bounded-key';
 import type { Entry } from '../kernel/entry';
 import type { Checker, CheckResult, EntryAttachment } from '../kernel/rule-kind';
 import { HotParamBlockError, type HotParamRule } from './hot-param-rule';
@@ -17,11 +18,14 @@ const BLOCKED = -1;
  * Objects, symbols and functions are left alone on purpose: their identity does not repeat
  * across requests (each request parses a new object), so counting them would only fill the
  * LRU, and their string forms (`[object Object]`) would lump unrelated values together.
+ *
+ * A string longer than 128 characters is counted under its digest (see `boundedKey`), so the
+ * LRU's `capacity` bounds its memory whatever the values' length.
  */
 export function hotParamKey(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
-      return value;
+      return boundedKey(value);
     case 'number':
     case 'bigint':
     case 'boolean':
@@ -97,7 +101,7 @@ export abstract class HotParamChecker implements Checker {
     this.paramKey = rule.paramKey;
     this.threshold = rule.threshold;
     const keys = Object.keys(rule.specificItems);
-    this.items = keys.length === 0 ? undefined : new Map(keys.map((key) => [key, rule.specificItems[key]!]));
+    this.items = keys.length === 0 ? undefined : new Map(keys.map((key) => [boundedKey(key), rule.specificItems[key]!]));
   }
 
   check(entry: Entry, now: number, canWait: boolean): CheckResult {

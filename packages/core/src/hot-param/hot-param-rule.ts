@@ -1,6 +1,6 @@
 import { normalizeClusterOptions, type ClusterRuleConfig, type ClusterRuleOptions, type ClusterSupport } from '../kernel/cluster-contract';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
-import { join, MAX_DURATION_MS, numberProblem, type RuleReader } from '../kernel/rule-reader';
+import { join, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
 
 /** What a hotspot rule counts per value: calls per duration, or calls in flight. */
 export type HotParamMetric = 'qps' | 'concurrency';
@@ -137,7 +137,7 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
   /** E.g. `Blocked by a hotspot rule on "getUser" for value "u1" (args[0])`. */
   get message(): string {
     const rule = this.rule;
-    const value = typeof this.value === 'string' ? JSON.stringify(this.value) : String(this.value);
+    const value = typeof this.value === 'string' ? show(this.value) : String(this.value);
     const param = rule.paramKey !== undefined ? ` (params.${rule.paramKey})` : rule.paramIndex !== undefined ? ` (args[${rule.paramIndex}])` : '';
     return `Blocked by a hotspot rule on "${this.resource}" for value ${value}${param}`;
   }

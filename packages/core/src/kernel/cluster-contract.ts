@@ -102,7 +102,8 @@ export type ClusterLimiterSpec = ClusterWindowSpec | ClusterPaceSpec | ClusterTo
 /**
  * One cluster rule's handle on the backend, made once when rules compile. `scope` separates
  * counts within a rule: the origin for `limitOrigin: 'other'` rules, the parameter value for
- * hotspot rules, `''` otherwise.
+ * hotspot rules, `''` otherwise. A scope is at most 128 characters: a longer origin or value
+ * comes as its SHA-256 digest.
  */
 export interface ClusterLimiter {
   /**

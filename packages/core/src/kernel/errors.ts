@@ -140,9 +140,9 @@ export const MAX_ISSUES_IN_MESSAGE = 20;
 
 /**
  * A rule set, rule or option failed validation. Lists every problem; whatever was in force
- * before stays in force. Code `ERR_INVALID_RULE`. The message names the first
- * 20 problems and counts the rest, so a huge bad rule set cannot make
- * a huge message.
+ * before stays in force. Code `ERR_INVALID_RULE`. The message names the first 20 problems
+ * and counts the rest, and cuts long values and paths, so a huge bad rule set cannot make a
+ * huge message; `issues` keeps every problem whole.
  */
 export class RuleValidationError extends Error {
   readonly code = 'ERR_INVALID_RULE' as const;
@@ -151,11 +151,19 @@ export class RuleValidationError extends Error {
   readonly issues: readonly RuleIssue[];
 
   constructor(issues: readonly RuleIssue[], context = 'Invalid rules') {
-    const shown = issues.slice(0, MAX_ISSUES_IN_MESSAGE).map((i) => `${i.path}: ${i.message}`);
+    const shown = issues.slice(0, MAX_ISSUES_IN_MESSAGE).map((i) => `${shortPath(i.path)}: ${i.message}`);
     const more = issues.length - shown.length;
     super(`${context}: ${shown.join('; ')}${more > 0 ? `; and ${more} more problem${more === 1 ? '' : 's'}` : ''}`);
     this.issues = issues;
   }
+}
+
+/** Most characters of an issue's path shown in a message (a path holds the input's field names). */
+const SHOWN_PATH_CHARS = 200;
+
+/** `path`, cut after 200 characters, saying how much was cut. */
+function shortPath(path: string): string {
+  return path.length <= SHOWN_PATH_CHARS ? path : `${path.slice(0, SHOWN_PATH_CHARS)}… (${path.length} characters, ${path.length - SHOWN_PATH_CHARS} cut)`;
 }
 
 /**

@@ -23,19 +23,20 @@ const SHOWN_CHARS = 60;
 export function show(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return cut(JSON.stringify(value), value.length);
+      // Cut before quoting: a 10 MB value is never copied whole into a message.
+      return value.length <= SHOWN_CHARS ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, SHOWN_CHARS))}… (${cutNote(value.length)})`;
     case 'function':
       return 'a function';
     case 'symbol':
-      return cut(value.toString(), undefined);
+      return cut(value.toString());
     case 'bigint':
-      return cut(`${value}n`, undefined);
+      return cut(`${value}n`);
     case 'object': {
       if (value === null) return 'null';
       const what = Array.isArray(value) ? 'an array' : 'an object';
       try {
         const json = JSON.stringify(value);
-        return json === undefined ? what : `${what} ${cut(json, undefined)}`;
+        return json === undefined ? what : `${what} ${cut(json)}`;
       } catch {
         return what;
       }
@@ -45,10 +46,12 @@ export function show(value: unknown): string {
   }
 }
 
-function cut(text: string, length: number | undefined): string {
-  if (text.length <= SHOWN_CHARS) return text;
-  const total = length ?? text.length;
-  return `${text.slice(0, SHOWN_CHARS)}… (${total} characters, ${total - SHOWN_CHARS} cut)`;
+function cut(text: string): string {
+  return text.length <= SHOWN_CHARS ? text : `${text.slice(0, SHOWN_CHARS)}… (${cutNote(text.length)})`;
+}
+
+function cutNote(length: number): string {
+  return `${length} characters, ${length - SHOWN_CHARS} cut`;
 }
 
 /** Bounds for {@link RuleReader.number}. */
