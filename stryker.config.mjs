@@ -6,6 +6,11 @@
 // keep a run within hours; they stop at the first counterexample, without shrinking.
 process.env.FLOODGATE_PROPERTY_RUNS ??= '50';
 
+import { createRequire } from 'node:module';
+
+// The jest project the rule kinds' tests run in, so both resolve packages and compile alike.
+const standard = createRequire(import.meta.url)('./jest.config.js').projects.find((p) => p.displayName === 'standard');
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'jest',
@@ -13,15 +18,12 @@ export default {
     projectType: 'custom',
     // Only the standard project: the legacy-decorator tests do not exercise the rule kinds.
     config: {
-      testEnvironment: 'node',
+      testEnvironment: standard.testEnvironment,
       roots: ['<rootDir>/test/core'],
-      testMatch: ['**/*.test.ts'],
+      testMatch: standard.testMatch,
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/', '<rootDir>/test/core/http/'],
-      moduleNameMapper: {
-        '^@floodgate/core/(http|cluster)$': '<rootDir>/packages/core/src/$1/index.ts',
-        '^@floodgate/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
-      },
-      transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }] },
+      moduleNameMapper: standard.moduleNameMapper,
+      transform: standard.transform,
     },
     enableFindRelatedTests: false,
   },
