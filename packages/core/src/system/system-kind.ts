@@ -23,7 +23,10 @@ const SIGNAL_LIMITS: readonly SystemLimit[] = ['maxHeapUsedBytes', 'maxRssBytes'
  * Whether the BBR check fails: more inbound calls are in flight than the process has shown it
  * can complete, `concurrency > 1 && concurrency > maxSuccessQps × minRt / 1000` (Little's law
  * on the best throughput of the last minute and the least response time of the last second).
- * Sentinel's `SystemRuleManager.checkBbr`; sentinel-golang's `system.checkBbr` is the same.
+ * Sentinel's `SystemRuleManager.checkBbr`; sentinel-golang's `system.checkBbr` is the same,
+ * except that both read the best completion rate of the last second only (their
+ * `maxSuccessQps` is over the second-level window): after a quiet second they admit one call in
+ * flight at a time; the minute's best second lets a burst after a lull through.
  * Without a completion in the last second, the least response time is taken as
  * {@link STATISTIC_MAX_RT_MS}, as Sentinel's empty buckets hold it.
  */
