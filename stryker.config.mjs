@@ -1,6 +1,8 @@
 // Mutation testing of the rule kinds (flow, circuit breaker, hotspot): `npm run mutation`.
-// An occasional report, not a CI gate: about an hour on 2 cores from scratch, minutes when
-// incremental (reports/stryker-incremental.json is reused). The summary of the latest run is
+// An occasional report, not a CI gate: 2 hours or more on 2 cores from scratch (1,468 mutants,
+// many of them timeouts of 10 s), minutes when incremental (reports/stryker-incremental.json is
+// reused); `npx stryker run --mutate 'packages/core/src/circuit-breaker/**/*.ts'` runs one kind,
+// then `node scripts/mutation-summary.mjs` summarises it. The summary of the latest run is
 // committed in bench/results/mutation.md; the HTML report is written to reports/mutation/.
 // The property tests run for every mutant they cover (all of them): fewer cases than npm test's
 // keep a run within hours; they stop at the first counterexample, without shrinking.
