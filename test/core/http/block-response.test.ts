@@ -120,6 +120,21 @@ describe('blockResponse', () => {
     expect([first.headers['Retry-After'], second.headers['Retry-After']]).toEqual(['1', '3']);
   });
 
+  it('keeps one body per detail, code and policy on a resource, never mixing them up', () => {
+    const resource = 'GET /mixed';
+    const qps = blockResponse(new FlowBlockError({ resource, rule: qpsRule }));
+    const concurrent = blockResponse(new FlowBlockError({ resource, rule: concurrencyRule }));
+    const open = blockResponse(new CircuitOpenError({ resource, rule: breakerRule, retryAfterMs: 1000 }));
+    const draft7 = blockResponse(new FlowBlockError({ resource, rule: qpsRule }), { headers: 'draft-7' });
+    expect(new Set([qps.json, concurrent.json, open.json, draft7.json]).size).toBe(4);
+    expect(blockResponse(new FlowBlockError({ resource, rule: concurrencyRule })).body).toBe(concurrent.body);
+    expect(blockResponse(new FlowBlockError({ resource, rule: qpsRule }), { headers: 'draft-7' }).body).toBe(draft7.body);
+    expect(blockResponse(new FlowBlockError({ resource, rule: qpsRule })).body).toBe(qps.body);
+    expect([qps.body.code, concurrent.body.code, open.body.code]).toEqual(['ERR_FLOW_BLOCKED', 'ERR_FLOW_BLOCKED', 'ERR_CIRCUIT_OPEN']);
+    expect(qps.body['violated-policies']).toBeDefined();
+    expect(draft7.body['violated-policies']).toBeUndefined();
+  });
+
   it('answers system protection with 503', () => {
     const response = blockResponse(new SystemBlockError({ resource: 'GET /a', rule: { maxCpuUsage: 0.8, retryAfterMs: 1000 }, limit: 'maxCpuUsage', value: 0.9 }));
     expect(response.status).toBe(503);
