@@ -54,7 +54,7 @@ const total = { killed: 0, timeout: 0, survived: 0, noCoverage: 0, invalid: 0, i
 const out = [];
 out.push('# Mutation testing of the rule kinds');
 out.push('');
-out.push(`Stryker ${report.framework?.version ?? ''} (${report.testFramework?.name ?? 'jest'} runner, TypeScript checker) over \`packages/core/src/{flow,circuit-breaker,hot-param}\`, with every test under \`test/core\` but the HTTP and legacy-decorator ones. Regenerate with \`npm run mutation\` (hours on 2 cores from scratch; incremental afterwards). Score = mutants detected (killed or timed out) / valid mutants (detected, survived, or not covered); mutants that do not compile are not counted.`);
+out.push(`Stryker ${report.framework?.version ?? ''} (${report.testFramework?.name ?? 'jest'} runner, TypeScript checker) over \`packages/core/src/{${[...rows.keys()].join(',')}}\` (the kinds this run mutated), with every test under \`test/core\` but the HTTP and legacy-decorator ones. Regenerate with \`npm run mutation\` (hours on 2 cores from scratch; incremental afterwards). Score = mutants detected (killed or timed out) / valid mutants (detected, survived, or not covered); mutants that do not compile are not counted.`);
 out.push('');
 out.push('| kind | score | killed | timed out | survived | no coverage | not valid |');
 out.push('|:--|--:|--:|--:|--:|--:|--:|');
@@ -78,4 +78,4 @@ out.push('');
 const previous = existsSync(output) ? readFileSync(output, 'utf8') : '';
 const notes = previous.includes(NOTES) ? previous.slice(previous.indexOf(NOTES)) : `${NOTES}\n`;
 writeFileSync(output, `${out.join('\n')}\n${notes}`);
-console.log(`${relative(root, output)}: ${score(total)} over ${Object.values(KINDS).join(', ')}; ${survivors.length} surviving mutants.`);
+console.log(`${relative(root, output)}: ${score(total)} over ${[...rows.keys()].map((k) => KINDS[k] ?? k).join(", ")}; ${survivors.length} surviving mutants.`);

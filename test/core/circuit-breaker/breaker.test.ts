@@ -169,6 +169,16 @@ describe('BreakerStateMachine', () => {
     expect(machine.state).toBe('halfOpen');
   });
 
+  it('ignores the release of a probe of an earlier half-open period (its call cancelled late)', () => {
+    const { machine, transitions } = openedAt(100, { halfOpenProbes: 2 });
+    const stale = asProbe(machine.tryPass(1100));
+    finishProbe(machine, asProbe(machine.tryPass(1100)), 1200, 100, true); // reopens until 2200
+    asProbe(machine.tryPass(2200));
+    machine.probeReleased(stale, 2300);
+    expect(machine.state).toBe('halfOpen');
+    expect(transitions.at(-1)).toEqual(['open', 'halfOpen', undefined]);
+  });
+
   it('does not let a call that was not a probe decide the half-open period', () => {
     const { machine } = openedAt(100);
     machine.tryPass(1100);
