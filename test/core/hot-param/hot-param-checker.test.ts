@@ -164,6 +164,16 @@ describe('hotspot checks: long values', () => {
     expect(isEntry(fg.tryEntry('r', arg(`${long}b`)))).toBe(true);
   });
 
+  it("keeps a value spelled as a long value's digest apart from that long value", () => {
+    const { fg } = engineWith([{ ...one, paramIndex: 0 }]);
+    const long = 'y'.repeat(10_000);
+    fg.entry('r', arg(long)).exit();
+    const [digest] = keysOf(fg);
+    expect(digest).toMatch(/^\u0000sha256:/);
+    expect(isEntry(fg.tryEntry('r', arg(digest)))).toBe(true);
+    expect(fg.tryEntry('r', arg(long))).toBeInstanceOf(HotParamBlockError);
+  });
+
   it('gives a long specific item its threshold', () => {
     const long = 'z'.repeat(500);
     const { fg } = engineWith([{ ...one, paramIndex: 0, specificItems: { [long]: 3 } }]);
