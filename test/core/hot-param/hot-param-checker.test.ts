@@ -169,7 +169,7 @@ describe('hotspot checks: long values', () => {
     const long = 'y'.repeat(10_000);
     fg.entry('r', arg(long)).exit();
     const [digest] = keysOf(fg);
-    expect(digest).toMatch(/^\u0000sha256:/);
+    expect(digest!.startsWith('\u0000sha256:')).toBe(true);
     expect(isEntry(fg.tryEntry('r', arg(digest)))).toBe(true);
     expect(fg.tryEntry('r', arg(long))).toBeInstanceOf(HotParamBlockError);
   });
