@@ -77,9 +77,10 @@ export class LeapArray {
   /** Sums every field over the buckets in the window at `now`, in one pass, into `out`. */
   sumAll(now: number, out: Float64Array): void {
     this.offset(now);
-    out.fill(0);
-    const oldest = now - this.intervalMs;
     const fields = this.fields;
+    // A loop, not `out.fill(0)`: fill is a runtime call that costs more than the sums on a hot path.
+    for (let f = 0; f < fields; f++) out[f] = 0;
+    const oldest = now - this.intervalMs;
     for (let i = 0; i < this.sampleCount; i++) {
       const start = this.starts[i]!;
       if (!(start >= oldest && start <= now)) continue;

@@ -1,6 +1,6 @@
 import type { Entry } from '../kernel/entry';
 import type { Checker, CompileContext, CompiledRules, RuleKind } from '../kernel/rule-kind';
-import type { StatisticNode } from '../kernel/statistic-node';
+import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
 import type { SystemProbe } from '../kernel/system-probe';
 import { normalizeSystemRule, SystemBlockError, type SystemLimit, type SystemRule, type SystemRuleOptions } from './system-rule';
 
@@ -60,6 +60,8 @@ export class SystemChecker implements Checker {
   private readonly maxCpuUsage: number;
   /** Each limit some rule sets, with the rule that sets its least threshold (for the refusal). */
   private readonly thresholds: Partial<Record<SystemLimit, Threshold>>;
+  /** The inbound second-level window, summed once per check (passes and response times together). */
+  private readonly sums = new WindowSums();
   /** Whether any limit reads the probe (then the probe samples while the rules are in force). */
   readonly readsSignals: boolean;
 
@@ -91,13 +93,14 @@ export class SystemChecker implements Checker {
 
   check(entry: Entry, now: number): SystemBlockError | undefined {
     const node = this.inbound;
+    const sums = this.sums.read(node, now);
     if (this.maxQps !== Number.POSITIVE_INFINITY) {
-      const qps = node.passQps(now);
+      const qps = sums.pass;
       if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
     }
     if (node.concurrency >= this.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
     if (this.maxAvgRtMs !== Number.POSITIVE_INFINITY) {
-      const rt = node.avgRtMs(now);
+      const rt = sums.avgRtMs;
       if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
     }
     if (!this.readsSignals) return undefined;
