@@ -1,5 +1,6 @@
 import { Floodgate, ManualClock } from '@floodgate/core';
 import { HttpGuard } from '@floodgate/core/http';
+import { GuardedRequest } from '../../../packages/core/src/http/guarded-request';
 import { FakeResponse, FakeSocket } from './fake-response';
 
 type Req = Record<string, never>;
@@ -72,5 +73,56 @@ describe('GuardedRequest', () => {
     expect(socket.listenerCount('close')).toBe(0);
     res.abort();
     expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+
+  describe('a response whose prototype was swapped (as Express swaps it)', () => {
+    /** A response as Express hands it over: its prototype is an object made by `Object.create`. */
+    function swapped(socket: FakeSocket, options?: { readonly waiting?: boolean }): FakeResponse {
+      const res = new FakeResponse(socket, options);
+      Object.setPrototypeOf(res, Object.create(FakeResponse.prototype));
+      return res;
+    }
+    const STATE = Symbol.for('floodgate.http.guardedRequest');
+
+    it('keeps its state on the connection, not on the response, and finds it there', () => {
+      const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } }, '*': { rateLimit: { threshold: 100 } } });
+      const socket = new FakeSocket();
+      const res = swapped(socket);
+      expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBeUndefined();
+      expect(Object.getOwnPropertySymbols(res)).not.toContain(STATE);
+      expect(GuardedRequest.find(res)?.entries.map((e) => e.resource)).toEqual(['GET /a', '* /*']);
+      // A second guard on the same request shares the state: it enters nothing twice.
+      expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBeUndefined();
+      expect(fg.stats('GET /a')!.concurrency).toBe(1);
+      res.finish(200);
+      expect(fg.stats('GET /a')!.concurrency).toBe(0);
+      expect(fg.totals('* /*')).toMatchObject({ pass: 1, success: 1 });
+      expect(GuardedRequest.find(res)).toBeUndefined();
+    });
+
+    it('tells the requests open on one connection apart, and forgets each that ends', () => {
+      const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } } });
+      const socket = new FakeSocket();
+      const responses = [swapped(socket), swapped(socket, { waiting: true }), swapped(socket, { waiting: true })];
+      for (const res of responses) guard.guardRoutes(res, {}, 'GET', '/a');
+      expect(new Set(responses.map((res) => GuardedRequest.find(res))).size).toBe(3);
+      expect(fg.stats('GET /a')!.concurrency).toBe(3);
+      responses[1]!.finish(503);
+      expect(GuardedRequest.find(responses[1]!)).toBeUndefined();
+      expect(GuardedRequest.find(responses[0]!)?.closed).toBe(false);
+      expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 1 });
+      socket.close();
+      expect(fg.stats('GET /a')!.concurrency).toBe(0);
+      expect(socket.listenerCount('close')).toBe(1);
+    });
+
+    it('enters nothing for one whose client left before it was guarded, and keeps nothing of it', () => {
+      const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+      const socket = new FakeSocket();
+      socket.close();
+      expect(guard.guardRoutes(swapped(socket), {}, 'GET', '/a')).toBe('aborted');
+      expect(fg.stats('GET /a')?.lastSecond.pass ?? 0).toBe(0);
+      expect(socket.listenerCount('close')).toBe(0);
+    });
   });
 });

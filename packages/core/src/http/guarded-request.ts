@@ -36,11 +36,18 @@ export interface HttpResponseLike {
  * Where a response keeps its {@link GuardedRequest}; shared by every copy of the package. A
  * property, not a weak map: a weak map holding every response in flight makes each garbage
  * collection walk its entries, which cost more per request (measured: +10 µs on Koa) than
- * the property does.
+ * the property does. Not on a response whose prototype was swapped (Express gives each response
+ * its app's prototype): such a response has a hidden class of its own, so every property read
+ * on it misses V8's caches and adding one builds another hidden class (about 2 µs a request,
+ * measured under load); its state is kept on its connection instead (see {@link OPEN}).
  */
 const STATE = Symbol.for('floodgate.http.guardedRequest');
-/** Where a socket keeps the guarded requests still open on it (this copy's). */
-const OPEN = Symbol('floodgate.http.openRequests');
+/**
+ * Where a connection keeps the guarded requests still open on it: those whose response waits
+ * behind another (pipelined), to end them when it closes, and those whose response's prototype
+ * was swapped, to find them. Shared by every copy of the package.
+ */
+const OPEN = Symbol.for('floodgate.http.openRequests');
 
 type Carrier = HttpResponseLike & { [STATE]?: GuardedRequest };
 type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
@@ -74,33 +81,34 @@ export class GuardedRequest {
   private socket: TrackedSocket | undefined = undefined;
 
   private constructor(
-    private readonly res: HttpResponseLike,
+    /** The response the request is answered with. */
+    readonly res: HttpResponseLike,
     private readonly isFailure: (status: number, error: unknown) => boolean,
   ) {}
 
   /** The state of `res`, made (and tied to the response's and the connection's `close`) on first use. */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
-    const carrier = res as Carrier;
-    let state = carrier[STATE];
-    if (state === undefined) {
-      state = new GuardedRequest(res, isFailure);
-      carrier[STATE] = state;
-      const socket: TrackedSocket | null | undefined = res.req?.socket;
-      if (res.writableFinished || socket?.destroyed === true) {
-        // Guarded after the client left (behind an asynchronous middleware): never enter.
-        state.closed = true;
-      } else {
-        res.on('close', onResponseClose);
-        // A response on its connection closes with it; one waiting behind another does not.
-        if (res.socket == null && socket != null && typeof socket.on === 'function') state.track(socket);
-      }
+    const socket: TrackedSocket | null | undefined = res.req?.socket;
+    const onConnection = keptOnConnection(res, socket);
+    let state = onConnection ? openOn(socket!, res) : (res as Carrier)[STATE];
+    if (state !== undefined) return state;
+    state = new GuardedRequest(res, isFailure);
+    if (!onConnection) (res as Carrier)[STATE] = state;
+    if (res.writableFinished || socket?.destroyed === true) {
+      // Guarded after the client left (behind an asynchronous middleware): never enter.
+      state.closed = true;
+      return state;
     }
+    res.on('close', onResponseClose);
+    // A response on its connection closes with it; one waiting behind another does not.
+    if (onConnection || (res.socket == null && socket != null && typeof socket.on === 'function')) state.track(socket!);
     return state;
   }
 
-  /** The state of `res`, if a Floodgate middleware guarded it. */
+  /** The state of `res`, if a Floodgate middleware guarded it (and, on a swapped response, it has not ended). */
   static find(res: HttpResponseLike): GuardedRequest | undefined {
-    return (res as Carrier)[STATE];
+    const socket: TrackedSocket | null | undefined = res.req?.socket;
+    return keptOnConnection(res, socket) ? openOn(socket!, res) : (res as Carrier)[STATE];
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -234,8 +242,24 @@ export class GuardedRequest {
   }
 }
 
+/**
+ * Whether the state of `res` is kept on its connection: its prototype was swapped (see
+ * {@link STATE}) for an object that is no class's prototype (Express's `app.response`, made by
+ * `Object.create`), where Node's, Koa's and Fastify's responses have their class's.
+ */
+function keptOnConnection(res: HttpResponseLike, socket: TrackedSocket | null | undefined): boolean {
+  return socket != null && typeof socket.on === 'function' && !Object.hasOwn(Object.getPrototypeOf(res) as object, 'constructor');
+}
+
+/** The state of `res` among those open on `socket` (the last ones are the likeliest). */
+function openOn(socket: TrackedSocket, res: HttpResponseLike): GuardedRequest | undefined {
+  const open = socket[OPEN];
+  if (open !== undefined) for (let i = open.length - 1; i >= 0; i--) if (open[i]!.res === res) return open[i];
+  return undefined;
+}
+
 function onResponseClose(this: HttpResponseLike): void {
-  (this as Carrier)[STATE]!.close(this.statusCode, this.writableFinished);
+  GuardedRequest.find(this)?.close(this.statusCode, this.writableFinished);
 }
 
 function onSocketClose(this: TrackedSocket): void {
