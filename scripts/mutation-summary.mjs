@@ -2,15 +2,20 @@
 // Summarises Stryker's JSON report (reports/mutation/mutation.json, from `npm run mutation`)
 // as bench/results/mutation.md: the mutation score per rule kind and every surviving mutant,
 // so the report that matters is reviewable in a diff (the HTML report stays in reports/).
-// Run by `npm run mutation` after Stryker; `node scripts/mutation-summary.mjs <json> <md>` by hand.
-// Whatever follows the NOTES marker in the existing file (the judgement of the survivors) is kept.
+// Run by `npm run mutation` after Stryker; by hand, `node scripts/mutation-summary.mjs [<json>...] [<md>]`
+// merges the reports of runs over different kinds (a file in a later report replaces the same
+// file in an earlier one). Whatever follows the NOTES marker in the existing file (the judgement
+// of the survivors) is kept.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const input = process.argv[2] ?? join(root, 'reports/mutation/mutation.json');
-const output = process.argv[3] ?? join(root, 'bench/results/mutation.md');
-const report = JSON.parse(readFileSync(input, 'utf8'));
+const args = process.argv.slice(2);
+const inputs = args.filter((arg) => arg.endsWith('.json'));
+if (inputs.length === 0) inputs.push(join(root, 'reports/mutation/mutation.json'));
+const output = args.find((arg) => arg.endsWith('.md')) ?? join(root, 'bench/results/mutation.md');
+const reports = inputs.map((input) => JSON.parse(readFileSync(input, 'utf8')));
+const report = { ...reports.at(-1), files: Object.assign({}, ...reports.map((r) => r.files)) };
 
 const NOTES = '<!-- Notes below are kept by scripts/mutation-summary.mjs -->';
 const KINDS = { flow: 'flow', 'circuit-breaker': 'circuit breaker', 'hot-param': 'hotspot' };
