@@ -16,6 +16,9 @@ interface Threshold {
   readonly rule: SystemRule;
 }
 
+/** The sums of a checker no limit of which reads the window: never read into, all zero. */
+const NO_SUMS = new WindowSums();
+
 /** The limits read from the probe: memory caps and load limits. */
 const SIGNAL_LIMITS: readonly SystemLimit[] = ['maxHeapUsedBytes', 'maxRssBytes', 'maxEventLoopDelayMs', 'maxEventLoopUtilization', 'maxCpuUsage'];
 
@@ -62,6 +65,8 @@ export class SystemChecker implements Checker {
   private readonly thresholds: Partial<Record<SystemLimit, Threshold>>;
   /** The inbound second-level window, summed once per check (passes and response times together). */
   private readonly sums = new WindowSums();
+  /** Whether a limit reads the window (`maxQps`, `maxAvgRtMs`). */
+  private readonly readsWindow: boolean;
   /** Whether any limit reads the probe (then the probe samples while the rules are in force). */
   readonly readsSignals: boolean;
 
@@ -88,21 +93,19 @@ export class SystemChecker implements Checker {
     this.maxEventLoopDelayMs = least('maxEventLoopDelayMs');
     this.maxEventLoopUtilization = least('maxEventLoopUtilization');
     this.maxCpuUsage = least('maxCpuUsage');
+    this.readsWindow = this.maxQps !== Number.POSITIVE_INFINITY || this.maxAvgRtMs !== Number.POSITIVE_INFINITY;
     this.readsSignals = SIGNAL_LIMITS.some((limit) => thresholds[limit] !== undefined);
   }
 
   check(entry: Entry, now: number): SystemBlockError | undefined {
     const node = this.inbound;
-    const sums = this.sums.read(node, now);
-    if (this.maxQps !== Number.POSITIVE_INFINITY) {
-      const qps = sums.pass;
-      if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
-    }
+    // A limit no rule sets is Infinity: no sum is over it, and an empty one is not read.
+    const sums = this.readsWindow ? this.sums.read(node, now) : NO_SUMS;
+    const qps = sums.pass;
+    if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
     if (node.concurrency >= this.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
-    if (this.maxAvgRtMs !== Number.POSITIVE_INFINITY) {
-      const rt = sums.avgRtMs;
-      if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
-    }
+    const rt = sums.avgRtMs;
+    if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
     if (!this.readsSignals) return undefined;
     const signals = this.probe.read();
     if (signals.heapUsedBytes > this.maxHeapUsedBytes) return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
