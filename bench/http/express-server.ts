@@ -4,7 +4,7 @@ import { resilience } from '@floodgate/express';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
-import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
  * Express 5 with one JSON route, bare or guarded by app-level middleware: Floodgate's
@@ -15,6 +15,12 @@ import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVa
 export async function startExpressServer(variant: HttpVariant): Promise<Server> {
   const app = express();
   if (variant === 'noop') app.use((_req, _res, next) => next());
+  if (variant === 'listener') {
+    app.use((_req, res, next) => {
+      res.on('close', ignoreClose);
+      next();
+    });
+  }
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<express.Request>(variant === 'floodgate-blocked', (req) => req.get(USER_HEADER));

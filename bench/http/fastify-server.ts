@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import { Floodgate } from '@floodgate/core';
 import { fastifyFloodgate } from '@floodgate/fastify';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyContextConfig, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyContextConfig, type FastifyReply, type FastifyRequest } from 'fastify';
 import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
-import { HELLO_BODY, HELLO_PATH, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import { HELLO_BODY, HELLO_PATH, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
  * Fastify 5 with one JSON route, bare or guarded: Floodgate's plugin with the three rules in
@@ -27,6 +27,13 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
     });
   }
   if (variant === 'noop') app.get(HELLO_PATH, { onRequest: (_request, _reply, done) => done() }, async () => HELLO_BODY);
+  else if (variant === 'listener') {
+    const onRequest = (_request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+      reply.raw.on('close', ignoreClose);
+      done();
+    };
+    app.get(HELLO_PATH, { onRequest }, async () => HELLO_BODY);
+  }
   else app.get(HELLO_PATH, { config }, async () => HELLO_BODY);
   await app.listen({ port: 0, host: '127.0.0.1' });
   if (floodgate) assertThreeRules(floodgate);

@@ -1,15 +1,16 @@
 /**
  * The servers compared on each framework. `noop` adds one middleware (Fastify: one route
  * `onRequest` hook) that does nothing: the framework's own price of any guard, Floodgate's or a
- * peer's.
+ * peer's. `listener` adds one that only listens to the response's `close`: the least a guard
+ * that ends what it took when the request ends (whichever way it ends) does, before any check.
  */
-export type HttpVariant = 'bare' | 'noop' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
+export type HttpVariant = 'bare' | 'noop' | 'listener' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
 
 /** Frameworks benchmarked. */
 export type Framework = 'express' | 'koa' | 'fastify';
 
 /** In report order; the suite interleaves them in this order (reversed on odd rounds). */
-export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'noop', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
+export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'noop', 'listener', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
 
 export const FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
 
@@ -28,6 +29,11 @@ export const USER_HEADER = 'x-user-id';
 export const USER_COUNT = 100;
 /** A limit no run reaches. */
 export const NEVER = 1e9;
+
+/** What the `listener` variant listens with. */
+export function ignoreClose(): void {
+  // Nothing: the variant measures the listening.
+}
 
 /** Whether a variant should answer every measured request with a 429. */
 export function isBlockedVariant(variant: HttpVariant): boolean {

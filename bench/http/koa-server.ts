@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import ratelimit from 'koa-ratelimit';
 import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
-import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
  * Koa 3 with @koa/router and one JSON route, bare or guarded by app-level middleware mounted
@@ -16,6 +16,12 @@ export async function startKoaServer(variant: HttpVariant): Promise<Server> {
   const app = new Koa();
   app.silent = true; // sockets the load generator closes at the end of a run are not news
   if (variant === 'noop') app.use((_ctx, next) => next());
+  if (variant === 'listener') {
+    app.use((ctx, next) => {
+      ctx.res.on('close', ignoreClose);
+      return next();
+    });
+  }
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<Context>(variant === 'floodgate-blocked', (ctx) => ctx.get(USER_HEADER));

@@ -1,7 +1,7 @@
 import type { CoreCaseResult } from '../core/core-suite';
 import type { ClusterSuiteResult } from '../cluster/cluster-suite';
 import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings, type HttpVariantResult } from '../http/http-suite';
-import { USER_COUNT } from '../http/http-variant';
+import { HTTP_VARIANTS, USER_COUNT } from '../http/http-variant';
 import { formatCount, formatMb, formatMs, formatNs, formatRatio } from '../lib/format';
 import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
@@ -88,7 +88,7 @@ function renderMethod(run: BenchRun): string {
     const h = run.httpSettings;
     lines.push(
       `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
-        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (bare, noop, floodgate, peer, floodgate-blocked, peer-blocked; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
+        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (${HTTP_VARIANTS.join(', ')}; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
         'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
     );
   }
@@ -223,7 +223,7 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
     );
   }
   out.push(
-    'Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework\'s own price for any guard; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
+    'Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework\'s own price for any guard; **listener** one that only listens to the response\'s `close` (`res.on(\'close\', fn)`), the least a guard that ends what it took when the request ends does; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
       '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0). ' +
       '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round).',
   );
