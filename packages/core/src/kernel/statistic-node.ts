@@ -91,12 +91,12 @@ export class WindowSums {
     return this;
   }
 
-  /** Passed calls, as {@link StatisticNode.passQps}. */
+  /** Passed calls in the window, as {@link StatisticNode.passQps}. */
   get pass(): number {
     return this.sums[PASS]!;
   }
 
-  /** Mean response time of completed calls (0 when none), as {@link StatisticNode.avgRtMs}. */
+  /** Mean response time of the calls completed in the window (0 when none). */
   get avgRtMs(): number {
     const done = this.sums[SUCCESS]!;
     return done > 0 ? this.sums[RT]! / done : 0;
@@ -170,17 +170,6 @@ export class StatisticNode {
   /** Passed calls in the second-level window. */
   passQps(now: number): number {
     return this.second.sum(now, PASS);
-  }
-
-  /** Calls completed in the second-level window (successful or not), per second. */
-  completeQps(now: number): number {
-    return this.second.sum(now, SUCCESS);
-  }
-
-  /** Mean response time of the calls completed in the second-level window (0 when none). */
-  avgRtMs(now: number): number {
-    const done = this.second.sum(now, SUCCESS);
-    return done > 0 ? this.second.sum(now, RT) / done : 0;
   }
 
   /** Least response time of a call completed in the second-level window (`Infinity` when none). */
