@@ -62,15 +62,20 @@ export class LeapArray {
     if (this.starts[idx] === n * this.windowLengthMs) this.data[idx * this.fields + field]! -= value;
   }
 
+  /**
+   * Whether bucket `index` counts in reads at `now`: `now - bucketStart <= intervalMs`. For
+   * readers that walk the buckets themselves, after {@link LeapArray.offset} rotated them.
+   */
+  counts(index: number, now: number): boolean {
+    const start = this.starts[index]!;
+    return start >= now - this.intervalMs && start <= now;
+  }
+
   /** Sum of `field` over the buckets in the window at `now`. */
   sum(now: number, field: number): number {
     this.offset(now);
-    const oldest = now - this.intervalMs;
     let total = 0;
-    for (let i = 0; i < this.sampleCount; i++) {
-      const start = this.starts[i]!;
-      if (start >= oldest && start <= now) total += this.data[i * this.fields + field]!;
-    }
+    for (let i = 0; i < this.sampleCount; i++) if (this.counts(i, now)) total += this.data[i * this.fields + field]!;
     return total;
   }
 
@@ -80,10 +85,8 @@ export class LeapArray {
     const fields = this.fields;
     // A loop, not `out.fill(0)`: fill is a runtime call that costs more than the sums on a hot path.
     for (let f = 0; f < fields; f++) out[f] = 0;
-    const oldest = now - this.intervalMs;
     for (let i = 0; i < this.sampleCount; i++) {
-      const start = this.starts[i]!;
-      if (!(start >= oldest && start <= now)) continue;
+      if (!this.counts(i, now)) continue;
       const base = i * fields;
       for (let f = 0; f < fields; f++) out[f]! += this.data[base + f]!;
     }
@@ -92,24 +95,16 @@ export class LeapArray {
   /** Minimum of `field` over the buckets in the window at `now` (`Infinity` when empty). */
   min(now: number, field: number): number {
     this.offset(now);
-    const oldest = now - this.intervalMs;
     let least = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < this.sampleCount; i++) {
-      const start = this.starts[i]!;
-      if (start >= oldest && start <= now) least = Math.min(least, this.data[i * this.fields + field]!);
-    }
+    for (let i = 0; i < this.sampleCount; i++) if (this.counts(i, now)) least = Math.min(least, this.data[i * this.fields + field]!);
     return least;
   }
 
   /** Maximum of `field` over the buckets in the window at `now` (0 when empty). */
   max(now: number, field: number): number {
     this.offset(now);
-    const oldest = now - this.intervalMs;
     let most = 0;
-    for (let i = 0; i < this.sampleCount; i++) {
-      const start = this.starts[i]!;
-      if (start >= oldest && start <= now) most = Math.max(most, this.data[i * this.fields + field]!);
-    }
+    for (let i = 0; i < this.sampleCount; i++) if (this.counts(i, now)) most = Math.max(most, this.data[i * this.fields + field]!);
     return most;
   }
 
@@ -126,13 +121,10 @@ export class LeapArray {
    */
   oldestStartWith(now: number, field: number): number | undefined {
     this.offset(now);
-    const oldest = now - this.intervalMs;
     let found: number | undefined;
     for (let i = 0; i < this.sampleCount; i++) {
       const start = this.starts[i]!;
-      if (start >= oldest && start <= now && this.data[i * this.fields + field] !== 0) {
-        if (found === undefined || start < found) found = start;
-      }
+      if (this.counts(i, now) && this.data[i * this.fields + field] !== 0 && (found === undefined || start < found)) found = start;
     }
     return found;
   }
