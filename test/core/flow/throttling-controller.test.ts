@@ -128,3 +128,18 @@ describe('QPS throttle refunds', () => {
     expect(await d).toBe(200);
   });
 });
+
+describe('warm-up throttle refunds', () => {
+  it('gives back the last slot of a cold pacer, so the next call takes it instead of queueing behind it', async () => {
+    // Cold, 10/s warms from 10/3 per second: a slot every 300 ms.
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    await fg.enter('r');
+    const second = new AbortController();
+    const b = fg.enter('r', { signal: second.signal });
+    second.abort(new Error('left'));
+    await expect(b).rejects.toThrow('left');
+    const d = fg.enter('r').then((entry) => entry.createdAt);
+    await clock.advance(600);
+    expect(await d).toBeCloseTo(300, 0);
+  });
+});
