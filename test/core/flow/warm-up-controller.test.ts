@@ -77,3 +77,23 @@ describe('QPS warmUp', () => {
     expect(passesUntilBlocked(fg, 'r')).toBe(0);
   });
 });
+
+describe('WarmUpTokens.sync, as Sentinel syncToken', () => {
+  it('refills above the warning line only while the previous second was quiet, and not at all exactly on it', () => {
+    // 10/s warming over 10 s, cold factor 3: warningToken 50, maxToken 100; "quiet" is under 3 passes a second.
+    const tokens = new WarmUpTokens(10, 10_000, 3);
+    expect([tokens.warningToken, tokens.maxToken]).toEqual([50, 100]);
+    tokens.rate(0, 0);
+    expect(tokens.stored).toBe(100);
+    tokens.rate(30, 1000); // busy, above the line: no refill, the passes drain
+    expect(tokens.stored).toBe(70);
+    tokens.rate(0, 2000); // quiet, above the line: one second of refill (10)
+    expect(tokens.stored).toBe(80);
+    tokens.rate(30, 3000); // busy again: no refill
+    expect(tokens.stored).toBe(50);
+    tokens.rate(0, 4000); // exactly on the line, quiet: neither branch refills
+    expect(tokens.stored).toBe(50);
+    tokens.rate(0, 5000); // still on it
+    expect(tokens.stored).toBe(50);
+  });
+});
