@@ -85,6 +85,18 @@ describe('flow rule validation', () => {
     expect(issues.map((i) => i.path)).toEqual(['flow[0].cluster.thresholdType', 'flow[0].cluster.fallbackToLocal']);
   });
 
+  it('validates warmUpPeriodMs on a rule that does not warm up, rather than ignoring a bad value', () => {
+    expect(issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: 1, warmUpPeriodMs: -5 }]))).toEqual([
+      { path: 'flow[0].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got -5' },
+    ]);
+  });
+
+  it('drops refResource from a rule that does not relate, as Sentinel ignores it', () => {
+    const fg = new Floodgate();
+    fg.loadFlowRules([{ resource: 'a', threshold: 1, refResource: 'b' }]);
+    expect(fg.getRules().flow[0]).not.toHaveProperty('refResource');
+  });
+
   it('names the problem in the error message', () => {
     expect(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: -2 }])).toThrow(
       'Invalid rules: flow[0].threshold: must be a finite number >= 0, got -2',
@@ -102,6 +114,19 @@ describe('adaptive flow rule validation', () => {
     expect(fg.getRules().flow).toEqual([
       { resource: 'a', metric: 'concurrency', threshold: 10, behavior: 'adaptive', minLimit: 3, maxLimit: 1000, strategy: 'direct', limitOrigin: 'default' },
       { resource: 'b', metric: 'concurrency', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' },
+    ]);
+  });
+
+  it('takes a starting limit on either bound of [minLimit, maxLimit], even a single value, and refuses one above maxLimit', () => {
+    const fg = new Floodgate();
+    fg.loadFlowRules([
+      { resource: 'a', metric: 'concurrency', behavior: 'adaptive', threshold: 3 },
+      { resource: 'b', metric: 'concurrency', behavior: 'adaptive', threshold: 1000 },
+      { resource: 'c', metric: 'concurrency', behavior: 'adaptive', threshold: 7, minLimit: 7, maxLimit: 7 },
+    ]);
+    expect(fg.getRules().flow.map((rule) => [rule.minLimit, rule.threshold, rule.maxLimit])).toEqual([[3, 3, 1000], [3, 1000, 1000], [7, 7, 7]]);
+    expect(issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'd', metric: 'concurrency', behavior: 'adaptive', threshold: 1001 }]))).toEqual([
+      { path: 'flow[0].threshold', message: 'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 1001' },
     ]);
   });
 
