@@ -118,3 +118,24 @@ describe('concurrency reject', () => {
     expect(fg.stats('r')!.concurrency).toBe(1);
   });
 });
+
+describe('FlowBlockError', () => {
+  it('tells the client in a fixed sentence whether a rate or a concurrency limit refused it', () => {
+    const { fg } = engineWith([
+      { resource: 'q', threshold: 0 },
+      { resource: 'c', metric: 'concurrency', threshold: 0 },
+    ]);
+    expect(fg.tryEntry('q')).toMatchObject({ refusal: 'quota', detail: 'The request rate limit of this resource was exceeded.' });
+    expect(fg.tryEntry('c')).toMatchObject({ refusal: 'quota', detail: 'The limit of concurrent requests to this resource was reached.' });
+  });
+
+  it("gives a QPS rule's quota, its whole threshold per second, for the RateLimit headers, and none for a concurrency rule", () => {
+    const { fg } = engineWith([
+      { resource: 'q', threshold: 2.5 },
+      { resource: 'c', metric: 'concurrency', threshold: 0 },
+    ]);
+    expect(passesUntilBlocked(fg, 'q')).toBe(2);
+    expect((fg.tryEntry('q') as FlowBlockError).quota()).toEqual({ name: 'flow', quota: 2, windowSeconds: 1 });
+    expect((fg.tryEntry('c') as FlowBlockError).quota()).toBeUndefined();
+  });
+});
