@@ -54,6 +54,34 @@ describe('QPS throttle (ThrottlingController)', () => {
     expect(admitted).toEqual([0, 100, 200]);
   });
 
+  it('queues an enter() whose slot is only 1 ms away', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    (await fg.enter('r')).exit();
+    await clock.advance(99);
+    const next = fg.enter('r');
+    await clock.advance(1);
+    expect((await next).createdAt).toBe(100);
+  });
+
+  it('queues a call whose wait is exactly maxQueueingTimeMs, and refuses one a slot further, as Sentinel', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10, maxQueueingTimeMs: 200 }]);
+    const calls = [fg.enter('r'), fg.enter('r'), fg.enter('r')];
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 100 });
+    await clock.advance(200);
+    expect((await Promise.all(calls)).map((entry) => entry.createdAt)).toEqual([0, 100, 200]);
+  });
+
+  it('makes enter() wait only for a rule with a queue (resourceInfo().mayWait, which adapters read)', () => {
+    const { fg } = engineWith([
+      { resource: 'reject', threshold: 10 },
+      { resource: 'no-queue', behavior: 'throttle', threshold: 10, maxQueueingTimeMs: 0 },
+      { resource: 'queue', behavior: 'throttle', threshold: 10 },
+      { resource: 'warm-queue', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 1000 },
+    ]);
+    const mayWait = (resource: string): boolean => fg.resourceInfo(resource).mayWait;
+    expect(['reject', 'no-queue', 'queue', 'warm-queue'].map(mayWait)).toEqual([false, false, true, true]);
+  });
+
   it('never waits in a sync entry()', () => {
     const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
     fg.entry('r');
@@ -86,6 +114,12 @@ describe('QPS throttle (ThrottlingController)', () => {
     expect(passes(fg.tryEntry('r'))).toBe(false);
     await expect(fg.enter('r')).rejects.toBeInstanceOf(FlowBlockError);
     expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
+  });
+
+  it('gives no Retry-After when threshold 0 blocks everything', async () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 0 }]);
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: undefined });
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: undefined });
   });
 
   it('keeps its pacing across a reload of the same rule and starts afresh when the rule changes', () => {
@@ -126,6 +160,28 @@ describe('QPS throttle refunds', () => {
     const d = fg.enter('r').then((entry) => entry.createdAt);
     await clock.advance(200);
     expect(await d).toBe(200);
+  });
+
+  it('gives back a far slot even when now + wait rounds off it by an ulp', async () => {
+    // An hour into the process, one call per 10^7 ms: the slot is at 13600000.1, but the aborted
+    // call's now + wait comes to 13600000.099999998.
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 1e-4, maxQueueingTimeMs: 15_000_000 }], 3_600_000.1);
+    (await fg.enter('r')).exit();
+    await clock.advance(0.1);
+    const aborted = new AbortController();
+    const b = fg.enter('r', { signal: aborted.signal });
+    aborted.abort(new Error('left'));
+    await expect(b).rejects.toThrow('left');
+    const c = fg.enter('r');
+    await clock.advance(10_000_000);
+    expect((await c).createdAt).toBeCloseTo(13_600_000.1, 3);
+  });
+
+  it('gives back no slot when a call taking no tokens does not run', () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 10 }]);
+    fg.entry('r');
+    fg.entry('r', { acquireCount: 0 }).cancel();
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 100 });
   });
 });
 
