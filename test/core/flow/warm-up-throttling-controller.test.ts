@@ -33,4 +33,41 @@ describe('QPS warmUpThrottle', () => {
     await Promise.all(calls);
     expect(admitted).toEqual([0, 300, 600]);
   });
+
+  it('charges a call taking two tokens two cold intervals after the previous pass', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    fg.entry('r');
+    await clock.advance(599);
+    expect(passes(fg.tryEntry('r', { acquireCount: 2 }))).toBe(false);
+    await clock.advance(1);
+    expect(passes(fg.tryEntry('r', { acquireCount: 2 }))).toBe(true);
+  });
+
+  it('passes a call taking no tokens without moving the pacing', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    fg.entry('r');
+    await clock.advance(200);
+    expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
+    await clock.advance(100);
+    expect(passes(fg.tryEntry('r'))).toBe(true);
+  });
+
+  it('says when the next slot frees, and for a refused enter() how far it is beyond the queue', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 500 }]);
+    const first = await fg.enter('r');
+    const queued = fg.enter('r'); // the slot at 300
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: expect.closeTo(100, 6) }); // 600 - 500
+    await clock.advance(100);
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: expect.closeTo(500, 6) }); // 600 - 100
+    await clock.advance(200);
+    (await queued).exit();
+    first.exit();
+  });
+
+  it('blocks everything at threshold 0, with no Retry-After, and passes calls taking no tokens', async () => {
+    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 0, warmUpPeriodMs: 1000 }]);
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: undefined });
+    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: undefined });
+    expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
+  });
 });
