@@ -67,6 +67,12 @@ describe('QPS warmUp', () => {
     expect(passesUntilBlocked(fg, 'r')).toBe(2);
   });
 
+  it('admits threshold / coldFactor from cold even when the rate computes one ulp under it (Math.nextUp, as Sentinel)', () => {
+    // 117 / 3: warningToken 58, maxToken 116; 1 / (58 × slope + 1/117) = 38.99999999999999.
+    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 117, warmUpPeriodMs: 1000 }]);
+    expect(passesUntilBlocked(fg, 'r')).toBe(39);
+  });
+
   it('acts as reject when the warm-up period is too short to hold any tokens', () => {
     const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 1, warmUpPeriodMs: 1000 }]);
     expect(passesUntilBlocked(fg, 'r')).toBe(1);
