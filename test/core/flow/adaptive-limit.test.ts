@@ -95,6 +95,29 @@ describe('AdaptiveLimit', () => {
     expect(wave(t + 10, 10)).toBe(30);
   });
 
+  it('counts a window whose calls reached exactly half the limit', () => {
+    const { wave, measure } = harness(20, 5);
+    let t = measure(0, 10);
+    for (let i = 0; i < 10; i++, t += 10) wave(t, 10, 10);
+    expect(wave(t, 10)).toBe(30);
+  });
+
+  it('judges a window by the most calls it had in flight, not by the last call', () => {
+    const { wave, measure } = harness(20, 5);
+    const t = measure(0, 10);
+    expect(wave(t, 10)).toBe(20);
+    wave(t + 100, 10, 1); // one call alone closes the window at t + 110
+    expect(wave(t + 110, 10)).toBe(30);
+  });
+
+  it('grows when calls take no measurable time (0 ms response times on a coarse clock)', () => {
+    const { limit, wave, measure } = harness(20, 5);
+    let t = measure(0, 0);
+    expect(limit.minRttMs).toBe(0);
+    for (let i = 0; i < 2; i++, t += 100) wave(t, 0, 100);
+    expect(wave(t, 0, 100)).toBe(46); // gradient 2: 40 + √40
+  });
+
   it('measures the no-load response time again every minute, then returns to the limit it had', () => {
     const { limit, wave, measure } = harness(20, 5);
     let t = measure(0, 10);
@@ -120,6 +143,20 @@ describe('AdaptiveLimit', () => {
     expect(limit.minRttMs).toBe(60);
     for (let i = 0; i < 2; i++, t += 60) expect(wave(t, 60)).toBe(5);
     expect(wave(t, 60)).toBe(8); // latency at its (new) minimum again: 5 × 1.25 + √6.25
+  });
+
+  it('measures again after exactly five windows in a row at minLimit', () => {
+    const { limit, wave, measure } = harness(5, 5);
+    let t = measure(0, 10);
+    let windows = 0;
+    while (!limit.measuringMinRtt && windows < 10) {
+      // Two waves of 5 calls of 50 ms: a window of 10 completions over 100 ms, latency 4 × the minimum.
+      wave(t, 50);
+      wave(t + 50, 50);
+      t += 100;
+      windows++;
+    }
+    expect(windows).toBe(5);
   });
 
   it('does not take calls admitted before a measurement as its samples', () => {
