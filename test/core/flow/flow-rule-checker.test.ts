@@ -1,5 +1,15 @@
-import { Floodgate, FlowBlockError, ManualClock } from '@floodgate/core';
+import { Floodgate, FlowBlockError, ManualClock, type FlowRuleOptions } from '@floodgate/core';
+import { MemoryClusterBackend } from '../cluster/memory-cluster-backend';
 import { engineWith, passesUntilBlocked } from './helpers';
+
+/** An engine on a manual clock over an in-process cluster store, with the given flow rules. */
+function clustered(rules: FlowRuleOptions[]) {
+  const clock = new ManualClock();
+  const backend = new MemoryClusterBackend(clock);
+  const fg = new Floodgate({ clock, cluster: backend });
+  fg.loadFlowRules(rules);
+  return { fg, clock, backend };
+}
 
 describe('relate strategy', () => {
   it("limits the resource by refResource's traffic", () => {
@@ -80,6 +90,23 @@ describe('limitOrigin', () => {
     expect(fg.tryEntry('write', { origin: 'app-a' })).toBeInstanceOf(FlowBlockError);
   });
 
+  it("limits a caller calling itself 'default' or 'other' as any other origin under an 'other' rule", () => {
+    const { fg } = engineWith([
+      { resource: 'r', threshold: 100 },
+      { resource: 'r', threshold: 1, limitOrigin: 'other' },
+    ]);
+    expect(passesUntilBlocked(fg, 'r', { origin: 'default' })).toBe(1);
+    expect(passesUntilBlocked(fg, 'r', { origin: 'other' })).toBe(1);
+  });
+
+  it('forgets an origin\'s statistics once no rule reads them, and counts it afresh when a rule names it again', () => {
+    const { fg } = engineWith([{ resource: 'r', threshold: 2, limitOrigin: 'app-a' }]);
+    expect(passesUntilBlocked(fg, 'r', { origin: 'app-a' })).toBe(2);
+    fg.loadFlowRules([{ resource: 'r', threshold: 100 }]);
+    fg.loadFlowRules([{ resource: 'r', threshold: 2, limitOrigin: 'app-a' }]);
+    expect(passesUntilBlocked(fg, 'r', { origin: 'app-a' })).toBe(2);
+  });
+
   it('limits concurrency per origin', () => {
     const { fg } = engineWith([{ resource: 'r', metric: 'concurrency', threshold: 1, limitOrigin: 'other' }]);
     const a = fg.entry('r', { origin: 'a' });
@@ -87,5 +114,40 @@ describe('limitOrigin', () => {
     expect(fg.tryEntry('r', { origin: 'a' })).toBeInstanceOf(FlowBlockError);
     a.exit();
     expect(fg.tryEntry('r', { origin: 'a' })).not.toBeInstanceOf(FlowBlockError);
+  });
+});
+
+describe('cluster flow rules', () => {
+  it('names each rule in the store by resource, behaviour and origin, with one scope for its one count and one per other origin', async () => {
+    const { fg, backend } = clustered([
+      { resource: 'r', threshold: 5, cluster: {} },
+      { resource: 'r', threshold: 5, limitOrigin: 'app-a', cluster: {} },
+      { resource: 'r', threshold: 5, limitOrigin: 'other', cluster: {} },
+      { resource: 's', behavior: 'throttle', threshold: 5, cluster: {} },
+    ]);
+    (await fg.enter('r', { origin: 'app-a' })).exit();
+    (await fg.enter('r', { origin: 'app-b' })).exit();
+    (await fg.enter('s')).exit();
+    expect([...backend.limiters].map(([key, limiter]) => [key, limiter.spec.kind, limiter.scopes()])).toEqual([
+      ['flow|r|reject|default#0', 'window', ['']],
+      ['flow|r|reject|app-a#0', 'window', ['']],
+      ['flow|r|reject|other#0', 'window', ['app-b']],
+      ['flow|s|throttle|default#0', 'pace', ['']],
+    ]);
+  });
+
+  it("does not count calls without an origin under an 'other' rule in the store", async () => {
+    const { fg, backend } = clustered([{ resource: 'r', threshold: 1, limitOrigin: 'other', cluster: {} }]);
+    for (let i = 0; i < 3; i++) (await fg.enter('r')).exit();
+    expect([...backend.limiters.values()].flatMap((limiter) => limiter.scopes())).toEqual([]);
+  });
+
+  it('paces a throttle rule in the store: enter() calls queue one interval apart', async () => {
+    const { fg, clock } = clustered([{ resource: 'r', behavior: 'throttle', threshold: 10, cluster: {} }]);
+    const first = await fg.enter('r');
+    const second = fg.enter('r');
+    await new Promise((resolve) => setImmediate(resolve)); // the store answers: wait 100 ms
+    await clock.advance(100);
+    expect([first.createdAt, (await second).createdAt]).toEqual([0, 100]);
   });
 });
