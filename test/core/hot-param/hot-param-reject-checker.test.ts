@@ -98,6 +98,14 @@ describe('hotspot QPS reject (token bucket per value)', () => {
     expect(passesUntilBlocked(fg, 'r', arg('abuser'))).toBe(0);
   });
 
+  it('always refuses a value whose threshold is 0, even with a burstCount', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2, burstCount: 3, specificItems: { abuser: 0 } }]);
+    expect(fg.tryEntry('r', arg('abuser'))).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', retryAfterMs: undefined });
+    await clock.advance(1_000_000);
+    expect(passesUntilBlocked(fg, 'r', arg('abuser'))).toBe(0);
+    expect(passesUntilBlocked(fg, 'r', arg('someone'))).toBe(5);
+  });
+
   it('blocks every value of a rule with threshold 0', () => {
     const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 0, specificItems: { vip: 1 } }]);
     expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(0);
@@ -126,6 +134,46 @@ describe('hotspot QPS reject (token bucket per value)', () => {
     expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(false);
     await clock.advance(1);
     expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(true);
+  });
+
+  it('counts the tokens still left in the retryAfterMs of a call asking for more', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2, burstCount: 4 }]);
+    fg.entry('r', { args: ['a'], acquireCount: 5 }).exit();
+    // 1 token left, 4 missing: 2 per second refill them in 2 s.
+    expect(fg.tryEntry('r', { args: ['a'], acquireCount: 5 })).toMatchObject({ retryAfterMs: 2_000 });
+    await clock.advance(1_999);
+    expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(false);
+    await clock.advance(1);
+    expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(true);
+  });
+
+  it('reports 1 ms past the duration when one refill exactly holds the call', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 5, durationMs: 60_000 }]);
+    passesUntilBlocked(fg, 'r', arg('a'));
+    expect(fg.tryEntry('r', { args: ['a'], acquireCount: 5 })).toMatchObject({ retryAfterMs: 60_001 });
+    await clock.advance(60_000);
+    expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(false);
+    await clock.advance(1);
+    expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 5 }))).toBe(true);
+  });
+
+  it('counts the refill period from the last refill, not from a later call within it', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 5, durationMs: 60_000 }]);
+    for (let i = 0; i < 4; i++) fg.entry('r', arg('a')).exit();
+    await clock.advance(30_000);
+    expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(1);
+    await clock.advance(30_001);
+    expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(5);
+  });
+
+  it('gives back no tokens for a call cancelled after its bucket was refilled', async () => {
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2 }]);
+    fg.entry('r', arg('a')).exit();
+    const held = fg.entry('r', arg('a'));
+    await clock.advance(1_001);
+    expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(2);
+    held.cancel();
+    expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(false);
   });
 
   it('refills a full bucket exactly after a 30-year idle gap under a threshold near 2^53', async () => {
