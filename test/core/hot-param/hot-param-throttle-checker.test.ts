@@ -14,6 +14,14 @@ describe('hotspot QPS throttle (pacing per value)', () => {
     expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(true);
   });
 
+  it('paces from the previous call on a clock that does not start at 0', async () => {
+    const { fg, clock } = engineWith([{ ...throttle, threshold: 10 }], 5_000);
+    fg.entry('r', arg('a'));
+    expect(fg.tryEntry('r', arg('a'))).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', retryAfterMs: 100 });
+    await clock.advance(100);
+    expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(true);
+  });
+
   it('paces over durationMs: 2 per 10 s is one call every 5 s', async () => {
     const { fg, clock } = engineWith([{ ...throttle, threshold: 2, durationMs: 10_000 }]);
     fg.entry('r', arg('a'));
@@ -67,6 +75,15 @@ describe('hotspot QPS throttle (pacing per value)', () => {
     const { fg } = engineWith([{ ...throttle, threshold: 10, maxQueueingTimeMs: 1_000 }]);
     fg.entry('r', arg('a'));
     expect(() => fg.entry('r', arg('a'))).toThrow(HotParamBlockError);
+  });
+
+  it('makes enter() wait only for a rule with a queue (resourceInfo().mayWait, which adapters read)', () => {
+    const { fg } = engineWith([
+      { ...throttle, resource: 'no-queue', threshold: 10 },
+      { ...throttle, resource: 'queue', threshold: 10, maxQueueingTimeMs: 1 },
+    ]);
+    expect(fg.resourceInfo('no-queue').mayWait).toBe(false);
+    expect(fg.resourceInfo('queue').mayWait).toBe(true);
   });
 
   it('paces enter() strictly by default: a call that would wait is refused', async () => {
