@@ -5,7 +5,11 @@ import { compileContext, normalizeRules } from '../rules';
 import { arg, engineWith, isEntry, passesUntilBlocked } from './helpers';
 
 /** One checker for one rule, compiled outside an engine, and entries to feed it. */
-function compiled(rule: HotParamRuleOptions): { checker: HotParamChecker; check: (value: unknown) => boolean } {
+function compiled(rule: HotParamRuleOptions): {
+  checker: HotParamChecker;
+  check: (value: unknown) => boolean;
+  refusedLater: (value: unknown) => void;
+} {
   const [checker] = hotParamKind.compile(normalizeRules('hotParams', [rule]), compileContext()).checkers as HotParamChecker[];
   const source = new Floodgate({ clock: new ManualClock() });
   // As the engine does: a refused call gives back what its earlier values took.
@@ -15,7 +19,13 @@ function compiled(rule: HotParamRuleOptions): { checker: HotParamChecker; check:
     if (!passed) entry.refused(0);
     return passed;
   };
-  return { checker: checker!, check };
+  // A call the rule passes and a later check refuses.
+  const refusedLater = (value: unknown): void => {
+    const entry = source.entry('any', arg(value));
+    expect(checker!.check(entry, 0, false)).toBeUndefined();
+    entry.refused(0);
+  };
+  return { checker: checker!, check, refusedLater };
 }
 
 describe('hotParamKind.compile', () => {
@@ -90,8 +100,12 @@ describe('hotParamKind.compile', () => {
     expect(checker.trackedCount()).toBe(2);
   });
 
-  it('tracks no state for a value that is always refused', () => {
-    const { checker, check } = compiled({ resource: 'r', paramIndex: 0, threshold: 1, specificItems: { abuser: 0 } });
+  it.each([
+    ['reject', { metric: 'qps', behavior: 'reject' }],
+    ['throttle', { metric: 'qps', behavior: 'throttle' }],
+    ['concurrency', { metric: 'concurrency' }],
+  ] as const)('tracks no state for a value that is always refused (%s)', (_name, mode) => {
+    const { checker, check } = compiled({ resource: 'r', paramIndex: 0, threshold: 1, specificItems: { abuser: 0 }, ...mode });
     expect(check('abuser')).toBe(false);
     expect(checker.trackedCount()).toBe(0);
   });
@@ -115,13 +129,44 @@ describe('hotParamKind.compile', () => {
     },
   );
 
-  it('still forgets a new value a later check refuses when others are tracked', () => {
-    const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2 }]);
+  it.each(['reject', 'throttle'] as const)(
+    'keeps tracking a new value a later check refuses while it is the only one tracked, so the LRU is never cleared whole (%s)',
+    (behavior) => {
+      const { checker, refusedLater } = compiled({ resource: 'r', paramIndex: 0, threshold: 1, behavior });
+      refusedLater('a');
+      expect(checker.trackedCount()).toBe(1);
+    },
+  );
+
+  it.each(['reject', 'throttle'] as const)('still forgets a new value a later check refuses when others are tracked (%s)', (behavior) => {
+    const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2, behavior }]);
     fg.tryEntry('r', arg('kept'));
     fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
     for (const value of ['x', 'y', 'z']) fg.tryEntry('r', arg(value));
     fg.loadFlowRules([]);
     // 'kept' was never evicted by the refused values: it is still out of tokens.
     expect(isEntry(fg.tryEntry('r', arg('kept')))).toBe(false);
+  });
+
+  it.each(['reject', 'throttle'] as const)(
+    'leaves alone a value seen again after eviction when an older call that first saw it is cancelled (%s)',
+    (behavior) => {
+      const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2, behavior }]);
+      const held = fg.entry('r', arg('a'));
+      fg.entry('r', arg('b')).exit();
+      fg.entry('r', arg('c')).exit();
+      fg.entry('r', arg('a')).exit();
+      held.cancel();
+      expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(false);
+    },
+  );
+
+  it('gives back the tokens of a cancelled first call on a value that later calls used, without forgetting the value', () => {
+    const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2 }]);
+    fg.entry('r', arg('other')).exit();
+    const held = fg.entry('r', arg('a'));
+    fg.entry('r', arg('a')).exit();
+    held.cancel();
+    expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(1);
   });
 });
