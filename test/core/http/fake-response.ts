@@ -14,7 +14,7 @@ export class FakeSocket extends EventEmitter {
 /** A stand-in for `http.ServerResponse`: what the HTTP guard reads of it. */
 export class FakeResponse extends EventEmitter {
   statusCode = 200;
-  writableFinished = false;
+  finished = false;
   headersSent = false;
   readonly headers: Record<string, string> = {};
   body: string | undefined = undefined;
@@ -32,7 +32,7 @@ export class FakeResponse extends EventEmitter {
   finish(status: number): void {
     this.statusCode = status;
     this.headersSent = true;
-    this.writableFinished = true;
+    this.finished = true;
     this.emit('close');
   }
 
@@ -52,7 +52,9 @@ export class FakeResponse extends EventEmitter {
     for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
   }
 
+  /** Ends the response (Node sets `finished` at once; its `close` comes when the bytes are out). */
   end(body: string): void {
     this.body = body;
+    this.finished = true;
   }
 }

@@ -56,6 +56,28 @@ describe('GuardedRequest', () => {
     expect(fg.stats('GET /a')?.lastSecond.pass ?? 0).toBe(0);
   });
 
+  it('enters nothing for a request whose response was already sent (a middleware went on after answering)', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } } });
+    const res = new FakeResponse();
+    res.writeHead(200, {});
+    res.end('done');
+    expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBe('aborted');
+    expect(fg.stats('GET /a')?.concurrency ?? 0).toBe(0);
+  });
+
+  it('judges a request its handler answered by the status, also when the client leaves before the bytes are out', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
+    const answered = new FakeResponse();
+    guard.guardRoutes(answered, {}, 'GET', '/a');
+    answered.writeHead(503, {});
+    answered.end('down');
+    answered.abort();
+    const unanswered = new FakeResponse();
+    guard.guardRoutes(unanswered, {}, 'GET', '/a');
+    unanswered.abort();
+    expect(fg.totals('GET /a')).toMatchObject({ pass: 2, success: 2, error: 1 });
+  });
+
   it('guards a response without a connection, ending it on its close', () => {
     const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 5 } } });
     const res = new FakeResponse();

@@ -14,8 +14,12 @@ export interface HttpSocketLike {
 export interface HttpResponseLike {
   /** The status sent, or to be sent. */
   readonly statusCode: number;
-  /** Whether the whole response was handed to the OS (false when the client left first). */
-  readonly writableFinished: boolean;
+  /**
+   * Whether the response was ended (`end()` was called; Node's `writableEnded`). Read as this
+   * field, not the getter: on Express's responses every read misses V8's caches (see
+   * {@link STATE}), and a getter found four prototypes up costs several such reads.
+   */
+  readonly finished: boolean;
   /** Whether the status line and headers were sent. */
   readonly headersSent: boolean;
   /** The request it answers (Node sets it); its socket is the connection, also for a pipelined response not yet on it. */
@@ -94,8 +98,8 @@ export class GuardedRequest {
     if (found !== undefined) return found;
     const state = new GuardedRequest(res, isFailure);
     if (!onConnection) (res as Carrier)[STATE] = state;
-    if (res.writableFinished || socket?.destroyed === true) {
-      // Guarded after the client left (behind an asynchronous middleware): never enter.
+    if (socket?.destroyed === true || res.finished) {
+      // Guarded after the client left or the response was sent (behind an asynchronous middleware): never enter.
       state.closed = true;
       return state;
     }
@@ -166,7 +170,8 @@ export class GuardedRequest {
 
   /**
    * Ends the request, once: aborts a queued admission, stops the timeout, and exits every
-   * entry, tracing a failure on each when the response finished, was not a block, and
+   * entry, tracing a failure on each when the response was ended (its handler answered: a
+   * client that left before the answer is no failure), was not a block, and
    * `isFailure(status, error)` says so. A request that ends while it waits in a queue never
    * ran: what it was admitted to is given back instead.
    */
@@ -239,7 +244,7 @@ export class GuardedRequest {
 
   /** The response or its connection closed: ends the request, finished or not. */
   ended(): void {
-    this.close(this.res.statusCode, this.res.writableFinished);
+    this.close(this.res.statusCode, this.res.finished);
   }
 }
 
