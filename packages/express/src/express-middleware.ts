@@ -42,14 +42,17 @@ interface ExpressRoute {
 export function resilience(options?: ResilienceOptions): RequestHandler {
   const guard = HttpGuard.resilience<Request, ExpressFallback>(options, 'resilience()');
   if (!guard.hasRoutes) return (_req: Request, _res: Response, next: NextFunction) => next();
-  // The app's `case sensitive routing`, read once per app (a miss in its settings is a slow read).
-  let app: unknown;
+  // The app's `case sensitive routing`, read once per app. The app is known by the request's
+  // prototype (its `app.request`): reading `req.app` would cost more, as every property read on
+  // Express's requests misses V8's caches (Express swaps their prototypes).
+  let appRequest: unknown;
   let sensitive = false;
   return function floodgateResilience(req: Request, res: Response, next: NextFunction): void {
     let verdict: GuardVerdict | Promise<GuardVerdict>;
     try {
-      if (req.app !== app) {
-        app = req.app;
+      const proto: unknown = Object.getPrototypeOf(req);
+      if (proto !== appRequest) {
+        appRequest = proto;
         sensitive = caseSensitive(req);
       }
       verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, sensitive);
