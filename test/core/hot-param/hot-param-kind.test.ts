@@ -1,6 +1,8 @@
-import { Floodgate, ManualClock, type HotParamRuleOptions } from '@floodgate/core';
+import { ErrorCodes, Floodgate, ManualClock, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
+import type { ClusterBackend, ClusterLimiter } from '@floodgate/core/cluster';
 import type { HotParamChecker } from '../../../packages/core/src/hot-param/hot-param-checker';
 import { hotParamKind } from '../../../packages/core/src/hot-param/hot-param-kind';
+import { MemoryClusterBackend, type StoreHealth } from '../cluster/memory-cluster-backend';
 import { compileContext, normalizeRules } from '../rules';
 import { arg, engineWith, isEntry, passesUntilBlocked } from './helpers';
 
@@ -168,5 +170,102 @@ describe('hotParamKind.compile', () => {
     fg.entry('r', arg('a')).exit();
     held.cancel();
     expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(1);
+  });
+});
+
+describe('hotParamKind: what adapters and the engine read', () => {
+  it('tells adapters which params keys its rules read, each once (resourceInfo().paramKeys)', () => {
+    const { fg } = engineWith([
+      { resource: 'r', paramKey: 'userId', threshold: 1 },
+      { resource: 'r', paramIndex: 0, threshold: 1 },
+      { resource: 'r', paramKey: 'userId', threshold: 5, metric: 'concurrency' },
+      { resource: 'r', paramKey: 'ip', threshold: 1 },
+      { resource: 'byIndex', paramIndex: 0, threshold: 1 },
+    ]);
+    expect(fg.resourceInfo('r').paramKeys).toEqual(['userId', 'ip']);
+    expect(fg.resourceInfo('byIndex').paramKeys).toEqual([]);
+  });
+
+  it('describes its block code in ErrorCodes', () => {
+    expect(ErrorCodes.ERR_HOT_PARAM_BLOCKED).toBe('A hotspot parameter rule blocked the call for one parameter value.');
+  });
+});
+
+describe('hotspot cluster rules (hotParamKind.cluster)', () => {
+  /** An engine on a manual clock over an in-process store, with the fallbacks it reports. */
+  function clustered(rules: HotParamRuleOptions[], health: StoreHealth = 'up', withoutAcquireEach = false) {
+    const clock = new ManualClock();
+    const backend = new MemoryClusterBackend(clock, withoutAcquireEach);
+    backend.health = health;
+    const fg = new Floodgate({ clock, cluster: backend });
+    const fallbacks: ClusterFallbackEvent[] = [];
+    fg.on('clusterFallback', (event) => fallbacks.push(event));
+    fg.loadHotParamRules(rules);
+    return { fg, backend, fallbacks };
+  }
+
+  const shared = { resource: 'r', paramIndex: 0, threshold: 1, cluster: {} } as const;
+
+  it('names each rule in the store by its resource, behavior and parameter, and asks for a token bucket or pacing', () => {
+    const { backend } = clustered([
+      { resource: 'r', paramIndex: 1, threshold: 5, burstCount: 2, cluster: {} },
+      { resource: 'r', paramKey: 'userId', behavior: 'throttle', threshold: 4, durationMs: 2_000, maxQueueingTimeMs: 100, cluster: {} },
+    ]);
+    expect([...backend.limiters.values()].map((limiter) => limiter.spec)).toEqual([
+      { kind: 'tokenBucket', key: 'hotParam|r|reject|index:1#0', threshold: 5, thresholdType: 'global', durationMs: 1_000, burstCount: 2 },
+      { kind: 'pace', key: 'hotParam|r|throttle|key:userId#0', threshold: 4, thresholdType: 'global', durationMs: 2_000, maxQueueingTimeMs: 100 },
+    ]);
+  });
+
+  it('decides a sync entry() by the local rule, never from leased tokens', () => {
+    let leased = 0;
+    const limiter: ClusterLimiter = {
+      acquire: () => Promise.resolve({ status: 'pass' }),
+      tryAcquireLeased: () => {
+        leased++;
+        return false;
+      },
+    };
+    const backend: ClusterBackend = { name: 'leasing', limiter: () => limiter };
+    const fg = new Floodgate({ clock: new ManualClock(), cluster: backend });
+    fg.loadHotParamRules([shared]);
+    expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(true);
+    expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(false);
+    expect(leased).toBe(0);
+  });
+
+  it('asks the store with the threshold of the value’s specific item', async () => {
+    const { fg } = clustered([{ ...shared, specificItems: { vip: 3 } }]);
+    for (let i = 0; i < 3; i++) (await fg.enter('r', arg('vip'))).exit();
+    await expect(fg.enter('r', arg('vip'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED' });
+  });
+
+  it('names the value in the error of a call the store refused', async () => {
+    const { fg, fallbacks } = clustered([shared]);
+    (await fg.enter('r', arg('a'))).exit();
+    await expect(fg.enter('r', arg('a'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a' });
+    expect(fallbacks).toEqual([]);
+  });
+
+  it('asks a limiter without acquireEach for a single value', async () => {
+    const { fg, fallbacks } = clustered([shared], 'up', true);
+    (await fg.enter('r', arg('a'))).exit();
+    await expect(fg.enter('r', arg('a'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a' });
+    expect(fallbacks).toEqual([]);
+  });
+
+  it('asks the store only for the elements of an array value that hotspot rules limit', async () => {
+    const { fg, backend } = clustered([shared]);
+    (await fg.enter('r', arg([null, { id: 1 }, 'a', undefined]))).exit();
+    (await fg.enter('r', arg([{ id: 1 }, 'b', null]))).exit();
+    const [limiter] = backend.limiters.values();
+    expect(limiter!.scopes()).toEqual(['a', 'b']);
+  });
+
+  it('does not ask the store for an array value without a limited element', async () => {
+    const { fg, fallbacks } = clustered([shared], 'error');
+    (await fg.enter('r', arg([null, { id: 1 }]))).exit();
+    (await fg.enter('r', arg([]))).exit();
+    expect(fallbacks).toEqual([]);
   });
 });
