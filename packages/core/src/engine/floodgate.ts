@@ -140,7 +140,7 @@ export class Floodgate {
   private inboundVersion = 0;
   /** The checks of an inbound call to an untracked resource. */
   private untrackedInbound = EMPTY_RULES;
-  /** Resources read by `relate` rules: tracked past the cap. Rebuilt when read after a flow change. */
+  /** Resources the rules in force read besides their own (`relate`): tracked past the cap. Rebuilt when read after a change to such a kind. */
   private references: ReadonlySet<string> | undefined;
   private readonly services: CompileServices;
   /** The rules in force of a kind on a resource, for naming the rule of a block. */
@@ -447,7 +447,7 @@ export class Floodgate {
 
   /** Resources tracked whatever the cap: those with rules, and those `relate` rules read. */
   private isPinned(resource: string): boolean {
-    this.references ??= new Set(this.store.effective().flow.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource])));
+    this.references ??= referencedResources(this.store.effective());
     return this.references.has(resource) || this.store.hasRules(resource);
   }
 
@@ -561,7 +561,7 @@ export class Floodgate {
       for (const resource of change.resources) resources.add(resource);
     }
     if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.scope === 'inbound')) this.compileInbound();
-    if (kinds.has('flow')) this.references = undefined;
+    if ([...kinds].some((kind) => KINDS_BY_KEY.get(kind)!.referenceOf !== undefined)) this.references = undefined;
     for (const resource of resources) {
       const state = this.resources.get(resource);
       if (state !== undefined) state.dirty = true;
@@ -704,6 +704,19 @@ export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
   }
   reader.throwIfAny();
   return result as Partial<RuleSet>;
+}
+
+/** The resources the rules in force read besides their own (see `RuleKind.referenceOf`). */
+function referencedResources(rules: RuleSet): ReadonlySet<string> {
+  const references = new Set<string>();
+  for (const kind of RULE_KINDS as readonly RuleKind[]) {
+    if (kind.referenceOf === undefined) continue;
+    for (const rule of rules[kind.key as RuleKindKey] as readonly object[]) {
+      const reference = kind.referenceOf(rule);
+      if (reference !== undefined) references.add(reference);
+    }
+  }
+  return references;
 }
 
 function sourceOf(options: LoadOptions | undefined): string {

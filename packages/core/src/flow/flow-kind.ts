@@ -134,12 +134,7 @@ function compileFlowRules(rules: readonly FlowRule[], ctx: CompileContext) {
     return new FlowRuleChecker(rule, controller, (resource) => ctx.lookupNode(resource), named);
   });
   const other = rules.some((rule) => rule.limitOrigin === 'other');
-  const references = rules.flatMap((rule) => (rule.refResource === undefined ? [] : [rule.refResource]));
-  return {
-    checkers,
-    ...(named.size > 0 || other ? { origins: { named, other } } : {}),
-    ...(references.length > 0 ? { references } : {}),
-  };
+  return { checkers, ...(named.size > 0 || other ? { origins: { named, other } } : {}) };
 }
 
 /** The pacing window of flow rules: `threshold` calls per second. */
@@ -175,5 +170,6 @@ export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> = {
   normalize: normalizeFlowRule,
   resourceOf: (rule) => rule.resource,
   compile: compileFlowRules,
+  referenceOf: (rule) => rule.refResource,
   cluster: flowCluster,
 };

@@ -90,8 +90,6 @@ export interface CompiledRules {
    * other origin is counted on its own (kept in a bounded LRU).
    */
   readonly origins?: { readonly named: ReadonlySet<string>; readonly other: boolean };
-  /** Other resources the checks read (`relate`): tracked whatever the resource cap. */
-  readonly references?: readonly string[];
   /** The `params` keys the checks read, so adapters know to capture them. */
   readonly paramKeys?: readonly string[];
 }
@@ -121,6 +119,11 @@ export interface RuleKind<K extends string = string, R extends object = object, 
   resourceOf(rule: R): string;
   /** Compiles the rules of one resource (inbound kinds: all of them) into checkers. */
   compile(rules: readonly R[], ctx: CompileContext): CompiledRules;
+  /**
+   * Another resource whose statistics the rule reads (flow's `relate`), if any: the engine
+   * tracks it whatever the resource cap, from the moment the rule is in force.
+   */
+  referenceOf?(rule: R): string | undefined;
   /** For kinds whose rules may take `cluster`: how the cluster wrapper asks a shared store. */
   readonly cluster?: ClusterBinding<R> | ClusterBreakerBinding<R>;
   /** Type-only: the rule as users write it. Never set. */
