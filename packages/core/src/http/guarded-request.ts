@@ -236,10 +236,10 @@ export class GuardedRequest {
     const open = this.socket?.[OPEN];
     this.socket = undefined;
     if (open === undefined) return;
-    // Almost always the last (or only) request of the connection.
-    const at = open.lastIndexOf(this);
-    if (at === open.length - 1) open.pop();
-    else if (at >= 0) open.splice(at, 1);
+    // A connection's responses end in order: the request ending is almost always its oldest open one.
+    const at = open.indexOf(this);
+    if (at === 0) open.shift();
+    else if (at > 0) open.splice(at, 1);
   }
 
   /** The response or its connection closed: ends the request, finished or not. */
