@@ -68,6 +68,17 @@ describe('normalizeHotParamRule', () => {
     expect(Object.isFrozen(items)).toBe(false);
   });
 
+  it('keeps specificItems in key order whatever order they were given in, so a reordered rule is the same rule', () => {
+    const keys = ['d', 'a', 'c', 'b', 'e'];
+    for (let shift = 0; shift < keys.length; shift++) {
+      for (const order of [keys, [...keys].reverse()]) {
+        const given = [...order.slice(shift), ...order.slice(0, shift)];
+        const [rule] = normalizeRules('hotParams', [{ ...base, specificItems: Object.fromEntries(given.map((key, i) => [key, i])) }]);
+        expect(Object.keys(rule!.specificItems)).toEqual(['a', 'b', 'c', 'd', 'e']);
+      }
+    }
+  });
+
   it('keeps a "__proto__" item as an item', () => {
     const [rule] = normalizeRules('hotParams', [{ ...base, specificItems: JSON.parse('{"__proto__": 3}') }]);
     expect(Object.keys(rule!.specificItems)).toEqual(['__proto__']);
@@ -150,6 +161,14 @@ describe('normalizeHotParamRule', () => {
       'hotParams[0].specificItems.vip: must be a safe integer >= 0, got "many"',
       'hotParams[0].specificItems.abuser: must be a safe integer >= 0, got -1',
       'hotParams[0].specificItems["10.0.0.1"]: must be a safe integer >= 0, got 1.5',
+    ]);
+  });
+
+  it('quotes an item key that is not an identifier in the issue path', () => {
+    expect(issuesOf([{ ...base, specificItems: { 'eu-west': -1, '1st': -1, _ok$2: -1 } }])).toEqual([
+      'hotParams[0].specificItems["eu-west"]: must be a safe integer >= 0, got -1',
+      'hotParams[0].specificItems["1st"]: must be a safe integer >= 0, got -1',
+      'hotParams[0].specificItems._ok$2: must be a safe integer >= 0, got -1',
     ]);
   });
 
