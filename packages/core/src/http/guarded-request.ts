@@ -92,11 +92,11 @@ export class GuardedRequest {
 
   /** The state of `res`, made (and tied to the response's and the connection's `close`) on first use. */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
-    const socket: TrackedSocket | null | undefined = res.req?.socket;
-    const onConnection = keptOnConnection(res, socket);
-    const found = onConnection ? openOn(socket!, res) : (res as Carrier)[STATE];
+    const socket = connectionOf(res);
+    const found = GuardedRequest.find(res, socket);
     if (found !== undefined) return found;
     const state = new GuardedRequest(res, isFailure);
+    const onConnection = socket !== undefined && swapped(res);
     if (!onConnection) (res as Carrier)[STATE] = state;
     if (socket?.destroyed === true || res.finished) {
       // Guarded after the client left or the response was sent (behind an asynchronous middleware): never enter.
@@ -106,14 +106,16 @@ export class GuardedRequest {
     // A closure: finding the state from the response costs more on Express (see STATE).
     res.on('close', () => state.ended());
     // A response on its connection closes with it; one waiting behind another does not.
-    if (onConnection || (res.socket == null && socket != null && typeof socket.on === 'function')) state.track(socket!);
+    if (socket !== undefined && (onConnection || res.socket == null)) state.track(socket);
     return state;
   }
 
-  /** The state of `res`, if a Floodgate middleware guarded it (and, on a swapped response, it has not ended). */
-  static find(res: HttpResponseLike): GuardedRequest | undefined {
-    const socket: TrackedSocket | null | undefined = res.req?.socket;
-    return keptOnConnection(res, socket) ? openOn(socket!, res) : (res as Carrier)[STATE];
+  /**
+   * The state of `res`, if a Floodgate middleware guarded it (and, on a swapped response, it has
+   * not ended). `socket` is its connection, when the caller has read it already.
+   */
+  static find(res: HttpResponseLike, socket = connectionOf(res)): GuardedRequest | undefined {
+    return socket !== undefined && swapped(res) ? openOn(socket, res) : (res as Carrier)[STATE];
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -248,13 +250,19 @@ export class GuardedRequest {
   }
 }
 
+/** The connection of `res` (its request's socket, also while the response waits behind another), if it can be listened to. */
+function connectionOf(res: HttpResponseLike): TrackedSocket | undefined {
+  const socket: TrackedSocket | null | undefined = res.req?.socket;
+  return socket != null && typeof socket.on === 'function' ? socket : undefined;
+}
+
 /**
- * Whether the state of `res` is kept on its connection: its prototype was swapped (see
- * {@link STATE}) for an object that is no class's prototype (Express's `app.response`, made by
- * `Object.create`), where Node's, Koa's and Fastify's responses have their class's.
+ * Whether the prototype of `res` was swapped (see {@link STATE}) for an object that is no
+ * class's prototype (Express's `app.response`, made by `Object.create`), where Node's, Koa's and
+ * Fastify's responses have their class's: its state is then kept on its connection.
  */
-function keptOnConnection(res: HttpResponseLike, socket: TrackedSocket | null | undefined): boolean {
-  return socket != null && typeof socket.on === 'function' && !Object.hasOwn(Object.getPrototypeOf(res) as object, 'constructor');
+function swapped(res: HttpResponseLike): boolean {
+  return !Object.hasOwn(Object.getPrototypeOf(res) as object, 'constructor');
 }
 
 /** The state of `res` among those open on `socket` (the last ones are the likeliest). */
