@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { hotParam, rateLimit } from '@floodgate/express';
 import { Floodgate, ManualClock } from '@floodgate/core';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 
 const ok: RequestHandler = (_req, res) => void res.json({ ok: true });
 
@@ -143,10 +144,10 @@ describe('per-route resources of mounted routers', () => {
           expect(shape.templates).toEqual(expect.arrayContaining(fg.resourceNames()));
           expect(fg.describeRules().length).toBeLessThanOrEqual(shape.templates.length);
         }),
-        { numRuns: 40 },
+        propertyRuns(40),
       );
       expect(fg.resourceNames().sort()).toEqual([...shape.templates].sort());
-    });
+    }, propertyTimeoutMs(40));
   });
 
   it('limits by a mount parameter’s value when the router merges params', async () => {

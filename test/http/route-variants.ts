@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { Floodgate, ManualClock } from '@floodgate/core';
 import type { Handler, Harness, RouteGuardSpec, Started } from './app-spec';
 import { sendRaw } from './raw-client';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 
 /**
  * A property, run against each framework: whatever spelling of a limited path a client sends
@@ -95,10 +96,10 @@ export function runRouteVariants(harness: Harness): void {
             if (runs > target.threshold) throw new Error(`${target.name} ran ${runs} times within one window (limit ${target.threshold}): ${JSON.stringify(requests.map((r) => `${r.method} ${r.url}`))}`);
           }
         }),
-        { numRuns: 40 },
+        propertyRuns(40),
       );
       // The property is not vacuous: spellings the framework routes did reach the handlers.
       expect(reached).toBeGreaterThan(0);
-    });
+    }, propertyTimeoutMs(40));
   });
 }

@@ -6,6 +6,7 @@ import { Floodgate, ManualClock } from '@floodgate/core';
 import { ABSENT_VALUE, FloodgateModule, HotParam, ipKey } from '@floodgate/nestjs';
 import { countable } from '../../packages/nestjs/src/hot-param-values';
 import { PLATFORMS, portOf, startNest, type NestHarness, type Platform } from './nest-harness';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 
 describe('countable', () => {
   it('keeps strings, numbers and booleans as they are', () => {
@@ -124,7 +125,7 @@ describe.each(PLATFORMS)('per-value limits over HTTP on %s', (platform: Platform
         }
         for (const counts of Object.values(admitted)) for (const n of counts.values()) expect(n).toBeLessThanOrEqual(THRESHOLD);
       }),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
-  });
+  }, propertyTimeoutMs(40));
 });

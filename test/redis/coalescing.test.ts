@@ -3,6 +3,7 @@ import { Floodgate } from '@floodgate/core';
 import { redisCluster } from '@floodgate/redis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander } from './support/counting-commander';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';
 
 // The checks of one rule made in one tick go to Redis as one script call that admits n of m in
@@ -74,9 +75,9 @@ describe('coalesced cluster checks', () => {
         const passed = await countPasses(Array.from({ length: calls }, (_, i) => hit(engines[i % 2]!, resource, { args: ['one-value'] })));
         expect(passed).toBe(Math.min(calls, threshold));
       }),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
-  });
+  }, propertyTimeoutMs(60));
 
   it('charges a refused call nothing, so later smaller calls in the same batch still pass', async () => {
     const { fg } = await countedEngine();

@@ -10,6 +10,7 @@ import {
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, T0 } from './support/cluster-fixture';
 import { countingCommander, type CountingCommander } from './support/counting-commander';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';
 import { until } from '../support/until';
 
@@ -212,9 +213,9 @@ describe('a shared breaker’s state machine', () => {
           expect({ i, call: outcome(calls[0]!), state: stateOf(x.fg) }).toEqual({ i, call: outcome(calls[1]!), state: stateOf(local) });
         }
       }),
-      { numRuns: Number(process.env.RUNS ?? 60) },
+      propertyRuns(60),
     );
-  }, 600_000);
+  }, Math.max(600_000, propertyTimeoutMs(60)));
 });
 
 describe('a shared breaker while closed', () => {
@@ -375,9 +376,9 @@ describe('a shared breaker half-open', () => {
         for (const r of probes) (r as PromiseFulfilledResult<Entry>).value.exit();
         await settled(...xs);
       }),
-      { numRuns: 25 },
+      propertyRuns(25),
     );
-  });
+  }, propertyTimeoutMs(25));
 });
 
 describe('a shared breaker’s events', () => {

@@ -3,6 +3,7 @@ import { Floodgate, type FlowRuleOptions, type HotParamRuleOptions } from '@floo
 import { redisCluster } from '@floodgate/redis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander } from './support/counting-commander';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';
 import { until } from '../support/until';
 
@@ -127,9 +128,9 @@ describe('refunds of a shared window (cluster flow rule)', () => {
           expect(passed).toBe(expected);
         },
       ),
-      { numRuns: 40 },
+      propertyRuns(40),
     );
-  });
+  }, propertyTimeoutMs(40));
 });
 
 describe('refunds of a shared token bucket (cluster hotspot rule)', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Floodgate, isBlockError, ManualClock } from '@floodgate/core';
 import { ClusterFixture, T0 } from './support/cluster-fixture';
+import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';
 
 // The Lua token bucket against core's local hotspot token bucket (refillTokens and the reject
@@ -117,9 +118,9 @@ describe('the Lua token bucket', () => {
           expect({ at, acquireCount, outcome: actual }).toEqual({ at, acquireCount, outcome: expected });
         }
       }),
-      { numRuns: 150 },
+      propertyRuns(150),
     );
-  }, 60_000);
+  }, propertyTimeoutMs(150));
 });
 
 function outcomeOf(result: unknown): Outcome {

@@ -2,6 +2,7 @@ import { Entry, Floodgate, ManualClock, type BlockEvent } from '@floodgate/core'
 import fc from 'fast-check';
 import { ruleIdOf } from '../../../packages/core/src/engine/block-counts';
 import { FlowBlockError } from '../../../packages/core/src/flow/flow-rule';
+import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 const engine = (): { fg: Floodgate; clock: ManualClock } => {
   const clock = new ManualClock();
@@ -155,8 +156,9 @@ describe('blocks by rule', () => {
           for (const b of byRule) expect(['authority#0', 'flow#0', 'flow#1', 'hotParam#0']).toContain(b.ruleId);
         },
       ),
+      propertyRuns(100),
     );
-  });
+  }, propertyTimeoutMs(100));
 });
 
 describe('ruleIdOf', () => {

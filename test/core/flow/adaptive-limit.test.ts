@@ -3,6 +3,7 @@ import { Entry, FlowBlockError, Floodgate, ManualClock, type FlowRuleOptions } f
 import { ADAPTIVE_LIMIT_DEFAULTS, AdaptiveLimit } from '../../../packages/core/src/flow/adaptive-limit';
 import { PASS } from '../../../packages/core/src/flow/traffic-controllers';
 import { StatisticNode } from '../../../packages/core/src/kernel/statistic-node';
+import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 /**
  * A limit driven by hand: `wave(t, rt)` admits calls at time `t` until the limit refuses one,
@@ -185,8 +186,9 @@ describe('AdaptiveLimit', () => {
           t += rt;
         }
       }),
+      propertyRuns(100),
     );
-  });
+  }, propertyTimeoutMs(100));
 });
 
 describe('adaptive flow rules on the engine', () => {

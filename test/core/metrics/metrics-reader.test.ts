@@ -1,6 +1,7 @@
 import { Entry, Floodgate, ManualClock, RuleValidationError, TimeoutError } from '@floodgate/core';
 import { METRICS_READER_DEFAULTS, MetricsReader, OTHER_RESOURCES, type ResourceMetrics } from '@floodgate/core/metrics';
 import fc from 'fast-check';
+import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 const engine = (): { fg: Floodgate; clock: ManualClock } => {
   const clock = new ManualClock();
@@ -153,8 +154,9 @@ describe('MetricsReader', () => {
           reader.close();
         }
       }),
+      propertyRuns(100),
     );
-  });
+  }, propertyTimeoutMs(100));
 
   it('reads each breaker state of labelled resources, and counts every breaker by state', () => {
     const { fg } = engine();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { play, type EngineHarness } from './engine-harness';
 import { BreakerWatch } from './invariants';
-import { propertyRuns, propertyTimeoutMs } from './property-runs';
+import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 import { scenarios } from './scenario';
 
 /** Cases per `npm test` run (FLOODGATE_PROPERTY_RUNS overrides it). */
