@@ -176,6 +176,19 @@ describe('hotspot QPS reject (token bucket per value)', () => {
     expect(isEntry(fg.tryEntry('r', arg('a')))).toBe(false);
   });
 
+  it('adds no token for a duration not complete yet under a fractional durationMs, where elapsed / durationMs rounds up', async () => {
+    // In doubles 1698.3 / 99.9 is 17, but 1698.3 is below 17 × 99.9 (1698.3000000000002).
+    expect(1_698.3 / 99.9).toBe(17);
+    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, burstCount: 100, durationMs: 99.9 }]);
+    fg.entry('r', { args: ['a'], acquireCount: 101 }).exit();
+    fg.entry('r', { args: ['b'], acquireCount: 101 }).exit();
+    await clock.advance(1_698.3);
+    expect(passesUntilBlocked(fg, 'r', arg('a'))).toBe(16);
+    await clock.advance(17 * 99.9 - clock.now());
+    expect(clock.now()).toBe(1_698.300_000_000_000_2);
+    expect(passesUntilBlocked(fg, 'r', arg('b'))).toBe(17);
+  });
+
   it('refills a full bucket exactly after a 30-year idle gap under a threshold near 2^53', async () => {
     const threshold = 2 ** 53 - 2;
     const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold, burstCount: 1 }]);

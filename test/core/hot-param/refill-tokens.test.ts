@@ -45,4 +45,19 @@ describe('refillTokens', () => {
     expect(BigInt(elapsed) * BigInt(tokenCount)).toBeGreaterThan(2n ** 63n);
     expect(refillTokens(0, elapsed, tokenCount, tokenCount, 1_000)).toBe(tokenCount);
   });
+
+  it('adds exactly the whole durations elapsed under a fractional durationMs', () => {
+    // 11242.95 is 17 × 661.35, to the last bit.
+    expect(refillTokens(0, 11_242.95, 7, 207, 661.35)).toBe(17 * 7);
+  });
+
+  it('adds in proportion to a fractional elapsed time', () => {
+    expect(refillTokens(0, 1_500.5, 10, 20, 1_000)).toBe(15);
+    expect(refillTokens(2, 1_999.9, 10, 30, 1_000)).toBe(21);
+  });
+
+  it('adds exactly in proportion to a fractional elapsed time under a threshold whose product passes 2^50', () => {
+    const tokenCount = 2 ** 52 + 1;
+    expect(refillTokens(0, 1_001.5, tokenCount, Number.MAX_SAFE_INTEGER, 1_000)).toBe(Number((10_015n * BigInt(tokenCount)) / 10_000n));
+  });
 });
