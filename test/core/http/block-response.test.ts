@@ -120,6 +120,22 @@ describe('blockResponse', () => {
     expect([first.headers['Retry-After'], second.headers['Retry-After']]).toEqual(['1', '3']);
   });
 
+  it('shares the frozen headers of blocks alike, and builds them anew when the wait, the quota or the draft differ', () => {
+    const block = (retryAfterMs: number, threshold = 10) =>
+      new FlowBlockError({ resource: 'GET /alike', rule: { ...qpsRule, threshold }, retryAfterMs });
+    const first = blockResponse(block(900));
+    expect(Object.isFrozen(first.headers)).toBe(true);
+    expect(blockResponse(block(400)).headers).toBe(first.headers);
+    const later = blockResponse(block(1900));
+    expect(later.headers).toEqual({ ...first.headers, 'Retry-After': '2', RateLimit: '"flow";r=0;t=2' });
+    const higher = blockResponse(block(1900, 20));
+    expect(higher.headers['RateLimit-Policy']).toBe('"flow";q=20;w=1');
+    const draft7 = blockResponse(block(1900, 20), { headers: 'draft-7' });
+    expect(draft7.headers).toMatchObject({ 'RateLimit-Policy': '20;w=1', RateLimit: 'limit=20, remaining=0, reset=2' });
+    const none = blockResponse(block(1900, 20), { headers: false });
+    expect(none.headers).toEqual({ 'Content-Type': first.headers['Content-Type'], 'Content-Length': String(none.json.length), 'Retry-After': '2' });
+  });
+
   it('keeps one body per detail, code and policy on a resource, never mixing them up', () => {
     const resource = 'GET /mixed';
     const qps = blockResponse(new FlowBlockError({ resource, rule: qpsRule }));
