@@ -256,13 +256,22 @@ function connectionOf(res: HttpResponseLike): TrackedSocket | undefined {
   return socket != null && typeof socket.on === 'function' ? socket : undefined;
 }
 
+/** The last prototype {@link swapped} was asked about, and its answer: an app's responses all share one. */
+let lastPrototype: object | undefined;
+let lastSwapped = false;
+
 /**
  * Whether the prototype of `res` was swapped (see {@link STATE}) for an object that is no
  * class's prototype (Express's `app.response`, made by `Object.create`), where Node's, Koa's and
  * Fastify's responses have their class's: its state is then kept on its connection.
  */
 function swapped(res: HttpResponseLike): boolean {
-  return !Object.hasOwn(Object.getPrototypeOf(res) as object, 'constructor');
+  const prototype = Object.getPrototypeOf(res) as object;
+  if (prototype !== lastPrototype) {
+    lastPrototype = prototype;
+    lastSwapped = !Object.hasOwn(prototype, 'constructor');
+  }
+  return lastSwapped;
 }
 
 /** The state of `res` among those open on `socket` (the last ones are the likeliest). */
