@@ -16,8 +16,8 @@ export interface HttpResponseLike {
   readonly statusCode: number;
   /**
    * Whether the response was ended (`end()` was called; Node's `writableEnded`). Read as this
-   * field, not the getter: on Express's responses every read misses V8's caches (see
-   * {@link STATE}), and a getter found four prototypes up costs several such reads.
+   * field, not the getter: on Express's responses every read misses V8's caches (each has a
+   * hidden class of its own), and a getter found four prototypes up costs several such reads.
    */
   readonly finished: boolean;
   /** Whether the status line and headers were sent. */
