@@ -1,3 +1,4 @@
+import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/express';
@@ -18,6 +19,17 @@ describe('@floodgate/express', () => {
     await request(app).get('/api/users/1').expect(200);
     const blocked = await request(app).get('/api/users/2').expect(429);
     expect(JSON.parse(blocked.text).resource).toBe('GET /api/users/:id');
+  });
+
+  it('guards a request that no Express app handed over (a bare router), routing letter case together', async () => {
+    const guard = resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1 } } } });
+    // What the router package alone sets on a Node request: originalUrl, and no app.
+    const server = http.createServer((req, res) => {
+      Object.assign(req, { originalUrl: req.url });
+      guard(req as Request, res as Response, (err?: unknown) => void res.writeHead(err === undefined ? 200 : 500).end());
+    });
+    const codes = [(await request(server).get('/a')).status, (await request(server).get('/A')).status];
+    expect(codes).toEqual([200, 429]);
   });
 
   it('matches route patterns on the full path, whatever the mount point', async () => {

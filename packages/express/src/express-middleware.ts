@@ -137,9 +137,10 @@ export function ipKey(req: Request, options?: IpKeyOptions): string {
   return ipAddressKey(req.ip, options);
 }
 
-/** Whether the app routes letter case apart (its `case sensitive routing` setting). */
+/** Whether the app routes letter case apart (its `case sensitive routing` setting); false outside an app (a bare router). */
 function caseSensitive(req: Request): boolean {
-  return Boolean((req.app.settings as Record<string, unknown>)['case sensitive routing']);
+  const app = req.app as { readonly settings?: Record<string, unknown> } | undefined;
+  return Boolean(app?.settings?.['case sensitive routing']);
 }
 
 /**
