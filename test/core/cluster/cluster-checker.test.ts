@@ -1,18 +1,6 @@
-import { Floodgate, ManualClock, type ClusterFallbackEvent, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, ManualClock, type ClusterFallbackEvent } from '@floodgate/core';
 import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterLimiterSpec } from '@floodgate/core/cluster';
-import { MemoryClusterBackend, type StoreHealth } from './memory-cluster-backend';
-
-/** An engine on a manual clock over an in-process store, with the fallbacks it reports. */
-function clustered(rules: RuleSetOptions, health: StoreHealth = 'up', withoutAcquireEach = false) {
-  const clock = new ManualClock();
-  const backend = new MemoryClusterBackend(clock, withoutAcquireEach);
-  backend.health = health;
-  const fg = new Floodgate({ clock, cluster: backend });
-  const fallbacks: ClusterFallbackEvent[] = [];
-  fg.on('clusterFallback', (event) => fallbacks.push(event));
-  fg.loadRules(rules);
-  return { fg, clock, backend, fallbacks };
-}
+import { clustered, type StoreHealth } from './memory-cluster-backend';
 
 /** The parameters of a call whose `key` cannot be read: reading it throws. */
 function unreadable(key: string): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { Clock } from '@floodgate/core';
+import { Floodgate, ManualClock, type Clock, type ClusterFallbackEvent, type RuleSetOptions } from '@floodgate/core';
 import type {
   ClusterBackend,
   ClusterDecision,
@@ -203,4 +203,16 @@ export class MemoryLimiter implements ClusterLimiter {
 
 function bucketStart(now: number): number {
   return Math.floor(now / BUCKET_MS) * BUCKET_MS;
+}
+
+/** An engine on a manual clock over an in-process store (see {@link MemoryClusterBackend}), with the fallbacks it reports. */
+export function clustered(rules: RuleSetOptions, health: StoreHealth = 'up', withoutAcquireEach = false) {
+  const clock = new ManualClock();
+  const backend = new MemoryClusterBackend(clock, withoutAcquireEach);
+  backend.health = health;
+  const fg = new Floodgate({ clock, cluster: backend });
+  const fallbacks: ClusterFallbackEvent[] = [];
+  fg.on('clusterFallback', (event) => fallbacks.push(event));
+  fg.loadRules(rules);
+  return { fg, clock, backend, fallbacks };
 }

@@ -1,15 +1,9 @@
 import { Floodgate, FlowBlockError, ManualClock, type FlowRuleOptions } from '@floodgate/core';
-import { MemoryClusterBackend } from '../cluster/memory-cluster-backend';
+import { clustered } from '../cluster/memory-cluster-backend';
 import { engineWith, passesUntilBlocked } from './helpers';
 
-/** An engine on a manual clock over an in-process cluster store, with the given flow rules. */
-function clustered(rules: FlowRuleOptions[]) {
-  const clock = new ManualClock();
-  const backend = new MemoryClusterBackend(clock);
-  const fg = new Floodgate({ clock, cluster: backend });
-  fg.loadFlowRules(rules);
-  return { fg, clock, backend };
-}
+/** The engine of `clustered()` with these flow rules. */
+const withRules = (rules: FlowRuleOptions[]) => clustered({ flow: rules });
 
 describe('relate strategy', () => {
   it("limits the resource by refResource's traffic", () => {
@@ -119,7 +113,7 @@ describe('limitOrigin', () => {
 
 describe('cluster flow rules', () => {
   it('names each rule in the store by resource, behaviour and origin, with one scope for its one count and one per other origin', async () => {
-    const { fg, backend } = clustered([
+    const { fg, backend } = withRules([
       { resource: 'r', threshold: 5, cluster: {} },
       { resource: 'r', threshold: 5, limitOrigin: 'app-a', cluster: {} },
       { resource: 'r', threshold: 5, limitOrigin: 'other', cluster: {} },
@@ -137,13 +131,13 @@ describe('cluster flow rules', () => {
   });
 
   it("does not count calls without an origin under an 'other' rule in the store", async () => {
-    const { fg, backend } = clustered([{ resource: 'r', threshold: 1, limitOrigin: 'other', cluster: {} }]);
+    const { fg, backend } = withRules([{ resource: 'r', threshold: 1, limitOrigin: 'other', cluster: {} }]);
     for (let i = 0; i < 3; i++) (await fg.enter('r')).exit();
     expect([...backend.limiters.values()].flatMap((limiter) => limiter.scopes())).toEqual([]);
   });
 
   it('paces a throttle rule in the store: enter() calls queue one interval apart', async () => {
-    const { fg, clock } = clustered([{ resource: 'r', behavior: 'throttle', threshold: 10, cluster: {} }]);
+    const { fg, clock } = withRules([{ resource: 'r', behavior: 'throttle', threshold: 10, cluster: {} }]);
     const first = await fg.enter('r');
     const second = fg.enter('r');
     await new Promise((resolve) => setImmediate(resolve)); // the store answers: wait 100 ms

@@ -1,8 +1,8 @@
-import { ErrorCodes, Floodgate, ManualClock, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
+import { ErrorCodes, Floodgate, ManualClock, type HotParamRuleOptions } from '@floodgate/core';
 import type { ClusterBackend, ClusterLimiter } from '@floodgate/core/cluster';
 import type { HotParamChecker } from '../../../packages/core/src/hot-param/hot-param-checker';
 import { hotParamKind } from '../../../packages/core/src/hot-param/hot-param-kind';
-import { MemoryClusterBackend, type StoreHealth } from '../cluster/memory-cluster-backend';
+import { clustered, type StoreHealth } from '../cluster/memory-cluster-backend';
 import { compileContext, normalizeRules } from '../rules';
 import { arg, engineWith, isEntry, passesUntilBlocked } from './helpers';
 
@@ -192,22 +192,13 @@ describe('hotParamKind: what adapters and the engine read', () => {
 });
 
 describe('hotspot cluster rules (hotParamKind.cluster)', () => {
-  /** An engine on a manual clock over an in-process store, with the fallbacks it reports. */
-  function clustered(rules: HotParamRuleOptions[], health: StoreHealth = 'up', withoutAcquireEach = false) {
-    const clock = new ManualClock();
-    const backend = new MemoryClusterBackend(clock, withoutAcquireEach);
-    backend.health = health;
-    const fg = new Floodgate({ clock, cluster: backend });
-    const fallbacks: ClusterFallbackEvent[] = [];
-    fg.on('clusterFallback', (event) => fallbacks.push(event));
-    fg.loadHotParamRules(rules);
-    return { fg, backend, fallbacks };
-  }
+  /** The engine of `clustered()` with these hotspot rules. */
+  const withRules = (rules: HotParamRuleOptions[], health?: StoreHealth, withoutAcquireEach?: boolean) => clustered({ hotParams: rules }, health, withoutAcquireEach);
 
   const shared = { resource: 'r', paramIndex: 0, threshold: 1, cluster: {} } as const;
 
   it('names each rule in the store by its resource, behavior and parameter, and asks for a token bucket or pacing', () => {
-    const { backend } = clustered([
+    const { backend } = withRules([
       { resource: 'r', paramIndex: 1, threshold: 5, burstCount: 2, cluster: {} },
       { resource: 'r', paramKey: 'userId', behavior: 'throttle', threshold: 4, durationMs: 2_000, maxQueueingTimeMs: 100, cluster: {} },
     ]);
@@ -235,27 +226,27 @@ describe('hotspot cluster rules (hotParamKind.cluster)', () => {
   });
 
   it('asks the store with the threshold of the value’s specific item', async () => {
-    const { fg } = clustered([{ ...shared, specificItems: { vip: 3 } }]);
+    const { fg } = withRules([{ ...shared, specificItems: { vip: 3 } }]);
     for (let i = 0; i < 3; i++) (await fg.enter('r', arg('vip'))).exit();
     await expect(fg.enter('r', arg('vip'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED' });
   });
 
   it('names the value in the error of a call the store refused', async () => {
-    const { fg, fallbacks } = clustered([shared]);
+    const { fg, fallbacks } = withRules([shared]);
     (await fg.enter('r', arg('a'))).exit();
     await expect(fg.enter('r', arg('a'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a' });
     expect(fallbacks).toEqual([]);
   });
 
   it('asks a limiter without acquireEach for a single value', async () => {
-    const { fg, fallbacks } = clustered([shared], 'up', true);
+    const { fg, fallbacks } = withRules([shared], 'up', true);
     (await fg.enter('r', arg('a'))).exit();
     await expect(fg.enter('r', arg('a'))).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a' });
     expect(fallbacks).toEqual([]);
   });
 
   it('asks the store only for the elements of an array value that hotspot rules limit', async () => {
-    const { fg, backend } = clustered([shared]);
+    const { fg, backend } = withRules([shared]);
     (await fg.enter('r', arg([null, { id: 1 }, 'a', undefined]))).exit();
     (await fg.enter('r', arg([{ id: 1 }, 'b', null]))).exit();
     const [limiter] = backend.limiters.values();
@@ -263,7 +254,7 @@ describe('hotspot cluster rules (hotParamKind.cluster)', () => {
   });
 
   it('does not ask the store for an array value without a limited element', async () => {
-    const { fg, fallbacks } = clustered([shared], 'error');
+    const { fg, fallbacks } = withRules([shared], 'error');
     (await fg.enter('r', arg([null, { id: 1 }]))).exit();
     (await fg.enter('r', arg([]))).exit();
     expect(fallbacks).toEqual([]);
