@@ -1,4 +1,4 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate, isBlockError, ManualClock } from '@floodgate/core';
 import { HttpGuard } from '@floodgate/core/http';
 import { GuardedRequest } from '../../../packages/core/src/http/guarded-request';
 import { FakeResponse, FakeSocket } from './fake-response';
@@ -53,6 +53,19 @@ describe('GuardedRequest', () => {
     const socket = new FakeSocket();
     socket.close();
     expect(guard.guardRoutes(new FakeResponse(socket), {}, 'GET', '/a')).toBe('aborted');
+    expect(fg.stats('GET /a')?.lastSecond.pass ?? 0).toBe(0);
+  });
+
+  it('listens to nothing for a request refused before it held anything, and to its response once it holds an entry', () => {
+    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /*': { rateLimit: { threshold: 0 } } });
+    const socket = new FakeSocket();
+    const refused = new FakeResponse(socket, { waiting: true });
+    expect(isBlockError(guard.guardRoutes(refused, {}, 'GET', '/b'))).toBe(true);
+    expect([refused.listenerCount('close'), socket.listenerCount('close')]).toEqual([0, 0]);
+    // Admitted by the first route, refused by the second: it listened while it held the entry.
+    const both = new FakeResponse(socket, { waiting: true });
+    expect(isBlockError(guard.guardRoutes(both, {}, 'GET', '/a'))).toBe(true);
+    expect([both.listenerCount('close'), socket.listenerCount('close')]).toEqual([1, 1]);
     expect(fg.stats('GET /a')?.lastSecond.pass ?? 0).toBe(0);
   });
 

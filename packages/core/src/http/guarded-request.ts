@@ -82,31 +82,28 @@ export class GuardedRequest {
   private controller: AbortController | undefined = undefined;
   private timer: AbortController | undefined = undefined;
   private deadline = Infinity;
+  private listening = false;
   private socket: TrackedSocket | undefined = undefined;
 
   private constructor(
     /** The response the request is answered with. */
     readonly res: HttpResponseLike,
     private readonly isFailure: (status: number, error: unknown) => boolean,
+    /** The connection, if it can be listened to. */
+    private readonly connection: TrackedSocket | undefined,
   ) {}
 
-  /** The state of `res`, made (and tied to the response's and the connection's `close`) on first use. */
+  /**
+   * The state of `res`: the one a Floodgate middleware kept for it (see {@link GuardedRequest.listen}),
+   * else a new one, closed if the client left or the response was sent before it was guarded
+   * (behind an asynchronous middleware: nothing may be entered then).
+   */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
     const socket = connectionOf(res);
     const found = GuardedRequest.find(res, socket);
     if (found !== undefined) return found;
-    const state = new GuardedRequest(res, isFailure);
-    const onConnection = socket !== undefined && swapped(res);
-    if (!onConnection) (res as Carrier)[STATE] = state;
-    if (socket?.destroyed === true || res.finished) {
-      // Guarded after the client left or the response was sent (behind an asynchronous middleware): never enter.
-      state.closed = true;
-      return state;
-    }
-    // A closure: finding the state from the response costs more on Express (see STATE).
-    res.on('close', () => state.ended());
-    // A response on its connection closes with it; one waiting behind another does not.
-    if (socket !== undefined && (onConnection || res.socket == null)) state.track(socket);
+    const state = new GuardedRequest(res, isFailure, socket);
+    if (socket?.destroyed === true || res.finished) state.closed = true;
     return state;
   }
 
@@ -116,6 +113,25 @@ export class GuardedRequest {
    */
   static find(res: HttpResponseLike, socket = connectionOf(res)): GuardedRequest | undefined {
     return socket !== undefined && swapped(res) ? openOn(socket, res) : (res as Carrier)[STATE];
+  }
+
+  /**
+   * Keeps the state for the request's other middlewares and ties it to the response's and the
+   * connection's `close`, once, before the request holds anything (an entry, a place in a queue,
+   * a timeout). A request refused before it held anything, as most are under attack, is never
+   * kept or listened to: it has nothing to give back.
+   */
+  listen(): void {
+    if (this.listening) return;
+    this.listening = true;
+    const res = this.res;
+    const socket = this.connection;
+    const onConnection = socket !== undefined && swapped(res);
+    if (!onConnection) (res as Carrier)[STATE] = this;
+    // A closure: finding the state from the response costs more on Express (see STATE).
+    res.on('close', () => this.ended());
+    // A response on its connection closes with it; one waiting behind another does not.
+    if (socket !== undefined && (onConnection || res.socket == null)) this.track(socket);
   }
 
   /** Whether the request already entered `resource` (through another middleware). */

@@ -336,6 +336,8 @@ export class HttpGuard<Req, F> {
 
   private async enterQueued(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
+    // A place in the queue is held: the client leaving must abort it.
+    state.listen();
     let entry: Entry;
     state.queued = true;
     try {
@@ -359,6 +361,7 @@ export class HttpGuard<Req, F> {
 
   /** Keeps an admitted entry for the request, and starts the route's timeout. */
   private hold(state: GuardedRequest, res: HttpResponseLike, policy: RoutePolicy, entry: Entry): void {
+    state.listen();
     state.entries.push(entry);
     if (policy.timeoutMs !== undefined) state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error) => answerTimeout(res, error));
   }
