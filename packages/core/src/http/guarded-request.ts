@@ -59,7 +59,9 @@ type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
 /**
  * The Floodgate state of one HTTP request: the entries it holds, the error its handler threw,
  * whether a block answered it, the signal that tells a queued admission the client left, and
- * its timeout. It is kept per response, so every Floodgate middleware on the request shares it.
+ * its timeout. Once the request holds something it is kept (on the response, or on the
+ * connection for an Express response: see STATE), so every Floodgate middleware on the request
+ * shares it; a request refused before it held anything is never kept ({@link GuardedRequest.listen}).
  *
  * It ends exactly once, by whichever comes first: the response's `close` (after `finish`, or
  * when the client leaves while the response is on the socket), or the connection's `close`
@@ -83,7 +85,8 @@ export class GuardedRequest {
   private timer: AbortController | undefined = undefined;
   private deadline = Infinity;
   private listening = false;
-  private socket: TrackedSocket | undefined = undefined;
+  /** Whether the request is on its connection's list of open requests. */
+  private tracked = false;
 
   private constructor(
     /** The response the request is answered with. */
@@ -131,7 +134,7 @@ export class GuardedRequest {
     // A closure: finding the state from the response costs more on Express (see STATE).
     res.on('close', () => this.ended());
     // A response on its connection closes with it; one waiting behind another does not.
-    if (socket !== undefined && (onConnection || res.socket == null)) this.track(socket);
+    if (socket !== undefined && (onConnection || res.socket == null)) this.track();
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -240,19 +243,22 @@ export class GuardedRequest {
     this.timer = undefined;
   }
 
-  private track(socket: TrackedSocket): void {
+  /** Puts the request on its connection's list of open requests (see OPEN). */
+  private track(): void {
+    const socket = this.connection!;
     let open = socket[OPEN];
     if (open === undefined) {
       open = socket[OPEN] = [];
       socket.on('close', onSocketClose);
     }
     open.push(this);
-    this.socket = socket;
+    this.tracked = true;
   }
 
   private untrack(): void {
-    const open = this.socket?.[OPEN];
-    this.socket = undefined;
+    if (!this.tracked) return;
+    this.tracked = false;
+    const open = this.connection![OPEN];
     if (open === undefined) return;
     // A connection's responses end in order: the request ending is almost always its oldest open one.
     const at = open.indexOf(this);
