@@ -18,7 +18,8 @@ module.exports = {
     {
       name: 'kinds-import-only-the-kernel',
       severity: 'error',
-      comment: 'A rule kind imports only the kernel and its own folder: never the engine, another kind, cluster, http or decorators.',
+      comment:
+        'A rule kind imports only the kernel and its own folder: never the engine, another kind, cluster, http or decorators.',
       from: { path: `${CORE}${KINDS}/` },
       to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}$1/`] },
     },
@@ -56,6 +57,9 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.check.json' },
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '(^|/)(dist|node_modules)/' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['@floodgate/source', 'import', 'require', 'node', 'default'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['@floodgate/source', 'import', 'require', 'node', 'default'],
+    },
   },
 };

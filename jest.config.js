@@ -26,7 +26,12 @@ module.exports = {
       ...shared,
       displayName: 'standard',
       roots: ['<rootDir>/test'],
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/core/decorators/legacy/', '<rootDir>/test/packages/consumer/', ...NESTJS_TESTS],
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        '<rootDir>/test/core/decorators/legacy/',
+        '<rootDir>/test/packages/consumer/',
+        ...NESTJS_TESTS,
+      ],
       transform: {
         '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.check.json' }],
       },

@@ -32,7 +32,11 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'tsconfig.check.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
-  mutate: ['packages/core/src/flow/**/*.ts', 'packages/core/src/circuit-breaker/**/*.ts', 'packages/core/src/hot-param/**/*.ts'],
+  mutate: [
+    'packages/core/src/flow/**/*.ts',
+    'packages/core/src/circuit-breaker/**/*.ts',
+    'packages/core/src/hot-param/**/*.ts',
+  ],
   ignorePatterns: ['bench', 'examples', 'reports', 'coverage', '.redis-test', 'packages/*/dist'],
   coverageAnalysis: 'perTest',
   concurrency: 1,

@@ -73,7 +73,10 @@ export interface ClusterBenchOptions {
 interface BenchCase {
   readonly name: string;
   /** Sets the case up; returns one call and a cleanup. */
-  setup(redisUrl: string, prefix: string): Promise<{ call: (i: number) => Promise<unknown>; close: () => Promise<void> }>;
+  setup(
+    redisUrl: string,
+    prefix: string,
+  ): Promise<{ call: (i: number) => Promise<unknown>; close: () => Promise<void> }>;
 }
 
 const USERS = 1000;
@@ -85,7 +88,11 @@ function client(url: string): Redis {
   return new Redis(url, { enableAutoPipelining: false });
 }
 
-async function floodgateCase(url: string, prefix: string, load: (fg: Floodgate) => void): Promise<{ fg: Floodgate; close: () => Promise<void> }> {
+async function floodgateCase(
+  url: string,
+  prefix: string,
+  load: (fg: Floodgate) => void,
+): Promise<{ fg: Floodgate; close: () => Promise<void> }> {
   const redis = client(url);
   // A generous timeout: on a busy machine a 20 ms one expires now and then, and a check that
   // falls back skips Redis, which would flatter Floodgate. Every check here waits for Redis.
@@ -123,7 +130,9 @@ const CASES: readonly BenchCase[] = [
   {
     name: 'floodgate cluster flow rule (global window)',
     async setup(url, prefix) {
-      const { fg, close } = await floodgateCase(url, prefix, (f) => f.loadFlowRules([{ resource: 'api', threshold: HUGE, cluster: { thresholdType: 'global' } }]));
+      const { fg, close } = await floodgateCase(url, prefix, (f) =>
+        f.loadFlowRules([{ resource: 'api', threshold: HUGE, cluster: { thresholdType: 'global' } }]),
+      );
       return { call: async () => (await fg.enter('api')).exit(), close };
     },
   },
@@ -149,7 +158,9 @@ const CASES: readonly BenchCase[] = [
     name: 'floodgate cluster hotspot rule, 1000 keys',
     async setup(url, prefix) {
       const { fg, close } = await floodgateCase(url, prefix, (f) =>
-        f.loadHotParamRules([{ resource: 'user', paramIndex: 0, threshold: HUGE, cluster: { thresholdType: 'global' } }]),
+        f.loadHotParamRules([
+          { resource: 'user', paramIndex: 0, threshold: HUGE, cluster: { thresholdType: 'global' } },
+        ]),
       );
       const args = Array.from({ length: USERS }, (_, i) => [`user-${i}`]);
       return { call: async (i) => (await fg.enter('user', { args: args[i % USERS]! })).exit(), close };
@@ -173,7 +184,11 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** Runs `call` for `seconds` with `concurrency` calls in flight; calls/s and sorted latencies. */
-async function closedLoop(call: (i: number) => Promise<unknown>, seconds: number, concurrency: number): Promise<{ opsPerSec: number; latencies: Float64Array }> {
+async function closedLoop(
+  call: (i: number) => Promise<unknown>,
+  seconds: number,
+  concurrency: number,
+): Promise<{ opsPerSec: number; latencies: Float64Array }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -272,7 +287,9 @@ function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -280,7 +297,11 @@ function freePort(): Promise<number> {
 /** A throwaway redis-server on a free loopback port. */
 async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     const probe = client(`redis://127.0.0.1:${port}`);
@@ -298,7 +319,11 @@ async function main(): Promise<void> {
   const own = given ? undefined : await startRedis();
   const redisUrl = given ?? own!.url;
   try {
-    const results = await runClusterRedisBench({ redisUrl, seconds: quick ? 0.5 : 2, log: (line) => process.stderr.write(`${line}\n`) });
+    const results = await runClusterRedisBench({
+      redisUrl,
+      seconds: quick ? 0.5 : 2,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
     process.stdout.write(`Node ${process.version}, Redis at ${redisUrl}${own ? ' (started for this run)' : ''}\n\n`);
     process.stdout.write(`${renderClusterRedisBench(results)}\n`);
   } finally {

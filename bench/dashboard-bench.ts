@@ -59,7 +59,9 @@ async function serve(): Promise<void> {
   const names = Array.from({ length: RESOURCES }, (_, i) => `GET /api/resource-${i}`);
   fg.loadRules({
     flow: names.map((resource) => ({ resource, threshold: NEVER })),
-    circuitBreakers: names.slice(0, 10).map((resource) => ({ resource, strategy: 'errorRatio' as const, threshold: 0.9, retryTimeoutMs: 5000 })),
+    circuitBreakers: names
+      .slice(0, 10)
+      .map((resource) => ({ resource, strategy: 'errorRatio' as const, threshold: 0.9, retryTimeoutMs: 5000 })),
   });
   setInterval(() => {
     for (const name of names) (fg.tryEntry(name) as Entry).exit();
@@ -107,10 +109,14 @@ async function main(): Promise<void> {
   const periodMs = Number(process.argv[2] ?? 10) * 1000;
   const rounds = Number(process.argv[3] ?? 3);
   const entry = await entryCost();
-  console.log(`entry()+exit(), one QPS rule: without a dashboard ${entry.without.toFixed(1)} ns, with a dashboard and no page ${entry.withDashboard.toFixed(1)} ns (ratio ${(entry.withDashboard / entry.without).toFixed(3)})`);
+  console.log(
+    `entry()+exit(), one QPS rule: without a dashboard ${entry.without.toFixed(1)} ns, with a dashboard and no page ${entry.withDashboard.toFixed(1)} ns (ratio ${(entry.withDashboard / entry.without).toFixed(3)})`,
+  );
   const { idle, open } = await pageCost(periodMs, rounds);
   const pct = (share: number): string => `${(share * 100).toFixed(2)} %`;
-  console.log(`server CPU at ${RESOURCES} resources, ${periodMs / 1000} s periods: no page ${idle.map(pct).join(' / ')}, one page ${open.map(pct).join(' / ')}`);
+  console.log(
+    `server CPU at ${RESOURCES} resources, ${periodMs / 1000} s periods: no page ${idle.map(pct).join(' / ')}, one page ${open.map(pct).join(' / ')}`,
+  );
   console.log(`one open page costs ${pct(median(open) - median(idle))} of a core (median of ${rounds} rounds)`);
 }
 

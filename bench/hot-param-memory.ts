@@ -18,12 +18,7 @@
  * This is a benchmark, not a test: it prints figures and asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import {
-  Floodgate,
-  isBlockError,
-  normalizeRuleSet,
-  type HotParamRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, isBlockError, normalizeRuleSet, type HotParamRuleOptions } from '@floodgate/core';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 
 type Subject = 'floodgate' | 'rlf';
@@ -108,33 +103,54 @@ function capacityOf(durationMs: number): number {
 function main(total: number, durationMs: number): void {
   const results: SubjectResult[] = [];
   for (const subject of ['floodgate', 'rlf'] as const) {
-    const child = spawnSync(process.execPath, [...process.execArgv, __filename, subject, String(total), String(durationMs)], {
-      encoding: 'utf8',
-      maxBuffer: 16 * MB,
-    });
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, __filename, subject, String(total), String(durationMs)],
+      {
+        encoding: 'utf8',
+        maxBuffer: 16 * MB,
+      },
+    );
     if (child.status !== 0) throw new Error(`${subject} failed:\n${child.stderr}`);
     results.push(JSON.parse(child.stdout.trim().split('\n').pop()!) as SubjectResult);
   }
   const [fg, rlf] = results as [SubjectResult, SubjectResult];
   const capacity = capacityOf(durationMs);
   const mb = (bytes: number): string => (bytes / MB).toFixed(1);
-  console.log(`Heap after GC, ${total.toLocaleString('en-US')} distinct values (hotspot rule: 10 per ${durationMs} ms, default capacity ${capacity})`);
-  console.log('values'.padStart(10), 'floodgate heap MB'.padStart(18), '+arrayBuffers'.padStart(14), 'rlf heap MB'.padStart(12));
+  console.log(
+    `Heap after GC, ${total.toLocaleString('en-US')} distinct values (hotspot rule: 10 per ${durationMs} ms, default capacity ${capacity})`,
+  );
+  console.log(
+    'values'.padStart(10),
+    'floodgate heap MB'.padStart(18),
+    '+arrayBuffers'.padStart(14),
+    'rlf heap MB'.padStart(12),
+  );
   for (let i = 0; i < fg.points.length; i++) {
     const a = fg.points[i]!;
     const b = rlf.points[i]!;
     const mark = a.values === capacity ? '  <- capacity reached' : '';
-    console.log(String(a.values).padStart(10), mb(a.heapUsed).padStart(18), mb(a.heapUsed + a.arrayBuffers).padStart(14), mb(b.heapUsed).padStart(12) + mark);
+    console.log(
+      String(a.values).padStart(10),
+      mb(a.heapUsed).padStart(18),
+      mb(a.heapUsed + a.arrayBuffers).padStart(14),
+      mb(b.heapUsed).padStart(12) + mark,
+    );
   }
   const atCapacity = fg.points.find((p) => p.values === capacity);
   const last = fg.points[fg.points.length - 1]!;
   const rlfGrowth = rlf.points[rlf.points.length - 1]!.heapUsed - rlf.points[0]!.heapUsed;
-  const fgGrowth = atCapacity === undefined ? 'capacity not reached' : `${mb(last.heapUsed - atCapacity.heapUsed)} MB growth from capacity`;
+  const fgGrowth =
+    atCapacity === undefined
+      ? 'capacity not reached'
+      : `${mb(last.heapUsed - atCapacity.heapUsed)} MB growth from capacity`;
   console.log(
     `floodgate: ${fgGrowth} to ${total.toLocaleString('en-US')} values; ` +
       `rlf: ${mb(rlfGrowth)} MB in all (${(rlfGrowth / total).toFixed(0)} B per value).`,
   );
-  console.log(`time per value: floodgate ${fg.nsPerValue.toFixed(0)} ns (entry + exit), rlf ${rlf.nsPerValue.toFixed(0)} ns (await consume)`);
+  console.log(
+    `time per value: floodgate ${fg.nsPerValue.toFixed(0)} ns (entry + exit), rlf ${rlf.nsPerValue.toFixed(0)} ns (await consume)`,
+  );
 }
 
 const [, , first, second, third] = process.argv;

@@ -59,7 +59,9 @@ async function main(): Promise<void> {
     serverCore: SERVER_CORE,
     loadCore: MEASURE_CORE,
   };
-  log(`bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`);
+  log(
+    `bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`,
+  );
 
   let core: CoreCaseResult[] | undefined;
   let rules: DeclareResult[] | undefined;
@@ -85,11 +87,21 @@ async function main(): Promise<void> {
   }
   if (options.suites.includes('cluster')) {
     log('cluster mode over Redis');
-    cluster = await runClusterSuite(distDir, { ...clusterSettings, serverCore: SERVER_CORE, clientCore: MEASURE_CORE, log });
+    cluster = await runClusterSuite(distDir, {
+      ...clusterSettings,
+      serverCore: SERVER_CORE,
+      clientCore: MEASURE_CORE,
+      log,
+    });
   }
   if (options.suites.includes('overload')) {
     log('overload: a CPU-bound Express route at 2× its capacity');
-    overload = await runOverloadSuite(distDir, { ...overloadSettings, serverCore: SERVER_CORE, loadCore: MEASURE_CORE, log });
+    overload = await runOverloadSuite(distDir, {
+      ...overloadSettings,
+      serverCore: SERVER_CORE,
+      loadCore: MEASURE_CORE,
+      log,
+    });
   }
   machine.loadEnd = loadavg()[0]!;
 
@@ -113,7 +125,12 @@ async function main(): Promise<void> {
     // The saved run keeps its other suites; the ones measured now replace theirs.
     const path = resolve(options.into);
     const saved = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    const merged = { ...saved, ...Object.fromEntries(Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite)))) } as unknown as BenchRun & { startedAt: string };
+    const merged = {
+      ...saved,
+      ...Object.fromEntries(
+        Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite))),
+      ),
+    } as unknown as BenchRun & { startedAt: string };
     writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
     writeFileSync(path.replace(/\.json$/, '.md'), renderMarkdown({ ...merged, startedAt: new Date(merged.startedAt) }));
     log(`wrote the suites ${options.suites.join(', ')} into ${relative(root, path)} and its .md`);

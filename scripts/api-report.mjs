@@ -17,7 +17,9 @@ for (const pkg of readdirSync(join(root, 'packages'))) {
     const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, messageCallback: quiet });
     if (!result.succeeded) {
       failed++;
-      console.error(`${pkg}/${file}: the public API changed (${result.errorCount} errors); run \`npm run api -- --update\` and commit packages/${pkg}/api/`);
+      console.error(
+        `${pkg}/${file}: the public API changed (${result.errorCount} errors); run \`npm run api -- --update\` and commit packages/${pkg}/api/`,
+      );
     } else if (result.apiReportChanged) {
       console.log(`${pkg}/${file}: report updated`);
     }

@@ -19,9 +19,12 @@ const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const inputs = args.filter((arg) => arg.endsWith('.json'));
-if (inputs.length === 0) throw new Error('usage: node scripts/mutation-recheck.mjs <stryker json>... [--only <text in path>]');
+if (inputs.length === 0)
+  throw new Error('usage: node scripts/mutation-recheck.mjs <stryker json>... [--only <text in path>]');
 if (execFileSync('git', ['status', '--porcelain', '--', 'packages'], { cwd: root, encoding: 'utf8' }).trim() !== '') {
-  throw new Error('packages/ has uncommitted changes: commit or stash them first (mutants are written into the sources)');
+  throw new Error(
+    'packages/ has uncommitted changes: commit or stash them first (mutants are written into the sources)',
+  );
 }
 
 let restore = () => {};
@@ -53,14 +56,20 @@ for (const [file, { source, mutants }] of Object.entries(files)) {
     writeFileSync(path, source.slice(0, offset(start)) + asWritten(mutant) + source.slice(offset(end)));
     let run;
     try {
-      run = spawnSync('npx', ['jest', `test/core/${kind}`, '--selectProjects', 'standard', '--silent', '--bail'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+      run = spawnSync('npx', ['jest', `test/core/${kind}`, '--selectProjects', 'standard', '--silent', '--bail'], {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
     } finally {
       restore();
     }
     const verdict = run.status !== 0 ? 'killed' : 'survives';
     if (verdict === 'killed') killed++;
     else left++;
-    console.log(`${file}:${start.line}:${start.column} ${mutant.mutatorName} ${JSON.stringify(mutant.replacement.slice(0, 60))}: ${verdict}`);
+    console.log(
+      `${file}:${start.line}:${start.column} ${mutant.mutatorName} ${JSON.stringify(mutant.replacement.slice(0, 60))}: ${verdict}`,
+    );
   }
   console.log(`${file}: ${killed} killed since the run, ${left} still survive`);
 }
@@ -71,5 +80,7 @@ for (const [file, { source, mutants }] of Object.entries(files)) {
  * Blocks and `case` labels are statements, written as they are.
  */
 function asWritten({ mutatorName, replacement }) {
-  return mutatorName === 'BlockStatement' || /^(case\b|default\s*:)/.test(replacement) ? replacement : `(${replacement})`;
+  return mutatorName === 'BlockStatement' || /^(case\b|default\s*:)/.test(replacement)
+    ? replacement
+    : `(${replacement})`;
 }

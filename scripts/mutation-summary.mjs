@@ -33,17 +33,35 @@ for (const [file, { source, mutants }] of Object.entries(report.files)) {
   const lines = source.split('\n');
   for (const mutant of mutants) {
     switch (mutant.status) {
-      case 'Killed': row.killed++; break;
-      case 'Timeout': row.timeout++; break;
-      case 'Survived': row.survived++; break;
-      case 'NoCoverage': row.noCoverage++; break;
-      case 'Ignored': row.ignored++; break;
-      default: row.invalid++; // CompileError, RuntimeError: not valid mutants
+      case 'Killed':
+        row.killed++;
+        break;
+      case 'Timeout':
+        row.timeout++;
+        break;
+      case 'Survived':
+        row.survived++;
+        break;
+      case 'NoCoverage':
+        row.noCoverage++;
+        break;
+      case 'Ignored':
+        row.ignored++;
+        break;
+      default:
+        row.invalid++; // CompileError, RuntimeError: not valid mutants
     }
     if (UNDETECTED.has(mutant.status)) {
       const { line, column } = mutant.location.start;
       const original = (lines[line - 1] ?? '').trim();
-      survivors.push({ kind, where: `${path}:${line}:${column}`, status: mutant.status, mutator: mutant.mutatorName, original, replacement: mutant.replacement ?? '' });
+      survivors.push({
+        kind,
+        where: `${path}:${line}:${column}`,
+        status: mutant.status,
+        mutator: mutant.mutatorName,
+        original,
+        replacement: mutant.replacement ?? '',
+      });
     }
   }
 }
@@ -59,7 +77,9 @@ const total = { killed: 0, timeout: 0, survived: 0, noCoverage: 0, invalid: 0, i
 const out = [];
 out.push('# Mutation testing of the rule kinds');
 out.push('');
-out.push(`Stryker ${report.framework?.version ?? ''} (${report.testFramework?.name ?? 'jest'} runner, TypeScript checker) over \`packages/core/src/{${[...rows.keys()].join(',')}}\` (the kinds this run mutated), with every test under \`test/core\` but the HTTP and legacy-decorator ones. Regenerate with \`npm run mutation\` (hours on 2 cores from scratch; incremental afterwards). Score = mutants detected (killed or timed out) / valid mutants (detected, survived, or not covered); mutants that do not compile are not counted.`);
+out.push(
+  `Stryker ${report.framework?.version ?? ''} (${report.testFramework?.name ?? 'jest'} runner, TypeScript checker) over \`packages/core/src/{${[...rows.keys()].join(',')}}\` (the kinds this run mutated), with every test under \`test/core\` but the HTTP and legacy-decorator ones. Regenerate with \`npm run mutation\` (hours on 2 cores from scratch; incremental afterwards). Score = mutants detected (killed or timed out) / valid mutants (detected, survived, or not covered); mutants that do not compile are not counted.`,
+);
 out.push('');
 out.push('| kind | score | killed | timed out | survived | no coverage | not valid |');
 out.push('|:--|--:|--:|--:|--:|--:|--:|');
@@ -69,7 +89,9 @@ for (const [kind, label] of Object.entries(KINDS)) {
   for (const key of Object.keys(total)) total[key] += r[key];
   out.push(`| ${label} | ${score(r)} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.invalid} |`);
 }
-out.push(`| **all** | **${score(total)}** | ${total.killed} | ${total.timeout} | ${total.survived} | ${total.noCoverage} | ${total.invalid} |`);
+out.push(
+  `| **all** | **${score(total)}** | ${total.killed} | ${total.timeout} | ${total.survived} | ${total.noCoverage} | ${total.invalid} |`,
+);
 out.push('');
 out.push(`## Surviving mutants (${survivors.length})`);
 out.push('');
@@ -77,10 +99,13 @@ if (survivors.length === 0) out.push('None.');
 else {
   out.push('| where | status | mutator | original line | replacement |');
   out.push('|:--|:--|:--|:--|:--|');
-  for (const s of survivors) out.push(`| ${s.where} | ${s.status} | ${s.mutator} | ${cell(s.original)} | ${cell(s.replacement)} |`);
+  for (const s of survivors)
+    out.push(`| ${s.where} | ${s.status} | ${s.mutator} | ${cell(s.original)} | ${cell(s.replacement)} |`);
 }
 out.push('');
 const previous = existsSync(output) ? readFileSync(output, 'utf8') : '';
 const notes = previous.includes(NOTES) ? previous.slice(previous.indexOf(NOTES)) : `${NOTES}\n`;
 writeFileSync(output, `${out.join('\n')}\n${notes}`);
-console.log(`${relative(root, output)}: ${score(total)} over ${[...rows.keys()].map((k) => KINDS[k] ?? k).join(", ")}; ${survivors.length} surviving mutants.`);
+console.log(
+  `${relative(root, output)}: ${score(total)} over ${[...rows.keys()].map((k) => KINDS[k] ?? k).join(', ')}; ${survivors.length} surviving mutants.`,
+);

@@ -59,14 +59,17 @@ function readManifest(dir: string): Record<string, unknown> {
 export function entryPointsOf(name: string, manifest: Record<string, unknown>): EntryPoint[] {
   // Never a local named `exports`: compiled to CommonJS, it would shadow the module's own.
   const exportMap = manifest.exports;
-  if (typeof exportMap !== 'object' || exportMap === null) throw new Error(`${name}: package.json needs an "exports" map listing its entry points`);
+  if (typeof exportMap !== 'object' || exportMap === null)
+    throw new Error(`${name}: package.json needs an "exports" map listing its entry points`);
   const entries: EntryPoint[] = [];
   for (const [subpath, target] of Object.entries(exportMap)) {
     if (subpath === './package.json') continue;
     const source = typeof target === 'string' ? target : (target as Record<string, unknown>)[SOURCE_CONDITION];
     const match = typeof source === 'string' ? /^\.\/src\/(.+)\.ts$/.exec(source) : null;
     if (match === null) {
-      throw new Error(`${name}: exports["${subpath}"] must name its source file, as { "${SOURCE_CONDITION}": "./src/<path>.ts" }, got ${JSON.stringify(target)}`);
+      throw new Error(
+        `${name}: exports["${subpath}"] must name its source file, as { "${SOURCE_CONDITION}": "./src/<path>.ts" }, got ${JSON.stringify(target)}`,
+      );
     }
     entries.push({ subpath, source: `src/${match[1]}.ts`, base: `dist/${match[1]}` });
   }
@@ -91,7 +94,10 @@ export function workspacePackages(): WorkspacePackage[] {
  * The `type`, `main`, `types`, `exports` and `files` a package with these entry points must have;
  * `files` keeps whatever else the manifest packs (a dashboard's assets).
  */
-export function canonicalFields(entryPoints: readonly EntryPoint[], manifest: Record<string, unknown> = {}): Record<string, unknown> {
+export function canonicalFields(
+  entryPoints: readonly EntryPoint[],
+  manifest: Record<string, unknown> = {},
+): Record<string, unknown> {
   const exportMap: Record<string, unknown> = {};
   for (const e of entryPoints) {
     exportMap[e.subpath] = {
@@ -115,10 +121,15 @@ export function manifestProblems(pkg: WorkspacePackage): string[] {
   const problems: string[] = [];
   for (const [field, expected] of Object.entries(canonicalFields(pkg.entryPoints, pkg.manifest))) {
     if (JSON.stringify(pkg.manifest[field]) !== JSON.stringify(expected)) {
-      problems.push(`${pkg.name}: package.json "${field}" should be ${JSON.stringify(expected)} (run: npx tsx scripts/packages.ts fix)`);
+      problems.push(
+        `${pkg.name}: package.json "${field}" should be ${JSON.stringify(expected)} (run: npx tsx scripts/packages.ts fix)`,
+      );
     }
   }
-  if (!existsSync(join(pkg.dir, 'README.md'))) problems.push(`${pkg.name}: ${relative(ROOT, pkg.dir)}/README.md is missing (what the package is, how to install and import it)`);
+  if (!existsSync(join(pkg.dir, 'README.md')))
+    problems.push(
+      `${pkg.name}: ${relative(ROOT, pkg.dir)}/README.md is missing (what the package is, how to install and import it)`,
+    );
   return problems;
 }
 
@@ -154,7 +165,10 @@ export function writeEsmWrapper(pkg: WorkspacePackage, entry: EntryPoint): void 
   let dts = `${header}export * from './${file}.js';\n`;
   if ('default' in moduleExports) {
     const alias = names.find((n) => moduleExports[n] === moduleExports.default);
-    if (alias === undefined) throw new Error(`${pkg.name} (${entry.subpath}): the default export must also be exported by name (export { x as default })`);
+    if (alias === undefined)
+      throw new Error(
+        `${pkg.name} (${entry.subpath}): the default export must also be exported by name (export { x as default })`,
+      );
     js += 'export default cjs.default;\n';
     dts += `export { ${alias} as default } from './${file}.js';\n`;
   }
@@ -168,7 +182,9 @@ const BUILT_EXTENSIONS = ['.d.ts.map', '.js.map', '.d.mts', '.d.ts', '.mjs', '.j
 /** The source file a file in dist/ is built from (`dist/http/index.d.ts` → `src/http/index.ts`), if it is a build output. */
 export function sourceOf(distFile: string): string | undefined {
   const extension = BUILT_EXTENSIONS.find((e) => distFile.endsWith(e));
-  return distFile.startsWith('dist/') && extension !== undefined ? `src/${distFile.slice(5, -extension.length)}.ts` : undefined;
+  return distFile.startsWith('dist/') && extension !== undefined
+    ? `src/${distFile.slice(5, -extension.length)}.ts`
+    : undefined;
 }
 
 /** Every file under `dir`, relative to it, with `/` separators. */
@@ -190,7 +206,8 @@ function pruneStaleOutputs(pkg: WorkspacePackage): string[] {
   });
   for (const file of stale) rmSync(join(pkg.dir, file));
   const removeEmpty = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeEmpty(join(dir, entry.name));
+    for (const entry of readdirSync(dir, { withFileTypes: true }))
+      if (entry.isDirectory()) removeEmpty(join(dir, entry.name));
     if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
   };
   if (stale.length > 0) removeEmpty(join(pkg.dir, 'dist'));
@@ -208,7 +225,10 @@ export function buildPackages(): WorkspacePackage[] {
   if (problems.length > 0) throw new Error(`Packages not fit to publish:\n  ${problems.join('\n  ')}`);
   for (const pkg of packages) {
     const stale = pruneStaleOutputs(pkg);
-    if (stale.length > 0) console.log(`${pkg.name}: removed ${stale.length} stale files from dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''})`);
+    if (stale.length > 0)
+      console.log(
+        `${pkg.name}: removed ${stale.length} stale files from dist/ (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''})`,
+      );
     for (const entry of pkg.entryPoints) writeEsmWrapper(pkg, entry);
     copyFileSync(join(ROOT, 'LICENSE'), join(pkg.dir, 'LICENSE'));
   }
@@ -224,7 +244,11 @@ export interface Tarball {
 /** Packs every workspace package (as built) into `destination`; returns the tarballs. */
 export function packPackages(destination: string): Tarball[] {
   mkdirSync(destination, { recursive: true });
-  const output = execFileSync('npm', ['pack', '--workspaces', '--json', '--pack-destination', destination], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const output = execFileSync('npm', ['pack', '--workspaces', '--json', '--pack-destination', destination], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const packed = JSON.parse(output) as { name: string; filename: string }[];
   return packed.map((p) => ({ name: p.name, file: join(destination, p.filename) }));
 }
@@ -234,7 +258,9 @@ if (require.main === module) {
   try {
     if (command === 'build') {
       const packages = buildPackages();
-      console.log(`ES module wrappers and LICENSE written for ${packages.map((p) => `${p.name} (${p.entryPoints.map((e) => e.subpath).join(', ')})`).join(', ')}`);
+      console.log(
+        `ES module wrappers and LICENSE written for ${packages.map((p) => `${p.name} (${p.entryPoints.map((e) => e.subpath).join(', ')})`).join(', ')}`,
+      );
     } else if (command === 'fix') {
       fixManifests();
     } else {

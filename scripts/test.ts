@@ -21,21 +21,36 @@ interface Step {
 
 /** The steps of `npm test`, in order. */
 const STEPS: readonly Step[] = [
-  { name: 'services', script: 'test:services', what: 'redis-server, prometheus and chromium found, or installed; a given FLOODGATE_REDIS_URL answers' },
+  {
+    name: 'services',
+    script: 'test:services',
+    what: 'redis-server, prometheus and chromium found, or installed; a given FLOODGATE_REDIS_URL answers',
+  },
   { name: 'typecheck', script: 'typecheck', what: 'tsc over the packages, tests, examples, bench and scripts' },
   { name: 'lint', script: 'lint', what: 'eslint' },
   { name: 'deps', script: 'deps', what: 'the layering of the packages (dependency-cruiser)' },
   { name: 'build', script: 'build', what: "tsc -b, then each package's ES module wrappers and LICENSE" },
   { name: 'api', script: 'api', what: "core's public API against packages/core/api (API Extractor)" },
-  { name: 'jest', script: 'test:jest', args: ['--coverage'], what: "every test, on the packages' sources, with a redis-server of its own; coverage" },
+  {
+    name: 'jest',
+    script: 'test:jest',
+    args: ['--coverage'],
+    what: "every test, on the packages' sources, with a redis-server of its own; coverage",
+  },
   { name: 'packages', script: 'test:packages', what: 'each packed tarball: contents, source maps, publint, attw' },
-  { name: 'imports', script: 'test:imports', what: 'the import matrix: {CommonJS, ES module} x {JavaScript, TypeScript node16, nodenext, bundler}' },
+  {
+    name: 'imports',
+    script: 'test:imports',
+    what: 'the import matrix: {CommonJS, ES module} x {JavaScript, TypeScript node16, nodenext, bundler}',
+  },
 ];
 
 /** Runs `npm run <script> [-- args]` with the terminal; resolves to its exit code. */
 function npmRun(script: string, args: readonly string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])], { stdio: 'inherit' });
+    const child = spawn('npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])], {
+      stdio: 'inherit',
+    });
     child.once('error', () => resolve(1));
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
@@ -60,20 +75,30 @@ async function main(): Promise<number> {
     for (const [i, step] of steps.entries()) {
       console.log(`\n== npm test ${i + 1}/${steps.length}: ${step.name} (npm run ${step.script}): ${step.what}`);
       const stepStarted = performance.now();
-      const args = [...(step.args ?? []), ...(step.script === 'test:jest' ? ['--json', `--outputFile=${jestResults}`] : [])];
+      const args = [
+        ...(step.args ?? []),
+        ...(step.script === 'test:jest' ? ['--json', `--outputFile=${jestResults}`] : []),
+      ];
       const code = await npmRun(step.script, args);
-      timings.push(`  ${step.name.padEnd(10)} ${seconds(performance.now() - stepStarted).padStart(7)}${code === 0 ? '' : `  FAILED (exit code ${code})`}`);
+      timings.push(
+        `  ${step.name.padEnd(10)} ${seconds(performance.now() - stepStarted).padStart(7)}${code === 0 ? '' : `  FAILED (exit code ${code})`}`,
+      );
       if (code !== 0) {
         failed = step;
         break;
       }
     }
     const notRun = failed === undefined ? [] : steps.slice(steps.indexOf(failed) + 1).map((s) => s.name);
-    console.log(`\nnpm test: ${failed === undefined ? 'every step passed' : `step ${failed.name} failed`} in ${seconds(performance.now() - started)}`);
+    console.log(
+      `\nnpm test: ${failed === undefined ? 'every step passed' : `step ${failed.name} failed`} in ${seconds(performance.now() - started)}`,
+    );
     console.log(timings.join('\n'));
     if (notRun.length > 0) console.log(`  not run: ${notRun.join(', ')}`);
     if (existsSync(jestResults)) {
-      const { numPassedTests, numFailedTests } = JSON.parse(readFileSync(jestResults, 'utf8')) as { numPassedTests: number; numFailedTests: number };
+      const { numPassedTests, numFailedTests } = JSON.parse(readFileSync(jestResults, 'utf8')) as {
+        numPassedTests: number;
+        numFailedTests: number;
+      };
       console.log(`tests: ${numPassedTests} passed, ${numFailedTests} failed`);
     }
     return failed === undefined ? 0 : 1;

@@ -20,7 +20,10 @@ export interface ClusterSuiteSettings {
 }
 
 /** One case: the median over processes of each figure, and every process's figures. */
-export interface ClusterCaseResult extends Pick<ClusterBenchResult, 'name' | 'opsPerSec' | 'p50Ms' | 'p99Ms' | 'loadedP50Ms' | 'loadedP99Ms'> {
+export interface ClusterCaseResult extends Pick<
+  ClusterBenchResult,
+  'name' | 'opsPerSec' | 'p50Ms' | 'p99Ms' | 'loadedP50Ms' | 'loadedP99Ms'
+> {
   readonly runs: ClusterBenchResult[];
 }
 
@@ -43,7 +46,13 @@ export async function runClusterSuite(distDir: string, settings: ClusterSuiteSet
     const runs: ClusterBenchResult[][] = [];
     for (let i = 0; i < settings.processes; i++) {
       settings.log(`  cluster: process ${i + 1}/${settings.processes}`);
-      runs.push(await runJsonWorker<ClusterBenchResult[]>(join(distDir, 'cluster', 'cluster-worker.js'), [redisUrl, String(settings.seconds)], { core: settings.clientCore }));
+      runs.push(
+        await runJsonWorker<ClusterBenchResult[]>(
+          join(distDir, 'cluster', 'cluster-worker.js'),
+          [redisUrl, String(settings.seconds)],
+          { core: settings.clientCore },
+        ),
+      );
     }
     const cases = runs[0]!.map((first, i) => {
       const all = runs.map((run) => run[i]!);
@@ -58,7 +67,10 @@ export async function runClusterSuite(distDir: string, settings: ClusterSuiteSet
         runs: all,
       };
     });
-    return { redis: own === undefined ? 'FLOODGATE_REDIS_URL' : `redis-server ${own.version} started for the run`, cases };
+    return {
+      redis: own === undefined ? 'FLOODGATE_REDIS_URL' : `redis-server ${own.version} started for the run`,
+      cases,
+    };
   } finally {
     own?.child.kill();
   }
@@ -66,9 +78,15 @@ export async function runClusterSuite(distDir: string, settings: ClusterSuiteSet
 
 async function startRedis(core: number): Promise<{ url: string; child: ChildProcess; version: string }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   await new Promise<void>((resolve, reject) => {
-    child.once('error', (error) => reject(new Error(`cannot start redis-server (set FLOODGATE_REDIS_URL to use a running Redis): ${error.message}`)));
+    child.once('error', (error) =>
+      reject(new Error(`cannot start redis-server (set FLOODGATE_REDIS_URL to use a running Redis): ${error.message}`)),
+    );
     child.once('spawn', () => resolve());
   });
   pinProcess(child.pid!, core);
@@ -83,7 +101,10 @@ async function startRedis(core: number): Promise<{ url: string; child: ChildProc
     } catch (error) {
       if (attempt >= 50) {
         child.kill();
-        throw new Error(`redis-server on port ${port} did not answer within 5 s: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(
+          `redis-server on port ${port} did not answer within 5 s: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {
@@ -98,7 +119,9 @@ function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no free port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no free port')),
+      );
     });
   });
 }

@@ -1,10 +1,4 @@
-import {
-  Floodgate,
-  isBlockError,
-  type Entry,
-  type RuleSetOptions,
-  type SystemRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, isBlockError, type Entry, type RuleSetOptions, type SystemRuleOptions } from '@floodgate/core';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
@@ -65,7 +59,9 @@ export function coreCases(): CoreCase[] {
   fg.loadRules(rules);
   const users = Array.from({ length: CYCLE_VALUES }, (_, i) => `user-${i}`);
   const pendingHot = support.hotParams ? undefined : `hotspot rules not implemented yet (#4): ${support.hotParamsWhy}`;
-  const pendingBreaker = support.circuitBreakers ? undefined : `circuit breakers not implemented yet (#3): ${support.circuitBreakersWhy}`;
+  const pendingBreaker = support.circuitBreakers
+    ? undefined
+    : `circuit breakers not implemented yet (#3): ${support.circuitBreakersWhy}`;
   const pendingThree = pendingHot ?? pendingBreaker;
   const passes = (resource: string, args?: unknown[], inbound = false): void => {
     const entry = fg.tryEntry(resource, { ...(args ? { args } : {}), inbound });
@@ -98,23 +94,34 @@ export function coreCases(): CoreCase[] {
       passes('r.qps');
       return () => fg.entry('r.qps').exit();
     }),
-    sync('fg.sync.three', 'floodgate', 'entry() + exit(), QPS + breaker + hotspot', async () => {
-      passes('r.three', ['user-1']);
-      return () => fg.entry('r.three', { args: ['user-1'] }).exit();
-    }, pendingThree),
+    sync(
+      'fg.sync.three',
+      'floodgate',
+      'entry() + exit(), QPS + breaker + hotspot',
+      async () => {
+        passes('r.three', ['user-1']);
+        return () => fg.entry('r.three', { args: ['user-1'] }).exit();
+      },
+      pendingThree,
+    ),
 
     sync('fg.sync.qpsInbound', 'floodgate', 'entry() + exit(), inbound, one QPS rule', async () => {
       passes('r.qps', undefined, true);
       return () => fg.entry('r.qps', INBOUND).exit();
     }),
-    sync('fg.sync.qpsSystem', 'floodgate', 'entry() + exit(), inbound, one QPS rule + a system rule (every limit, default probe)', async () => {
-      const guarded = new Floodgate();
-      guarded.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }], system: [SYSTEM_RULE] });
-      const entry = guarded.tryEntry('r.qps', INBOUND);
-      if (isBlockError(entry)) throw new Error(`r.qps should pass the system rule, got ${entry.message}`);
-      (entry as Entry).exit();
-      return () => guarded.entry('r.qps', INBOUND).exit();
-    }),
+    sync(
+      'fg.sync.qpsSystem',
+      'floodgate',
+      'entry() + exit(), inbound, one QPS rule + a system rule (every limit, default probe)',
+      async () => {
+        const guarded = new Floodgate();
+        guarded.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }], system: [SYSTEM_RULE] });
+        const entry = guarded.tryEntry('r.qps', INBOUND);
+        if (isBlockError(entry)) throw new Error(`r.qps should pass the system rule, got ${entry.message}`);
+        (entry as Entry).exit();
+        return () => guarded.entry('r.qps', INBOUND).exit();
+      },
+    ),
 
     sync('fg.block.tryEntry', 'floodgate', 'blocked tryEntry(), QPS rule (returned)', async () => {
       blocks('r.blocked', 'ERR_FLOW_BLOCKED');
@@ -130,17 +137,29 @@ export function coreCases(): CoreCase[] {
         }
       };
     }),
-    sync('fg.block.circuit', 'floodgate', 'tryEntry() on an open circuit', async () => {
-      const entry = fg.entry('r.open');
-      entry.traceError(new Error('trip'));
-      entry.exit();
-      blocks('r.open', 'ERR_CIRCUIT_OPEN');
-      return () => fg.tryEntry('r.open');
-    }, pendingBreaker),
-    sync('fg.block.hot', 'floodgate', 'blocked tryEntry(), hotspot rule', async () => {
-      blocks('r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', ['user-1']);
-      return () => fg.tryEntry('r.hot.blocked', { args: ['user-1'] });
-    }, pendingHot),
+    sync(
+      'fg.block.circuit',
+      'floodgate',
+      'tryEntry() on an open circuit',
+      async () => {
+        const entry = fg.entry('r.open');
+        entry.traceError(new Error('trip'));
+        entry.exit();
+        blocks('r.open', 'ERR_CIRCUIT_OPEN');
+        return () => fg.tryEntry('r.open');
+      },
+      pendingBreaker,
+    ),
+    sync(
+      'fg.block.hot',
+      'floodgate',
+      'blocked tryEntry(), hotspot rule',
+      async () => {
+        blocks('r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', ['user-1']);
+        return () => fg.tryEntry('r.hot.blocked', { args: ['user-1'] });
+      },
+      pendingHot,
+    ),
 
     asyncCase('fg.async.none', 'floodgate', 'await run(), no rule', async () => {
       const fn = (): number => 1;
@@ -150,23 +169,47 @@ export function coreCases(): CoreCase[] {
       const fn = (): number => 1;
       return () => fg.run('r.qps', fn);
     }),
-    asyncCase('fg.async.three', 'floodgate', 'await run(), QPS + breaker + hotspot', async () => {
-      const fn = (): number => 1;
-      return () => fg.run('r.three', fn, { args: ['user-1'] });
-    }, pendingThree),
+    asyncCase(
+      'fg.async.three',
+      'floodgate',
+      'await run(), QPS + breaker + hotspot',
+      async () => {
+        const fn = (): number => 1;
+        return () => fg.run('r.three', fn, { args: ['user-1'] });
+      },
+      pendingThree,
+    ),
 
-    sync('fg.hot.one', 'floodgate', 'hotspot only, one hot value', async () => {
-      passes('r.hot', ['user-1']);
-      return () => fg.entry('r.hot', { args: ['user-1'] }).exit();
-    }, pendingHot),
-    sync('fg.hot.cycle', 'floodgate', `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, default capacity (4,000: every call evicts)`, async () => {
-      passes('r.hot', [nextUser()]);
-      return () => fg.entry('r.hot', { args: [nextUser()] }).exit();
-    }, pendingHot),
-    sync('fg.hot.cycleFit', 'floodgate', `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, capacity 200,000 (all tracked)`, async () => {
-      for (let i = 0; i < CYCLE_VALUES; i++) passes('r.hot.big', [nextUser()]); // every value tracked before measuring
-      return () => fg.entry('r.hot.big', { args: [nextUser()] }).exit();
-    }, pendingHot),
+    sync(
+      'fg.hot.one',
+      'floodgate',
+      'hotspot only, one hot value',
+      async () => {
+        passes('r.hot', ['user-1']);
+        return () => fg.entry('r.hot', { args: ['user-1'] }).exit();
+      },
+      pendingHot,
+    ),
+    sync(
+      'fg.hot.cycle',
+      'floodgate',
+      `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, default capacity (4,000: every call evicts)`,
+      async () => {
+        passes('r.hot', [nextUser()]);
+        return () => fg.entry('r.hot', { args: [nextUser()] }).exit();
+      },
+      pendingHot,
+    ),
+    sync(
+      'fg.hot.cycleFit',
+      'floodgate',
+      `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, capacity 200,000 (all tracked)`,
+      async () => {
+        for (let i = 0; i < CYCLE_VALUES; i++) passes('r.hot.big', [nextUser()]); // every value tracked before measuring
+        return () => fg.entry('r.hot.big', { args: [nextUser()] }).exit();
+      },
+      pendingHot,
+    ),
 
     asyncCase('opossum.pass', 'opossum', 'opossum fire(), defaults (10 s timeout timer per call)', async () => {
       const breaker = new CircuitBreaker(syncOne, { resetTimeout: HOUR_MS });
@@ -181,7 +224,10 @@ export function coreCases(): CoreCase[] {
     asyncCase('opossum.open', 'opossum', 'opossum fire() on an open circuit (rejects)', async () => {
       const breaker = new CircuitBreaker(syncOne, { resetTimeout: HOUR_MS, timeout: false });
       breaker.open();
-      const outcome = await breaker.fire().then(() => 'passed', (error: { code?: string }) => error.code);
+      const outcome = await breaker.fire().then(
+        () => 'passed',
+        (error: { code?: string }) => error.code,
+      );
       if (outcome !== 'EOPENBREAKER') throw new Error(`opossum should reject open, got ${String(outcome)}`);
       return () => breaker.fire().catch(swallow);
     }),
@@ -194,10 +240,17 @@ export function coreCases(): CoreCase[] {
     }),
     asyncCase('cockatiel.open', 'cockatiel', 'cockatiel execute() on an open circuit (rejects)', async () => {
       const policy = circuitBreaker(handleAll, { halfOpenAfter: HOUR_MS, breaker: new ConsecutiveBreaker(1) });
-      await policy.execute(() => {
-        throw new Error('trip');
-      }).catch(swallow);
-      const outcome = await policy.execute(() => 1).then(() => 'passed', (error: Error) => error.constructor.name);
+      await policy
+        .execute(() => {
+          throw new Error('trip');
+        })
+        .catch(swallow);
+      const outcome = await policy
+        .execute(() => 1)
+        .then(
+          () => 'passed',
+          (error: Error) => error.constructor.name,
+        );
       if (outcome !== 'BrokenCircuitError') throw new Error(`cockatiel should reject open, got ${outcome}`);
       const fn = (): number => 1;
       return () => policy.execute(fn).catch(swallow);
@@ -211,16 +264,24 @@ export function coreCases(): CoreCase[] {
     asyncCase('rlf.reject', 'rate-limiter-flexible', 'RateLimiterMemory consume(), reject', async () => {
       const limiter = new RateLimiterMemory({ points: 1, duration: HOUR_MS / 1000 });
       await limiter.consume('user-1');
-      const outcome = await limiter.consume('user-1').then(() => 'passed', (res: unknown) => (res instanceof RateLimiterRes ? 'rejected' : String(res)));
+      const outcome = await limiter.consume('user-1').then(
+        () => 'passed',
+        (res: unknown) => (res instanceof RateLimiterRes ? 'rejected' : String(res)),
+      );
       if (outcome !== 'rejected') throw new Error(`rate-limiter-flexible should reject, got ${outcome}`);
       return () => limiter.consume('user-1').catch(swallow);
     }),
-    asyncCase('rlf.cycle', 'rate-limiter-flexible', `RateLimiterMemory consume(), ${CYCLE_VALUES.toLocaleString('en-US')} keys cycling`, async () => {
-      // a long duration keeps every key: its expiry timers never fire inside other measurements
-      const limiter = new RateLimiterMemory({ points: NEVER, duration: HOUR_MS / 1000 });
-      for (let i = 0; i < CYCLE_VALUES; i++) await limiter.consume(nextUser()); // every key stored before measuring
-      return () => limiter.consume(nextUser());
-    }),
+    asyncCase(
+      'rlf.cycle',
+      'rate-limiter-flexible',
+      `RateLimiterMemory consume(), ${CYCLE_VALUES.toLocaleString('en-US')} keys cycling`,
+      async () => {
+        // a long duration keeps every key: its expiry timers never fire inside other measurements
+        const limiter = new RateLimiterMemory({ points: NEVER, duration: HOUR_MS / 1000 });
+        for (let i = 0; i < CYCLE_VALUES; i++) await limiter.consume(nextUser()); // every key stored before measuring
+        return () => limiter.consume(nextUser());
+      },
+    ),
     ...metricsCases(),
   ];
   return cases;
@@ -241,7 +302,13 @@ function engineRules(support: RuleKindSupport): RuleSetOptions {
         // closed and staying closed: calls never fail
         { resource: 'r.three', strategy: 'errorRatio' as const, threshold: 0.5, retryTimeoutMs: 10_000 },
         // opened once by one traced error, open for an hour
-        { resource: 'r.open', strategy: 'errorCount' as const, threshold: 0, minRequestAmount: 1, retryTimeoutMs: HOUR_MS },
+        {
+          resource: 'r.open',
+          strategy: 'errorCount' as const,
+          threshold: 0,
+          minRequestAmount: 1,
+          retryTimeoutMs: HOUR_MS,
+        },
       ]
     : [];
   const hotParams = support.hotParams
@@ -255,11 +322,23 @@ function engineRules(support: RuleKindSupport): RuleSetOptions {
   return { flow, circuitBreakers, hotParams };
 }
 
-function sync(id: string, owner: CaseOwner, label: string, setup: () => Promise<() => unknown>, pending?: string): CoreCase {
+function sync(
+  id: string,
+  owner: CaseOwner,
+  label: string,
+  setup: () => Promise<() => unknown>,
+  pending?: string,
+): CoreCase {
   return { id, owner, label, async: false, setup, ...(pending === undefined ? {} : { pending }) };
 }
 
-function asyncCase(id: string, owner: CaseOwner, label: string, setup: () => Promise<() => unknown>, pending?: string): CoreCase {
+function asyncCase(
+  id: string,
+  owner: CaseOwner,
+  label: string,
+  setup: () => Promise<() => unknown>,
+  pending?: string,
+): CoreCase {
   return { id, owner, label, async: true, setup, ...(pending === undefined ? {} : { pending }) };
 }
 

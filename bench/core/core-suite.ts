@@ -39,10 +39,14 @@ export async function runCoreSuite(distDir: string, settings: CoreSuiteSettings)
   for (let i = 0; i < settings.processes; i++) {
     settings.log(`  core: process ${i + 1}/${settings.processes}`);
     workers.push(
-      await runJsonWorker<CoreWorkerResult>(script, [String(settings.minCpuMs), String(settings.passes), String(settings.batchSamples)], {
-        core: settings.core,
-        nodeFlags: ['--expose-gc'],
-      }),
+      await runJsonWorker<CoreWorkerResult>(
+        script,
+        [String(settings.minCpuMs), String(settings.passes), String(settings.batchSamples)],
+        {
+          core: settings.core,
+          nodeFlags: ['--expose-gc'],
+        },
+      ),
     );
   }
   return coreCases().map((c) => {

@@ -55,7 +55,12 @@ export function metricsCases(): CoreCase[] {
         const names = Array.from({ length: SCRAPE_RESOURCES }, (_, i) => `GET /api/items-${i}`);
         fg.loadRules({
           flow: names.map((resource, i) => ({ resource, threshold: i % 10 === 0 ? 0 : NEVER })),
-          circuitBreakers: names.map((resource) => ({ resource, strategy: 'errorRatio' as const, threshold: 0.5, retryTimeoutMs: HOUR_MS })),
+          circuitBreakers: names.map((resource) => ({
+            resource,
+            strategy: 'errorRatio' as const,
+            threshold: 0.5,
+            retryTimeoutMs: HOUR_MS,
+          })),
         });
         for (const name of names) {
           for (let i = 0; i < 3; i++) {
@@ -66,9 +71,13 @@ export function metricsCases(): CoreCase[] {
         const registry = new Registry();
         collectMetrics(fg, { registry });
         const text = await registry.metrics();
-        const labelled = new Set([...text.matchAll(/^floodgate_passes_total\{resource="([^"]+)"\}/gm)].map((m) => m[1]));
-        if (labelled.size !== SCRAPE_RESOURCES) throw new Error(`the scrape should label ${SCRAPE_RESOURCES} resources, got ${labelled.size}`);
-        if (!/^floodgate_blocks_total\{kind="flow",rule="flow#0",resource="GET \/api\/items-0"\} 3$/m.test(text)) throw new Error('the scrape should count the blocks of items-0');
+        const labelled = new Set(
+          [...text.matchAll(/^floodgate_passes_total\{resource="([^"]+)"\}/gm)].map((m) => m[1]),
+        );
+        if (labelled.size !== SCRAPE_RESOURCES)
+          throw new Error(`the scrape should label ${SCRAPE_RESOURCES} resources, got ${labelled.size}`);
+        if (!/^floodgate_blocks_total\{kind="flow",rule="flow#0",resource="GET \/api\/items-0"\} 3$/m.test(text))
+          throw new Error('the scrape should count the blocks of items-0');
         return () => registry.metrics();
       },
     },

@@ -16,7 +16,11 @@ export interface RuleKindSupport {
 export function probeRuleKinds(): RuleKindSupport {
   const breaker = probe(() => {
     const fg = new Floodgate();
-    fg.loadRules({ circuitBreakers: [{ resource: 'probe', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 }] });
+    fg.loadRules({
+      circuitBreakers: [
+        { resource: 'probe', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 },
+      ],
+    });
     const entry = fg.entry('probe');
     entry.traceError(new Error('trip'));
     entry.exit();
@@ -27,7 +31,9 @@ export function probeRuleKinds(): RuleKindSupport {
     const fg = new Floodgate();
     fg.loadRules({ hotParams: [{ resource: 'probe', paramIndex: 0, threshold: 0 }] });
     const result = fg.tryEntry('probe', { args: ['v'] });
-    return isBlockError(result) && result.code === 'ERR_HOT_PARAM_BLOCKED' ? '' : 'a hotspot rule loads but never blocks';
+    return isBlockError(result) && result.code === 'ERR_HOT_PARAM_BLOCKED'
+      ? ''
+      : 'a hotspot rule loads but never blocks';
   });
   return { circuitBreakers: breaker === '', circuitBreakersWhy: breaker, hotParams: hot === '', hotParamsWhy: hot };
 }

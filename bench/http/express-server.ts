@@ -4,7 +4,15 @@ import { resilience } from '@floodgate/express';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
-import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import {
+  HELLO_BODY,
+  HELLO_PATH,
+  HELLO_RESOURCE,
+  ignoreClose,
+  NEVER,
+  USER_HEADER,
+  type HttpVariant,
+} from './http-variant';
 
 /**
  * Express 5 with one JSON route, bare or guarded by app-level middleware: Floodgate's

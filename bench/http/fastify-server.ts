@@ -17,7 +17,12 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
   let config: FastifyContextConfig = {};
   if (floodgate) {
     await app.register(fastifyFloodgate, { floodgate });
-    config = { floodgate: floodgateRouteRules<FastifyRequest>(variant === 'floodgate-blocked', (request) => request.headers[USER_HEADER]) };
+    config = {
+      floodgate: floodgateRouteRules<FastifyRequest>(
+        variant === 'floodgate-blocked',
+        (request) => request.headers[USER_HEADER],
+      ),
+    };
   }
   if (variant === 'peer' || variant === 'peer-blocked') {
     await app.register(rateLimit, {
@@ -26,15 +31,15 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
       keyGenerator: (req) => String(req.headers[USER_HEADER] ?? 'anonymous'),
     });
   }
-  if (variant === 'noop') app.get(HELLO_PATH, { onRequest: (_request, _reply, done) => done() }, async () => HELLO_BODY);
+  if (variant === 'noop')
+    app.get(HELLO_PATH, { onRequest: (_request, _reply, done) => done() }, async () => HELLO_BODY);
   else if (variant === 'listener') {
     const onRequest = (_request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
       reply.raw.on('close', ignoreClose);
       done();
     };
     app.get(HELLO_PATH, { onRequest }, async () => HELLO_BODY);
-  }
-  else app.get(HELLO_PATH, { config }, async () => HELLO_BODY);
+  } else app.get(HELLO_PATH, { config }, async () => HELLO_BODY);
   await app.listen({ port: 0, host: '127.0.0.1' });
   if (floodgate) assertThreeRules(floodgate);
   return app.server;

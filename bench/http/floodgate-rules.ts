@@ -18,9 +18,16 @@ export function floodgateRouteRules<Req>(blocked: boolean, param: (req: Req) => 
 /** Throws unless the engine holds exactly the three rules on the hello route (so the variant measures what it says). */
 export function assertThreeRules(floodgate: Floodgate): void {
   const rules = floodgate.getRules();
-  const count = (list: readonly { resource: string }[]): number => list.filter((rule) => rule.resource === HELLO_RESOURCE).length;
-  const found = { flow: count(rules.flow), circuitBreakers: count(rules.circuitBreakers), hotParams: count(rules.hotParams) };
+  const count = (list: readonly { resource: string }[]): number =>
+    list.filter((rule) => rule.resource === HELLO_RESOURCE).length;
+  const found = {
+    flow: count(rules.flow),
+    circuitBreakers: count(rules.circuitBreakers),
+    hotParams: count(rules.hotParams),
+  };
   if (found.flow !== 1 || found.circuitBreakers !== 1 || found.hotParams !== 1) {
-    throw new Error(`expected one flow, one breaker and one hotspot rule on ${HELLO_RESOURCE}, found ${JSON.stringify(found)}`);
+    throw new Error(
+      `expected one flow, one breaker and one hotspot rule on ${HELLO_RESOURCE}, found ${JSON.stringify(found)}`,
+    );
   }
 }

@@ -68,7 +68,9 @@ export async function runHttpSuite(distDir: string, settings: HttpSuiteSettings)
   try {
     // every server at once: start-up runs on both cores, each is pinned once listening
     const pairs = FRAMEWORKS.flatMap((framework) => HTTP_VARIANTS.map((variant) => [framework, variant] as const));
-    const started = await Promise.allSettled(pairs.map(([framework, variant]) => startServerProcess(serverScript, framework, variant, settings.serverCore)));
+    const started = await Promise.allSettled(
+      pairs.map(([framework, variant]) => startServerProcess(serverScript, framework, variant, settings.serverCore)),
+    );
     started.forEach((s, i) => {
       if (s.status === 'fulfilled') all.set(key(...pairs[i]!), s.value);
     });

@@ -10,7 +10,15 @@ export type HttpVariant = 'bare' | 'noop' | 'listener' | 'floodgate' | 'peer' | 
 export type Framework = 'express' | 'koa' | 'fastify';
 
 /** In report order; the suite interleaves them in this order (reversed on odd rounds). */
-export const HTTP_VARIANTS: readonly HttpVariant[] = ['bare', 'noop', 'listener', 'floodgate', 'peer', 'floodgate-blocked', 'peer-blocked'];
+export const HTTP_VARIANTS: readonly HttpVariant[] = [
+  'bare',
+  'noop',
+  'listener',
+  'floodgate',
+  'peer',
+  'floodgate-blocked',
+  'peer-blocked',
+];
 
 export const FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
 

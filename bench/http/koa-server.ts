@@ -5,7 +5,15 @@ import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import ratelimit from 'koa-ratelimit';
 import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
-import { HELLO_BODY, HELLO_PATH, HELLO_RESOURCE, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
+import {
+  HELLO_BODY,
+  HELLO_PATH,
+  HELLO_RESOURCE,
+  ignoreClose,
+  NEVER,
+  USER_HEADER,
+  type HttpVariant,
+} from './http-variant';
 
 /**
  * Koa 3 with @koa/router and one JSON route, bare or guarded by app-level middleware mounted

@@ -14,7 +14,12 @@ export interface ServerProcess {
  * Starts `server-worker.js <framework> <variant>`, waits for its port, then pins it to `core`
  * (after start-up, so several servers start in parallel on every core).
  */
-export function startServerProcess(script: string, framework: Framework, variant: HttpVariant, core: number): Promise<ServerProcess> {
+export function startServerProcess(
+  script: string,
+  framework: Framework,
+  variant: HttpVariant,
+  core: number,
+): Promise<ServerProcess> {
   return startListeningProcess(script, [framework, variant], core);
 }
 

@@ -19,7 +19,8 @@ const STARTERS: Record<Framework, () => Starter> = {
 async function main(): Promise<void> {
   const framework = process.argv[2] as Framework;
   const variant = process.argv[3] as HttpVariant;
-  if (!FRAMEWORKS.includes(framework) || !HTTP_VARIANTS.includes(variant)) throw new Error(`usage: server-worker <${FRAMEWORKS.join('|')}> <${HTTP_VARIANTS.join('|')}>`);
+  if (!FRAMEWORKS.includes(framework) || !HTTP_VARIANTS.includes(variant))
+    throw new Error(`usage: server-worker <${FRAMEWORKS.join('|')}> <${HTTP_VARIANTS.join('|')}>`);
   const server = await STARTERS[framework]()(variant);
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');

@@ -49,17 +49,23 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     if (arg === '--quick') quick = true;
     else if (arg === '--no-write') write = false;
     else if (arg === '--only') {
-      suites = value().split(',').map((name) => {
-        if (!(ALL_SUITES as readonly string[]).includes(name)) throw new Error(`--only: unknown suite ${name}; known: ${ALL_SUITES.join(', ')}`);
-        return name as SuiteName;
-      });
+      suites = value()
+        .split(',')
+        .map((name) => {
+          if (!(ALL_SUITES as readonly string[]).includes(name))
+            throw new Error(`--only: unknown suite ${name}; known: ${ALL_SUITES.join(', ')}`);
+          return name as SuiteName;
+        });
     } else if (arg === '--runs') {
       runs = Number(value());
       if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be an integer >= 1');
     } else if (arg === '--out') out = value();
     else if (arg === '--render') render = value();
     else if (arg === '--into') into = value();
-    else throw new Error(`unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json, --into saved.json`);
+    else
+      throw new Error(
+        `unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json, --into saved.json`,
+      );
   }
   return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render, into };
 }

@@ -38,7 +38,9 @@ export function machineInfo(root: string): MachineInfo {
   const versions: Record<string, string> = {};
   for (const name of ['@floodgate/core', ...REPORTED_PACKAGES]) {
     try {
-      versions[name] = (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+      versions[name] = (
+        JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
+      ).version;
     } catch {
       versions[name] = 'not installed';
     }

@@ -18,18 +18,23 @@ export interface JsonWorkerOptions {
 export function runJsonWorker<T>(script: string, args: readonly string[], options: JsonWorkerOptions): Promise<T> {
   const { file, args: argv } = pinnedCommand(options.core, [...(options.nodeFlags ?? []), script, ...args]);
   return new Promise<T>((resolve, reject) => {
-    const child = execFile(file, argv, { maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? 300_000 }, (error, stdout) => {
-      if (error) {
-        reject(new Error(`${script} ${args.join(' ')} failed: ${error.message}`));
-        return;
-      }
-      const lines = stdout.trim().split('\n');
-      try {
-        resolve(JSON.parse(lines[lines.length - 1]!) as T);
-      } catch {
-        reject(new Error(`${script} ${args.join(' ')} printed no JSON result:\n${stdout.slice(-2000)}`));
-      }
-    });
+    const child = execFile(
+      file,
+      argv,
+      { maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? 300_000 },
+      (error, stdout) => {
+        if (error) {
+          reject(new Error(`${script} ${args.join(' ')} failed: ${error.message}`));
+          return;
+        }
+        const lines = stdout.trim().split('\n');
+        try {
+          resolve(JSON.parse(lines[lines.length - 1]!) as T);
+        } catch {
+          reject(new Error(`${script} ${args.join(' ')} printed no JSON result:\n${stdout.slice(-2000)}`));
+        }
+      },
+    );
     child.stderr?.pipe(process.stderr);
   });
 }

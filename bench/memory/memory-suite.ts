@@ -57,17 +57,27 @@ const DURATION_MS = 1000;
  */
 export async function runMemorySuite(root: string, settings: MemorySuiteSettings): Promise<MemorySubjectResult[]> {
   const script = join(root, 'bench', 'hot-param-memory.ts');
-  const capacity = normalizeRuleSet({ hotParams: [{ resource: 'getProfile', paramIndex: 0, threshold: 10, durationMs: DURATION_MS }] }).hotParams![0]!.capacity;
+  const capacity = normalizeRuleSet({
+    hotParams: [{ resource: 'getProfile', paramIndex: 0, threshold: 10, durationMs: DURATION_MS }],
+  }).hotParams![0]!.capacity;
   if (!existsSync(script)) {
     const pending = 'bench/hot-param-memory.ts is not in the tree yet (issue #4)';
-    return (['floodgate', 'rlf'] as const).map((subject) => ({ subject, pending, capacity, points: [], nsPerValue: Number.NaN }));
+    return (['floodgate', 'rlf'] as const).map((subject) => ({
+      subject,
+      pending,
+      capacity,
+      points: [],
+      nsPerValue: Number.NaN,
+    }));
   }
   const tsx = require.resolve('tsx/cjs');
   const out: MemorySubjectResult[] = [];
   for (const subject of ['floodgate', 'rlf'] as const) {
     const runs: SubjectRun[] = [];
     for (let i = 0; i < settings.processes; i++) {
-      settings.log(`  memory: ${subject}, ${settings.values.toLocaleString('en-US')} values, process ${i + 1}/${settings.processes}`);
+      settings.log(
+        `  memory: ${subject}, ${settings.values.toLocaleString('en-US')} values, process ${i + 1}/${settings.processes}`,
+      );
       runs.push(
         await runJsonWorker<SubjectRun>(script, [subject, String(settings.values), String(DURATION_MS)], {
           core: settings.core,

@@ -23,7 +23,11 @@ const SLICES = 5;
 /** The system rule of the `system` variant: shed while the event loop is over 80 % busy and BBR fails. */
 export const OVERLOAD_SYSTEM_RULE: SystemRuleOptions = { maxEventLoopUtilization: 0.8 };
 /** The rule of the `adaptive` variant: a latency-driven concurrency limit from 10 (defaults: 3 to 1000). */
-export const OVERLOAD_ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = { metric: 'concurrency', behavior: 'adaptive', threshold: 10 };
+export const OVERLOAD_ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = {
+  metric: 'concurrency',
+  behavior: 'adaptive',
+  threshold: 10,
+};
 
 /**
  * Iterations of the work loop per slice, measured once (after a warm-up) to take WORK_MS / SLICES
@@ -53,7 +57,12 @@ async function main(): Promise<void> {
   if (variant !== 'none') {
     const floodgate = new Floodgate();
     if (variant === 'system') floodgate.loadSystemRules([OVERLOAD_SYSTEM_RULE]);
-    app.use(resilience({ floodgate, routes: { 'GET /report': variant === 'adaptive' ? { rateLimit: OVERLOAD_ADAPTIVE_RULE } : {} } }));
+    app.use(
+      resilience({
+        floodgate,
+        routes: { 'GET /report': variant === 'adaptive' ? { rateLimit: OVERLOAD_ADAPTIVE_RULE } : {} },
+      }),
+    );
   }
   app.get('/report', async (_req, res) => {
     for (let i = 0; i < SLICES; i++) {
@@ -62,7 +71,9 @@ async function main(): Promise<void> {
     }
     res.json({ ok: true });
   });
-  const server = app.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`));
+  const server = app.listen(0, '127.0.0.1', () =>
+    process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`),
+  );
   process.on('SIGTERM', () => {
     server.closeAllConnections();
     server.close(() => process.exit(0));

@@ -59,7 +59,8 @@ const PATH = '/report';
 export async function runOverloadSuite(distDir: string, settings: OverloadSuiteSettings): Promise<OverloadSuiteResult> {
   const script = join(distDir, 'overload', 'overload-server.js');
   pinProcess(process.pid, settings.loadCore);
-  const start = (variant: OverloadVariant): Promise<ServerProcess> => startListeningProcess(script, [variant], settings.serverCore);
+  const start = (variant: OverloadVariant): Promise<ServerProcess> =>
+    startListeningProcess(script, [variant], settings.serverCore);
   let capacity: number;
   {
     const server = await start('none');
@@ -79,10 +80,20 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
     for (const variant of order) {
       const server = await start(variant);
       try {
-        await openLoop(server.port, { path: PATH, ratePerSecond: capacity / 2, count: Math.round(capacity / 2), deadlineMs: settings.deadlineMs }); // warm-up, unrecorded
+        await openLoop(server.port, {
+          path: PATH,
+          ratePerSecond: capacity / 2,
+          count: Math.round(capacity / 2),
+          deadlineMs: settings.deadlineMs,
+        }); // warm-up, unrecorded
         await waitUntilIdle(server.pid);
         const cpuBefore = processCpuMs(server.pid);
-        const result = await openLoop(server.port, { path: PATH, ratePerSecond: rate, count: Math.round(rate * settings.seconds), deadlineMs: settings.deadlineMs });
+        const result = await openLoop(server.port, {
+          path: PATH,
+          ratePerSecond: rate,
+          count: Math.round(rate * settings.seconds),
+          deadlineMs: settings.deadlineMs,
+        });
         const run: OverloadRun = {
           ...result,
           p50Ms: percentile(result.okLatenciesMs, 50),
@@ -101,7 +112,10 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
     }
   }
   // the raw latencies are summarised by p50/p99 above; keep the saved run small
-  const variants = OVERLOAD_VARIANTS.map((variant) => ({ variant, runs: runs.get(variant)!.map((r) => ({ ...r, okLatenciesMs: [] })) }));
+  const variants = OVERLOAD_VARIANTS.map((variant) => ({
+    variant,
+    runs: runs.get(variant)!.map((r) => ({ ...r, okLatenciesMs: [] })),
+  }));
   return { capacity, rate, workMs: WORK_MS, variants };
 }
 

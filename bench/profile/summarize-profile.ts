@@ -20,7 +20,8 @@ interface Profile {
 
 function main(): void {
   const [file, top, inclusiveFilter] = process.argv.slice(2);
-  if (file === undefined) throw new Error('usage: summarize-profile <file.cpuprofile> [top] [file filter for inclusive times]');
+  if (file === undefined)
+    throw new Error('usage: summarize-profile <file.cpuprofile> [top] [file filter for inclusive times]');
   const limit = Number(top ?? 25);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -28,7 +29,10 @@ function main(): void {
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
   const keyOf = (n: ProfileNode): string => {
     const frame = n.callFrame;
-    const where = frame.url === '' ? '' : ` ${frame.url.replace(/^file:\/\//, '').replace(`${process.cwd()}/`, '')}:${frame.lineNumber + 1}`;
+    const where =
+      frame.url === ''
+        ? ''
+        : ` ${frame.url.replace(/^file:\/\//, '').replace(`${process.cwd()}/`, '')}:${frame.lineNumber + 1}`;
     return `${frame.functionName || '(anonymous)'}${where}`;
   };
   const self = new Map<string, number>();
@@ -54,7 +58,9 @@ function main(): void {
   const print = (title: string, map: Map<string, number>): void => {
     console.log(`${title} (of ${total} samples; ${((busy / total) * 100).toFixed(1)} % not idle)`);
     for (const [key, n] of [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
-      console.log(`${((n / total) * 100).toFixed(1).padStart(5)} %  ${((n / busy) * 100).toFixed(1).padStart(5)} % of busy  ${key}`);
+      console.log(
+        `${((n / total) * 100).toFixed(1).padStart(5)} %  ${((n / busy) * 100).toFixed(1).padStart(5)} % of busy  ${key}`,
+      );
     }
   };
   print('self time', self);

@@ -35,7 +35,11 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       checks.push({ target, figure: c?.pending ?? c?.failed ?? 'not run', verdict: 'pending' });
       return;
     }
-    checks.push({ target, figure: `${formatNs(c.medianNs)} (samples ${c.samples.map((s) => formatNs(s)).join(', ')})`, verdict: c.medianNs <= limitNs ? 'met' : 'missed' });
+    checks.push({
+      target,
+      figure: `${formatNs(c.medianNs)} (samples ${c.samples.map((s) => formatNs(s)).join(', ')})`,
+      verdict: c.medianNs <= limitNs ? 'met' : 'missed',
+    });
   };
   ns('fg.sync.qps', 200, 'sync entry()+exit() with one QPS rule <= 0.2 µs');
   ns('fg.sync.three', 500, 'sync entry()+exit() with QPS + breaker + hotspot <= 0.5 µs');
@@ -48,20 +52,31 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     checks.push({ target: exporterTarget, figure: 'not run', verdict: 'pending' });
   } else {
     const ratio = on.medianNs / off.medianNs;
-    checks.push({ target: exporterTarget, figure: `${ratio.toFixed(3)}× (${formatNs(on.medianNs)} vs ${formatNs(off.medianNs)})`, verdict: ratio <= 1.05 ? 'met' : 'missed' });
+    checks.push({
+      target: exporterTarget,
+      figure: `${ratio.toFixed(3)}× (${formatNs(on.medianNs)} vs ${formatNs(off.medianNs)})`,
+      verdict: ratio <= 1.05 ? 'met' : 'missed',
+    });
   }
 
   const qps = core.get('fg.sync.qps');
   const inbound = core.get('fg.sync.qpsInbound');
   const system = core.get('fg.sync.qpsSystem');
-  const systemTarget = 'the system check on the entry path: inbound entry()+exit() with one QPS rule + a system rule <= 1.3× without the system rule';
+  const systemTarget =
+    'the system check on the entry path: inbound entry()+exit() with one QPS rule + a system rule <= 1.3× without the system rule';
   const finite = (c: CoreCaseResult | undefined): c is CoreCaseResult => c !== undefined && Number.isFinite(c.medianNs);
   if (!finite(inbound) || !finite(system)) {
     checks.push({ target: systemTarget, figure: system?.failed ?? inbound?.failed ?? 'not run', verdict: 'pending' });
   } else {
     const times = system.medianNs / inbound.medianNs;
-    const outbound = finite(qps) ? `; ${(system.medianNs / qps.medianNs).toFixed(2)}× an outbound call with one QPS rule (${formatNs(qps.medianNs)})` : '';
-    checks.push({ target: systemTarget, figure: `${times.toFixed(2)}× (${formatNs(system.medianNs)} vs ${formatNs(inbound.medianNs)})${outbound}`, verdict: times <= 1.3 ? 'met' : 'missed' });
+    const outbound = finite(qps)
+      ? `; ${(system.medianNs / qps.medianNs).toFixed(2)}× an outbound call with one QPS rule (${formatNs(qps.medianNs)})`
+      : '';
+    checks.push({
+      target: systemTarget,
+      figure: `${times.toFixed(2)}× (${formatNs(system.medianNs)} vs ${formatNs(inbound.medianNs)})${outbound}`,
+      verdict: times <= 1.3 ? 'met' : 'missed',
+    });
   }
 
   const fgPass = qps;
@@ -73,7 +88,11 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       continue;
     }
     const times = p.medianNs / fgPass.medianNs;
-    checks.push({ target, figure: `${times.toFixed(1)}× (${formatNs(p.medianNs)} vs ${formatNs(fgPass.medianNs)})`, verdict: times >= 3 ? 'met' : 'missed' });
+    checks.push({
+      target,
+      figure: `${times.toFixed(1)}× (${formatNs(p.medianNs)} vs ${formatNs(fgPass.medianNs)})`,
+      verdict: times >= 3 ? 'met' : 'missed',
+    });
   }
 
   const hot = results.memory?.find((m) => m.subject === 'floodgate');
@@ -91,14 +110,34 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
 
   for (const fw of results.http ?? []) {
     const variant = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
-    ratioCheck(checks, variant('floodgate'), 0.95, `${fw.framework}: >= 0.95 of bare throughput with QPS + breaker + hotspot`);
-    ratioCheck(checks, variant('floodgate-blocked'), 1.0, `${fw.framework}: blocked (429) at least as fast as bare answers its route`);
+    ratioCheck(
+      checks,
+      variant('floodgate'),
+      0.95,
+      `${fw.framework}: >= 0.95 of bare throughput with QPS + breaker + hotspot`,
+    );
+    ratioCheck(
+      checks,
+      variant('floodgate-blocked'),
+      1.0,
+      `${fw.framework}: blocked (429) at least as fast as bare answers its route`,
+    );
   }
   const cluster = results.cluster?.cases ?? [];
   const ops = (prefix: string): number | undefined => cluster.find((c) => c.name.startsWith(prefix))?.opsPerSec;
   for (const [fg, peer, min, target] of [
-    ['floodgate cluster flow rule (global window)', 'rate-limiter-flexible RateLimiterRedis, one key', 2, 'cluster check, one key, 64 in flight: >= 2× RateLimiterRedis (issue #18)'],
-    ['floodgate cluster hotspot rule', 'rate-limiter-flexible RateLimiterRedis, 1000 keys', 1.2, 'cluster check, 1,000 keys, 64 in flight: >= 1.2× RateLimiterRedis (issue #18)'],
+    [
+      'floodgate cluster flow rule (global window)',
+      'rate-limiter-flexible RateLimiterRedis, one key',
+      2,
+      'cluster check, one key, 64 in flight: >= 2× RateLimiterRedis (issue #18)',
+    ],
+    [
+      'floodgate cluster hotspot rule',
+      'rate-limiter-flexible RateLimiterRedis, 1000 keys',
+      1.2,
+      'cluster check, 1,000 keys, 64 in flight: >= 1.2× RateLimiterRedis (issue #18)',
+    ],
   ] as const) {
     const a = ops(fg);
     const b = ops(peer);
@@ -106,7 +145,11 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       checks.push({ target, figure: 'not run', verdict: 'pending' });
       continue;
     }
-    checks.push({ target, figure: `${(a / b).toFixed(2)}× (${Math.round(a).toLocaleString('en-US')} vs ${Math.round(b).toLocaleString('en-US')} calls/s)`, verdict: a / b >= min ? 'met' : 'missed' });
+    checks.push({
+      target,
+      figure: `${(a / b).toFixed(2)}× (${Math.round(a).toLocaleString('en-US')} vs ${Math.round(b).toLocaleString('en-US')} calls/s)`,
+      verdict: a / b >= min ? 'met' : 'missed',
+    });
   }
   return checks;
 }

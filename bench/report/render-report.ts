@@ -31,7 +31,11 @@ export interface BenchRun extends SuiteResults {
   readonly pinned: boolean;
 }
 
-const PEER_OF: Record<string, string> = { express: 'express-rate-limit', koa: 'koa-ratelimit', fastify: '@fastify/rate-limit' };
+const PEER_OF: Record<string, string> = {
+  express: 'express-rate-limit',
+  koa: 'koa-ratelimit',
+  fastify: '@fastify/rate-limit',
+};
 
 /** The sections of the report, each a markdown string (printed to stdout and written to the results file). */
 export function renderReport(run: BenchRun): { title: string; body: string }[] {
@@ -41,10 +45,23 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
   sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
   if (run.rules) sections.push({ title: 'Declaring rules one by one (issue #13)', body: renderRules(run.rules, run) });
-  if (run.memory) sections.push({ title: 'Memory: distinct hotspot values vs rate-limiter-flexible', body: renderMemory(run.memory) });
-  if (run.http) sections.push({ title: 'HTTP: each framework bare, with Floodgate, with its usual limiter', body: renderHttp(run.http) });
-  if (run.cluster) sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
-  if (run.overload) sections.push({ title: 'Overload: a CPU-bound Express route at 2× its capacity', body: renderOverload(run.overload, run) });
+  if (run.memory)
+    sections.push({
+      title: 'Memory: distinct hotspot values vs rate-limiter-flexible',
+      body: renderMemory(run.memory),
+    });
+  if (run.http)
+    sections.push({
+      title: 'HTTP: each framework bare, with Floodgate, with its usual limiter',
+      body: renderHttp(run.http),
+    });
+  if (run.cluster)
+    sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
+  if (run.overload)
+    sections.push({
+      title: 'Overload: a CPU-bound Express route at 2× its capacity',
+      body: renderOverload(run.overload, run),
+    });
   return sections;
 }
 
@@ -64,10 +81,12 @@ export function renderMarkdown(run: BenchRun): string {
 function renderMethod(run: BenchRun): string {
   const m = run.machine;
   const lines = [
-    ...(run.runs < 2 ? [`- **Single run** (\`--runs ${run.runs}\`): each figure below was taken once, not twice: not for quoting.`] : []),
+    ...(run.runs < 2
+      ? [`- **Single run** (\`--runs ${run.runs}\`): each figure below was taken once, not twice: not for quoting.`]
+      : []),
     `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}). Load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
       `${Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5 ? ' — **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
-    '- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user\'s build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.',
+    "- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user's build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.",
     `- **Pinning**: ${run.pinned ? 'with `taskset`: HTTP servers on core 0, the load generator and every in-process worker on core 1' : 'taskset not available: processes are not pinned'}.`,
   ];
   if (run.coreSettings) {
@@ -75,7 +94,7 @@ function renderMethod(run: BenchRun): string {
     lines.push(
       `- **Core**: mitata \`measure()\` (batched calls, timer overhead excluded), ${plural(c.processes, 'fresh process', 'fresh processes')} × ${plural(c.passes, 'pass', 'passes')}, at least ${c.minCpuMs} ms of calls per measurement in samples of ${c.batchSamples} calls. ` +
         'Each process sets up every case on one engine (one resource per case), warms every case first (so call sites are as polymorphic as in an app using every feature), ' +
-        'then measures each case once per pass, in reverse order on every other pass, with a full GC before each. A sample is mitata\'s median time per call; the figure is the median of all samples.',
+        "then measures each case once per pass, in reverse order on every other pass, with a full GC before each. A sample is mitata's median time per call; the figure is the median of all samples.",
     );
   }
   if (run.memorySettings) {
@@ -89,28 +108,47 @@ function renderMethod(run: BenchRun): string {
     lines.push(
       `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
         `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (${HTTP_VARIANTS.join(', ')}; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
-        'Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server\'s own work, so it is the figure least disturbed by a busy machine.',
+        "Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server's own work, so it is the figure least disturbed by a busy machine.",
     );
   }
-  const versions = Object.entries(m.versions).map(([name, version]) => `${name} ${version}`).join(', ');
-  lines.push(`- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`);
+  const versions = Object.entries(m.versions)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ');
+  lines.push(
+    `- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`,
+  );
   return lines.join('\n');
 }
 
 function renderTargets(run: BenchRun): string {
   const checks = evaluateTargets(run);
   const mark = { met: 'met', missed: '**missed**', unclear: 'unclear (noise)', pending: 'pending' } as const;
-  return `${markdownTable(['Target', 'This run (median)', 'Verdict'], checks.map((c) => [c.target, c.figure, mark[c.verdict]]), ['l', 'l', 'l'])}\n\n` +
-    'HTTP targets are checked twice: by req/s (the target as written) and by the server\'s CPU per response (the same cost, undisturbed by other processes on a busy machine). "unclear" means the two disagree: re-run on a quiet machine.';
+  return (
+    `${markdownTable(
+      ['Target', 'This run (median)', 'Verdict'],
+      checks.map((c) => [c.target, c.figure, mark[c.verdict]]),
+      ['l', 'l', 'l'],
+    )}\n\n` +
+    'HTTP targets are checked twice: by req/s (the target as written) and by the server\'s CPU per response (the same cost, undisturbed by other processes on a busy machine). "unclear" means the two disagree: re-run on a quiet machine.'
+  );
 }
 
 function renderSummary(run: BenchRun): string {
   const rows: string[][] = [];
   for (const fw of run.http ?? []) {
     const get = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
-    const ratio = (v: HttpVariantResult | undefined): string => (v === undefined || v.rounds.length === 0 ? 'not run' : formatRatio(median(v.rpsRatios)));
-    rows.push([`${title(fw.framework)}: req/s vs bare, passing`, ratio(get('floodgate')), `${ratio(get('peer'))} (${PEER_OF[fw.framework]})`]);
-    rows.push([`${title(fw.framework)}: req/s vs bare, all blocked (429)`, ratio(get('floodgate-blocked')), `${ratio(get('peer-blocked'))} (${PEER_OF[fw.framework]})`]);
+    const ratio = (v: HttpVariantResult | undefined): string =>
+      v === undefined || v.rounds.length === 0 ? 'not run' : formatRatio(median(v.rpsRatios));
+    rows.push([
+      `${title(fw.framework)}: req/s vs bare, passing`,
+      ratio(get('floodgate')),
+      `${ratio(get('peer'))} (${PEER_OF[fw.framework]})`,
+    ]);
+    rows.push([
+      `${title(fw.framework)}: req/s vs bare, all blocked (429)`,
+      ratio(get('floodgate-blocked')),
+      `${ratio(get('peer-blocked'))} (${PEER_OF[fw.framework]})`,
+    ]);
   }
   const core = new Map((run.core ?? []).map((c) => [c.id, c]));
   const t = (id: string): string => {
@@ -118,19 +156,33 @@ function renderSummary(run: BenchRun): string {
     return c === undefined || !Number.isFinite(c.medianNs) ? 'pending' : formatNs(c.medianNs);
   };
   if (run.core) {
-    rows.push(['Pass, one rule, per call', `${t('fg.sync.qps')} sync, ${t('fg.async.qps')} async`, `rlf ${t('rlf.pass')}, cockatiel ${t('cockatiel.pass')}, opossum ${t('opossum.pass')}`]);
+    rows.push([
+      'Pass, one rule, per call',
+      `${t('fg.sync.qps')} sync, ${t('fg.async.qps')} async`,
+      `rlf ${t('rlf.pass')}, cockatiel ${t('cockatiel.pass')}, opossum ${t('opossum.pass')}`,
+    ]);
     rows.push(['Pass, QPS + breaker + hotspot, per call', t('fg.sync.three'), '(no peer does all three)']);
-    rows.push(['Block, per call', `${t('fg.block.tryEntry')} (tryEntry), ${t('fg.block.thrown')} (thrown)`, `rlf ${t('rlf.reject')}, cockatiel ${t('cockatiel.open')}, opossum ${t('opossum.open')} (open circuit)`]);
+    rows.push([
+      'Block, per call',
+      `${t('fg.block.tryEntry')} (tryEntry), ${t('fg.block.thrown')} (thrown)`,
+      `rlf ${t('rlf.reject')}, cockatiel ${t('cockatiel.open')}, opossum ${t('opossum.open')} (open circuit)`,
+    ]);
   }
   const hot = run.memory?.find((m) => m.subject === 'floodgate');
   const rlf = run.memory?.find((m) => m.subject === 'rlf');
   if (hot && rlf) {
-    const last = (m: MemorySubjectResult): number => (m.points.length === 0 ? Number.NaN : m.points[m.points.length - 1]!.heapUsed + m.points[m.points.length - 1]!.arrayBuffers);
-    const first = (m: MemorySubjectResult): number => (m.points.length === 0 ? Number.NaN : m.points[0]!.heapUsed + m.points[0]!.arrayBuffers);
+    const last = (m: MemorySubjectResult): number =>
+      m.points.length === 0
+        ? Number.NaN
+        : m.points[m.points.length - 1]!.heapUsed + m.points[m.points.length - 1]!.arrayBuffers;
+    const first = (m: MemorySubjectResult): number =>
+      m.points.length === 0 ? Number.NaN : m.points[0]!.heapUsed + m.points[0]!.arrayBuffers;
     const n = rlf.points[rlf.points.length - 1]?.values ?? 0;
     rows.push([
       `Heap after ${n.toLocaleString('en-US')} distinct keys`,
-      hot.pending !== undefined ? 'pending' : `+${formatMb(last(hot) - first(hot))} (${(heapGrowth(hot) * 100).toFixed(1)} % after capacity)`,
+      hot.pending !== undefined
+        ? 'pending'
+        : `+${formatMb(last(hot) - first(hot))} (${(heapGrowth(hot) * 100).toFixed(1)} % after capacity)`,
       `rlf +${formatMb(last(rlf) - first(rlf))} (${Math.round((last(rlf) - first(rlf)) / n)} B/key, unbounded)`,
     ]);
   }
@@ -141,8 +193,16 @@ function renderSummary(run: BenchRun): string {
     return `${formatCount(c.opsPerSec)} calls/s${notPerCheck(c) ? ' (not every check asks Redis)' : ''}`;
   };
   if (run.cluster) {
-    rows.push(['Cluster check over Redis, one key, 64 in flight', ops('floodgate cluster flow rule (global window)'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`]);
-    rows.push(['Cluster check over Redis, 1,000 keys, 64 in flight', ops('floodgate cluster hotspot rule'), `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`]);
+    rows.push([
+      'Cluster check over Redis, one key, 64 in flight',
+      ops('floodgate cluster flow rule (global window)'),
+      `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`,
+    ]);
+    rows.push([
+      'Cluster check over Redis, 1,000 keys, 64 in flight',
+      ops('floodgate cluster hotspot rule'),
+      `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`,
+    ]);
   }
   return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
 }
@@ -167,19 +227,28 @@ function renderRules(rules: readonly DeclareResult[], run: BenchRun): string {
 function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
   const qps = cases.find((c) => c.id === 'fg.sync.qps');
   const rows = cases.map((c) => {
-    const spread = c.samples.length === 0 ? '' : `${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))}`;
+    const spread =
+      c.samples.length === 0 ? '' : `${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))}`;
     const figure = c.pending !== undefined ? 'pending' : c.failed !== undefined ? 'failed' : formatNs(c.medianNs);
-    const vs = qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline' ? `${(c.medianNs / qps.medianNs).toFixed(2)}×` : '';
+    const vs =
+      qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline'
+        ? `${(c.medianNs / qps.medianNs).toFixed(2)}×`
+        : '';
     return [c.owner, `${c.label}${c.async ? ' (async)' : ''}`, figure, spread, vs, c.pending ?? c.failed ?? ''];
   });
-  const note = run.coreSettings ? `\n\nSamples per case: ${plural(run.coreSettings.processes, 'process', 'processes')} × ${plural(run.coreSettings.passes, 'pass', 'passes')}. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.` : '';
+  const note = run.coreSettings
+    ? `\n\nSamples per case: ${plural(run.coreSettings.processes, 'process', 'processes')} × ${plural(run.coreSettings.passes, 'pass', 'passes')}. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.`
+    : '';
   return `${markdownTable(['Library', 'Case', 'Per call', 'Samples min – max', '× sync QPS', 'Note'], rows, ['l', 'l', 'r', 'r', 'r', 'l'])}${note}`;
 }
 
 function renderMemory(subjects: MemorySubjectResult[]): string {
   const out: string[] = [];
   for (const m of subjects) {
-    const name = m.subject === 'floodgate' ? `Floodgate hotspot rule (threshold 10/s, default capacity${m.capacity === undefined ? '' : ` ${m.capacity.toLocaleString('en-US')}`})` : 'rate-limiter-flexible RateLimiterMemory (10 points per 60 s)';
+    const name =
+      m.subject === 'floodgate'
+        ? `Floodgate hotspot rule (threshold 10/s, default capacity${m.capacity === undefined ? '' : ` ${m.capacity.toLocaleString('en-US')}`})`
+        : 'rate-limiter-flexible RateLimiterMemory (10 points per 60 s)';
     if (m.pending !== undefined) {
       out.push(`**${name}**: pending — ${m.pending}`);
       continue;
@@ -187,10 +256,20 @@ function renderMemory(subjects: MemorySubjectResult[]): string {
     const base = m.points[0] ? m.points[0].heapUsed + m.points[0].arrayBuffers : Number.NaN;
     const rows = m.points.map((p) => {
       const total = p.heapUsed + p.arrayBuffers;
-      return [formatCount(p.values), formatMb(p.heapUsed), formatMb(p.arrayBuffers), formatMb(total), `+${formatMb(total - base)}`, p.values === 0 ? '' : `${Math.round((total - base) / p.values)} B`];
+      return [
+        formatCount(p.values),
+        formatMb(p.heapUsed),
+        formatMb(p.arrayBuffers),
+        formatMb(total),
+        `+${formatMb(total - base)}`,
+        p.values === 0 ? '' : `${Math.round((total - base) / p.values)} B`,
+      ];
     });
-    out.push(`**${name}**, ${formatNs(m.nsPerValue)} per new value\n\n${markdownTable(['Distinct values', 'heapUsed', 'arrayBuffers', 'Total', 'Growth', 'Per value'], rows)}`);
-    if (m.subject === 'floodgate') out.push(`Growth from capacity reached to the end: ${(heapGrowth(m) * 100).toFixed(1)} % (target: within 10 %).`);
+    out.push(
+      `**${name}**, ${formatNs(m.nsPerValue)} per new value\n\n${markdownTable(['Distinct values', 'heapUsed', 'arrayBuffers', 'Total', 'Growth', 'Per value'], rows)}`,
+    );
+    if (m.subject === 'floodgate')
+      out.push(`Growth from capacity reached to the end: ${(heapGrowth(m) * 100).toFixed(1)} % (target: within 10 %).`);
   }
   return out.join('\n\n');
 }
@@ -199,16 +278,28 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
   const out: string[] = [];
   for (const fw of frameworks) {
     const rows = fw.variants.map((v) => {
-      const statuses = v.rounds.map((r) => Object.entries(r.statuses).map(([code, n]) => `${code}×${formatCount(n)}`).join(' ')).join('; ');
+      const statuses = v.rounds
+        .map((r) =>
+          Object.entries(r.statuses)
+            .map(([code, n]) => `${code}×${formatCount(n)}`)
+            .join(' '),
+        )
+        .join('; ');
       const expected = Math.min(...v.rounds.map((r) => r.expectedShare));
       const busy = median(v.rounds.map((r) => r.serverBusy));
-      const notes = [expected < 0.99 ? `**only ${(expected * 100).toFixed(1)} % expected statuses**` : '', busy < 0.9 ? `server busy ${(busy * 100).toFixed(0)} %` : '', v.rounds.some((r) => r.errors > 0) ? `${v.rounds.reduce((s, r) => s + r.errors, 0)} errors` : '']
+      const notes = [
+        expected < 0.99 ? `**only ${(expected * 100).toFixed(1)} % expected statuses**` : '',
+        busy < 0.9 ? `server busy ${(busy * 100).toFixed(0)} %` : '',
+        v.rounds.some((r) => r.errors > 0) ? `${v.rounds.reduce((s, r) => s + r.errors, 0)} errors` : '',
+      ]
         .filter(Boolean)
         .join('; ');
       return [
         label(v.variant, fw.framework),
         formatCount(medianOf(v, (r) => r.rps)),
-        v.variant === 'bare' ? '1.00' : `${formatRatio(median(v.rpsRatios))} (${v.rpsRatios.map(formatRatio).join(', ')})`,
+        v.variant === 'bare'
+          ? '1.00'
+          : `${formatRatio(median(v.rpsRatios))} (${v.rpsRatios.map(formatRatio).join(', ')})`,
         formatMs(medianOf(v, (r) => r.p50)),
         formatMs(medianOf(v, (r) => r.p99)),
         `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
@@ -223,8 +314,8 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
     );
   }
   out.push(
-    'Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework\'s own price for any guard; **listener** one that only listens to the response\'s `close` (`res.on(\'close\', fn)`), the least a guard that ends what it took when the request ends does; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; ' +
-      '**peer** the framework\'s usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0). ' +
+    "Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework's own price for any guard; **listener** one that only listens to the response's `close` (`res.on('close', fn)`), the least a guard that ends what it took when the request ends does; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; " +
+      "**peer** the framework's usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0). " +
       '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round).',
   );
   return out.join('\n\n');
@@ -248,14 +339,14 @@ function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
   const settings = run.clusterSettings;
   const how = settings
     ? `bench/cluster-redis.ts's \`runClusterRedisBench\`, run in ${plural(settings.processes, 'fresh process', 'fresh processes')} (${settings.seconds} s per case and concurrency) on core 1, against ${cluster.redis} (on core 0); medians over processes. ` +
-      'Every case admits every call; Floodgate\'s cases without leaseTokens are exact (each check decided in Redis; the checks of one rule made in one tick share one script call). ' +
+      "Every case admits every call; Floodgate's cases without leaseTokens are exact (each check decided in Redis; the checks of one rule made in one tick share one script call). " +
       'Redis µs and calls per check come from `INFO commandstats` over the loaded run (EVALSHA + EVAL, or PING, per check made), per process; Redis CPU µs per check from `INFO cpu` (used_cpu_user + used_cpu_sys over the loaded run, per check made): all the checks cost Redis, and steadier on a busy machine, where commandstats charges a script the time it was preempted.'
     : '';
   const note = cluster.cases.some(local)
     ? ' ‡ Not every check asks Redis (leased tokens, or checks that fell back to the local rule): not a comparison of exact limits.'
     : '';
   const fellBack = cluster.cases.some((c) => c.runs.some((r) => (r.fallbacks ?? 0) > 0))
-    ? ' Fallbacks are Floodgate checks that gave up on Redis after the backend\'s timeout and decided locally: a case with many is not a fair round-trip comparison.'
+    ? " Fallbacks are Floodgate checks that gave up on Redis after the backend's timeout and decided locally: a case with many is not a fair round-trip comparison."
     : '';
   return `${markdownTable(['Case', 'calls/s, 64 in flight', 'per process', 'p50 alone', 'p99 alone', 'p50, 64 in flight', 'p99, 64 in flight', 'Redis µs per check', 'Redis CPU µs per check', 'Redis calls per check', 'Fallbacks per process'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n${how}${note}${fellBack}`;
 }
@@ -267,7 +358,11 @@ function notPerCheck(c: { name: string; runs: readonly { fallbacks?: number }[] 
 
 function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
   const s = run.overloadSettings;
-  const NAMES = { none: 'unguarded', system: 'system rule `{ maxEventLoopUtilization: 0.8 }`', adaptive: "adaptive concurrency `{ metric: 'concurrency', behavior: 'adaptive', threshold: 10 }`" } as const;
+  const NAMES = {
+    none: 'unguarded',
+    system: 'system rule `{ maxEventLoopUtilization: 0.8 }`',
+    adaptive: "adaptive concurrency `{ metric: 'concurrency', behavior: 'adaptive', threshold: 10 }`",
+  } as const;
   const perRun = (values: number[], format: (n: number) => string): string => values.map(format).join(', ');
   const rows = overload.variants.map((v) => [
     NAMES[v.variant],
@@ -275,9 +370,17 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
     formatMs(overloadMedian(v, (r) => r.p50Ms)),
     `${formatCount(overloadMedian(v, (r) => r.goodput))} req/s`,
     formatRatio(overloadMedian(v, (r) => r.goodput) / overload.capacity),
-    perRun(v.runs.map((r) => r.p99Ms), (n) => formatMs(n)),
-    perRun(v.runs.map((r) => r.goodput), formatCount),
-    v.runs.map((r) => `200×${r.statuses['200'] ?? 0} 503×${r.statuses['503'] ?? 0} gave up ${r.timedOut + r.failed}`).join('; '),
+    perRun(
+      v.runs.map((r) => r.p99Ms),
+      (n) => formatMs(n),
+    ),
+    perRun(
+      v.runs.map((r) => r.goodput),
+      formatCount,
+    ),
+    v.runs
+      .map((r) => `200×${r.statuses['200'] ?? 0} 503×${r.statuses['503'] ?? 0} gave up ${r.timedOut + r.failed}`)
+      .join('; '),
   ]);
   const how = s
     ? `Capacity ${formatCount(overload.capacity)} req/s (200s per second of the unguarded server with 4 requests in flight); load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +

@@ -35,7 +35,9 @@ export async function runDeclareSuite(distDir: string, settings: DeclareSuiteSet
   for (const count of settings.counts) {
     const runs: DeclareRun[] = [];
     for (let i = 0; i < settings.processes; i++) {
-      settings.log(`  rules: declare ${count.toLocaleString('en-US')} resources, process ${i + 1}/${settings.processes}`);
+      settings.log(
+        `  rules: declare ${count.toLocaleString('en-US')} resources, process ${i + 1}/${settings.processes}`,
+      );
       runs.push(await runJsonWorker<DeclareRun>(script, [String(count)], { core: settings.core }));
     }
     results.push({

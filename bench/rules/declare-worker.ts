@@ -31,4 +31,11 @@ const firstUseMs = performance.now() - t;
 if (fg.getRules().flow.length !== count) throw new Error(`expected ${count} flow rules in force`);
 // Two rules per resource: report the cost per rule.
 const rules = 2 * count;
-console.log(JSON.stringify({ count, rules, declareUsPerRule: (declareMs * 1000) / rules, firstUseUsPerRule: (firstUseMs * 1000) / rules }));
+console.log(
+  JSON.stringify({
+    count,
+    rules,
+    declareUsPerRule: (declareMs * 1000) / rules,
+    firstUseUsPerRule: (firstUseMs * 1000) / rules,
+  }),
+);

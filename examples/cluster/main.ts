@@ -45,11 +45,15 @@ export interface RunClusterOptions {
 const ROOT = join(__dirname, '..', '..');
 
 function startProcess(env: Record<string, string>): { child: ChildProcess; next: () => Promise<string> } {
-  const child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, 'worker.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, 'worker.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const lines: string[] = [];
   const waiting: ((line: string) => void)[] = [];
   let buffer = '';
@@ -64,7 +68,9 @@ function startProcess(env: Record<string, string>): { child: ChildProcess; next:
       else lines.push(line);
     }
   });
-  const exited = new Promise<string>((_, reject) => child.once('exit', (code) => reject(new Error(`worker exited with code ${code}`))));
+  const exited = new Promise<string>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`worker exited with code ${code}`))),
+  );
   exited.catch(() => undefined);
   const next = (): Promise<string> => {
     const line = lines.shift();
@@ -104,7 +110,14 @@ export async function runCluster(options: RunClusterOptions): Promise<ProcessRep
 
 /** Resolves to undefined when a Redis answers PING at `url` (within 2 s), else to why not. */
 export async function redisProblem(url: string): Promise<string | undefined> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 50 });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    disconnectTimeout: 50,
+  });
   let cause: string | undefined;
   client.on('error', (error: Error) => (cause ??= error.message));
   try {
@@ -127,16 +140,22 @@ async function main(redisUrl: string): Promise<void> {
     );
     process.exit(1);
   }
-  console.log(`examples/cluster: two processes, one limit of ${QUOTES_PER_SECOND} quotes per second, through the Redis at ${redisUrl}`);
+  console.log(
+    `examples/cluster: two processes, one limit of ${QUOTES_PER_SECOND} quotes per second, through the Redis at ${redisUrl}`,
+  );
   const failuresEach = 6;
   const reports = await runCluster({ redisUrl, failuresEach });
   for (const r of reports) console.log(`process ${r.pid}: served ${r.served}, answered 429 to ${r.limited}`);
   const served = reports.reduce((sum, r) => sum + r.served, 0);
   console.log(`together: served ${served}, the fleet-wide limit being ${QUOTES_PER_SECOND} per second`);
   for (const r of reports) {
-    console.log(`process ${r.pid}: rates breaker ${r.breaker.state} (${r.breaker.changes.join(', ')}), next rates request answered ${r.breaker.next}`);
+    console.log(
+      `process ${r.pid}: rates breaker ${r.breaker.state} (${r.breaker.changes.join(', ')}), next rates request answered ${r.breaker.next}`,
+    );
   }
-  console.log(`each process saw ${failuresEach} failures, under the breaker's minRequestAmount (${RATES_BREAKER.minRequestAmount}); the shared breaker counted both`);
+  console.log(
+    `each process saw ${failuresEach} failures, under the breaker's minRequestAmount (${RATES_BREAKER.minRequestAmount}); the shared breaker counted both`,
+  );
 }
 
 if (require.main === module) {
@@ -145,4 +164,3 @@ if (require.main === module) {
     process.exitCode = 1;
   });
 }
-

@@ -32,9 +32,12 @@ async function main(): Promise<void> {
     if (line === 'go') {
       const answers = await Promise.all(Array.from({ length: Number(env.FG_REQUESTS ?? 15) }, () => instance.handle()));
       const served = answers.filter((a) => a === 'quote').length;
-      process.stdout.write(`${JSON.stringify({ pid: process.pid, served, limited: answers.length - served, fallbacks: instance.fallbacks.length })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ pid: process.pid, served, limited: answers.length - served, fallbacks: instance.fallbacks.length })}\n`,
+      );
     } else if (line === 'fail') {
-      for (let i = 0; i < Number(env.FG_FAILURES ?? 6); i++) await instance.rates(() => Promise.reject(new Error('upstream down')));
+      for (let i = 0; i < Number(env.FG_FAILURES ?? 6); i++)
+        await instance.rates(() => Promise.reject(new Error('upstream down')));
       process.stdout.write('failed\n');
     } else if (line === 'state') {
       process.stdout.write(`${JSON.stringify(await breakerReport(instance))}\n`);

@@ -3,12 +3,7 @@
  * ManualClock, so it runs instantly and prints the same every time).
  * Run: `npx tsx --conditions=@floodgate/source examples/decorators/main.ts`.
  */
-import {
-  Floodgate,
-  ManualClock,
-  getGuardedMethods,
-  isBlockError,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, getGuardedMethods, isBlockError } from '@floodgate/core';
 import { createUserService, type Profile, type UserBackend } from './user-service';
 
 /** An in-memory backend whose recommendations API can be switched off. */
@@ -46,11 +41,14 @@ export async function main(): Promise<string[]> {
   const backend = createDemoBackend();
   const users = createUserService(backend, fg);
   const lines: string[] = [];
-  const outcome = (error: unknown): string => (isBlockError(error) ? `blocked (${error.code})` : `failed (${String(error)})`);
+  const outcome = (error: unknown): string =>
+    isBlockError(error) ? `blocked (${error.code})` : `failed (${String(error)})`;
 
   lines.push('Guarded methods:');
   for (const method of getGuardedMethods(users)) {
-    const kinds = Object.entries(method.rules).filter(([, rules]) => rules.length > 0).map(([kind]) => kind);
+    const kinds = Object.entries(method.rules)
+      .filter(([, rules]) => rules.length > 0)
+      .map(([kind]) => kind);
     lines.push(`  ${method.resource}: ${kinds.join(', ')}`);
   }
 
@@ -74,7 +72,12 @@ export async function main(): Promise<string[]> {
   backend.failing = false;
   await clock.advance(10_000);
   await recommend('10 s later (probe)');
-  lines.push(`  circuit: ${fg.circuitState('UserService.getRecommendations').map((s) => s.state).join(', ')}`);
+  lines.push(
+    `  circuit: ${fg
+      .circuitState('UserService.getRecommendations')
+      .map((s) => s.state)
+      .join(', ')}`,
+  );
 
   lines.push('', '@RateLimit: 5 searches per second');
   let passed = 0;

@@ -7,13 +7,7 @@
  * (leave `floodgate` out); this example defines its class in a factory, so that each caller
  * (a test with a ManualClock, say) gets an engine of its own.
  */
-import {
-  CircuitBreaker,
-  CircuitOpenError,
-  Floodgate,
-  HotParam,
-  RateLimit,
-} from '@floodgate/core';
+import { CircuitBreaker, CircuitOpenError, Floodgate, HotParam, RateLimit } from '@floodgate/core';
 
 /** A user's profile. */
 export interface Profile {

@@ -46,13 +46,18 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const answers: Answer[] = [];
-  const send = async (path: string, user: string): Promise<void> => void answers.push(await get(port, agent, path, user));
+  const send = async (path: string, user: string): Promise<void> =>
+    void answers.push(await get(port, agent, path, user));
 
   try {
     console.log(`Floodgate demo: examples/express on http://127.0.0.1:${port}\n`);
 
     // 1. A burst of profile reads: 110 callers once each, alice and the VIP 20 times each.
-    const callers = [...Array.from({ length: 110 }, (_, i) => `user-${i}`), ...Array<string>(20).fill('alice'), ...Array<string>(20).fill('vip')];
+    const callers = [
+      ...Array.from({ length: 110 }, (_, i) => `user-${i}`),
+      ...Array<string>(20).fill('alice'),
+      ...Array<string>(20).fill('vip'),
+    ];
     await Promise.all(callers.map((user, i) => send(`/users/${i}`, user)));
     console.log(`1. ${callers.length} x GET /users/:id at once (global limit 100/s; 5/s per caller, 20/s for the VIP)`);
 
@@ -62,8 +67,14 @@ async function main(): Promise<void> {
     upstream.latencyMs = 300;
     await Promise.all(['carol', 'dave', 'erin', 'frank', 'grace'].map((user) => send('/recommendations', user)));
     const state = fg.circuitState('GET /recommendations')[0]?.state;
-    await Promise.all(['alice', 'bob', 'heidi', 'ivan', 'judy', 'mallory', 'oscar', 'peggy'].map((user) => send('/recommendations', user)));
-    console.log(`2. 15 x GET /recommendations: 2 fast, 5 slow (the breaker is now ${state}), then 8 more (stale fallback for alice and bob, 503 for the others)\n`);
+    await Promise.all(
+      ['alice', 'bob', 'heidi', 'ivan', 'judy', 'mallory', 'oscar', 'peggy'].map((user) =>
+        send('/recommendations', user),
+      ),
+    );
+    console.log(
+      `2. 15 x GET /recommendations: 2 fast, 5 slow (the breaker is now ${state}), then 8 more (stale fallback for alice and bob, 503 for the others)\n`,
+    );
   } finally {
     agent.destroy();
     server.close();
@@ -72,7 +83,9 @@ async function main(): Promise<void> {
   const count = (test: (status: number) => boolean): number => answers.filter((a) => test(a.status)).length;
   const stale = answers.filter((a) => a.status === 200 && a.body.includes('"stale":true')).length;
   console.log(`Sent ${answers.length} requests:`);
-  console.log(`  passed (2xx): ${count((s) => s >= 200 && s < 300)}  (${stale} of them stale recommendations from the fallback)`);
+  console.log(
+    `  passed (2xx): ${count((s) => s >= 200 && s < 300)}  (${stale} of them stale recommendations from the fallback)`,
+  );
   console.log(`  429 Too Many Requests: ${count((s) => s === 429)}`);
   console.log(`  503 Service Unavailable: ${count((s) => s === 503)}`);
   const blocked = answers.find((a) => a.status === 429) ?? answers.find((a) => a.status === 503);

@@ -10,7 +10,17 @@
  * test/examples/nestjs.test.ts.
  */
 import 'reflect-metadata';
-import { Controller, Get, Headers, Inject, Injectable, Module, Param, type DynamicModule, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Headers,
+  Inject,
+  Injectable,
+  Module,
+  Param,
+  type DynamicModule,
+  type INestApplication,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Floodgate } from '@floodgate/core';
@@ -127,6 +137,7 @@ export async function createApp(options: NestAppOptions = {}): Promise<INestAppl
       ? await NestFactory.create(module, new FastifyAdapter(), { logger: false })
       : await NestFactory.create(module, { logger: false });
   await app.init();
-  if (options.platform === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
+  if (options.platform === 'fastify')
+    await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
   return app;
 }

@@ -32,7 +32,13 @@ export interface ObservabilityAppOptions {
 export const SEARCH_LIMIT = { threshold: 5 } as const;
 
 /** `GET /payments`: opens after more than 2 failures among at least 3 calls, for 30 s. */
-export const PAYMENTS_BREAKER = { strategy: 'errorCount', threshold: 2, minRequestAmount: 3, statIntervalMs: 10_000, retryTimeoutMs: 30_000 } as const;
+export const PAYMENTS_BREAKER = {
+  strategy: 'errorCount',
+  threshold: 2,
+  minRequestAmount: 3,
+  statIntervalMs: 10_000,
+  retryTimeoutMs: 30_000,
+} as const;
 
 /** Builds the app (without listening). */
 export function createApp(options: ObservabilityAppOptions = {}): Express {
@@ -51,7 +57,11 @@ export function createApp(options: ObservabilityAppOptions = {}): Express {
     });
   });
 
-  app.get('/search', rateLimit({ floodgate: fg, ...SEARCH_LIMIT }), (req, res) => void res.json({ results: [`${String(req.query.q ?? '')} (1)`] }));
+  app.get(
+    '/search',
+    rateLimit({ floodgate: fg, ...SEARCH_LIMIT }),
+    (req, res) => void res.json({ results: [`${String(req.query.q ?? '')} (1)`] }),
+  );
 
   app.get('/payments', circuitBreaker({ floodgate: fg, ...PAYMENTS_BREAKER }), (_req, res) => {
     // The provider is down: every call fails, which the breaker counts.

@@ -10,7 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { Floodgate } from '@floodgate/core';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import { createApp } from './app';
@@ -51,14 +56,23 @@ export async function main(fg = new Floodgate()): Promise<ObservabilityRun> {
     for (let i = 0; i < 5; i++) await get('/payments');
 
     const text = await (await fetch(`${base}/metrics`)).text();
-    const prometheus = text.split('\n').filter((line) => /^floodgate_(blocks_total|circuit_breaker_state)\{/.test(line));
+    const prometheus = text
+      .split('\n')
+      .filter((line) => /^floodgate_(blocks_total|circuit_breaker_state)\{/.test(line));
     await reader.forceFlush();
     const openTelemetry = exporter
       .getMetrics()
       .flatMap((m) => m.scopeMetrics.flatMap((s) => s.metrics))
       .filter((m) => m.descriptor.name === 'floodgate.blocks')
-      .flatMap((m) => m.dataPoints.map((p) => `${String(p.attributes['floodgate.resource'])} ${String(p.attributes['floodgate.kind'])} ${String(p.attributes['floodgate.rule'])}: ${String(p.value)}`));
-    const spanEvents = spans.getFinishedSpans().flatMap((span) => span.events.map((event) => `${span.name}: ${String(event.attributes?.['floodgate.rule'])}`));
+      .flatMap((m) =>
+        m.dataPoints.map(
+          (p) =>
+            `${String(p.attributes['floodgate.resource'])} ${String(p.attributes['floodgate.kind'])} ${String(p.attributes['floodgate.rule'])}: ${String(p.value)}`,
+        ),
+      );
+    const spanEvents = spans
+      .getFinishedSpans()
+      .flatMap((span) => span.events.map((event) => `${span.name}: ${String(event.attributes?.['floodgate.rule'])}`));
     return { statuses, prometheus, openTelemetry, spanEvents };
   } finally {
     server.closeAllConnections();
@@ -72,7 +86,12 @@ export async function main(fg = new Floodgate()): Promise<ObservabilityRun> {
 
 if (require.main === module) {
   void main().then(({ statuses, prometheus, openTelemetry, spanEvents }) => {
-    console.log('Responses:', Object.entries(statuses).map(([status, n]) => `${n} × ${status}`).join(', '));
+    console.log(
+      'Responses:',
+      Object.entries(statuses)
+        .map(([status, n]) => `${n} × ${status}`)
+        .join(', '),
+    );
     console.log('\nPrometheus (GET /metrics):');
     for (const line of prometheus) console.log(`  ${line}`);
     console.log('\nOpenTelemetry (floodgate.blocks):');

@@ -24,7 +24,13 @@ export type Protection = 'none' | 'system' | 'adaptive';
 export const SYSTEM_RULE: SystemRuleOptions = { maxEventLoopUtilization: 0.8 };
 
 /** The route rule of `protection: 'adaptive'`: a concurrency limit starting at 8, between 2 and 200. */
-export const ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = { metric: 'concurrency', behavior: 'adaptive', threshold: 8, minLimit: 2, maxLimit: 200 };
+export const ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = {
+  metric: 'concurrency',
+  behavior: 'adaptive',
+  threshold: 8,
+  minLimit: 2,
+  maxLimit: 200,
+};
 
 /** Options of {@link createApp}. */
 export interface OverloadAppOptions {
@@ -84,7 +90,12 @@ export function createApp(options: OverloadAppOptions = {}): Express {
   const app = express();
   if (protection !== 'none') {
     if (protection === 'system') fg.loadSystemRules([SYSTEM_RULE]);
-    app.use(resilience({ floodgate: fg, routes: { 'GET /report': protection === 'adaptive' ? { rateLimit: ADAPTIVE_RULE } : {} } }));
+    app.use(
+      resilience({
+        floodgate: fg,
+        routes: { 'GET /report': protection === 'adaptive' ? { rateLimit: ADAPTIVE_RULE } : {} },
+      }),
+    );
   }
   app.get('/report', async (_req, res) => {
     await work.run();

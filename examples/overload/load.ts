@@ -20,12 +20,18 @@ export interface ServerProcess {
 
 /** Starts `server.ts <protection> <workMs>` with tsx and waits for its port. */
 export function startServer(protection: Protection, workMs = 10): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, 'server.ts'), protection, String(workMs)], {
-    cwd: join(__dirname, '..', '..'),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, 'server.ts'), protection, String(workMs)],
+    {
+      cwd: join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the ${protection} server exited with code ${String(code)} before listening`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the ${protection} server exited with code ${String(code)} before listening`)),
+    );
     createInterface({ input: child.stdout! }).once('line', (line) => {
       child.removeAllListeners('exit');
       const { port } = JSON.parse(line) as { port: number };

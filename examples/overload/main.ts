@@ -31,7 +31,9 @@ export interface RunOverloadOptions {
 }
 
 /** Measures the capacity, then drives each protection at `overload` × capacity. */
-export async function runOverload(options: RunOverloadOptions = {}): Promise<{ capacity: number; rate: number; runs: OverloadRun[] }> {
+export async function runOverload(
+  options: RunOverloadOptions = {},
+): Promise<{ capacity: number; rate: number; runs: OverloadRun[] }> {
   const seconds = options.seconds ?? 4;
   const deadlineMs = options.deadlineMs ?? 1000;
   const workMs = options.workMs ?? 10;
@@ -42,8 +44,17 @@ export async function runOverload(options: RunOverloadOptions = {}): Promise<{ c
     try {
       if (capacity === 0) capacity = await measureCapacity(server.port, 100);
       const rate = capacity * (options.overload ?? 2);
-      const report = await openLoop(server.port, { ratePerSecond: rate, count: Math.round(rate * seconds), deadlineMs });
-      runs.push({ protection, report, p99Ms: percentile(report.okLatenciesMs, 99), goodput: report.okLatenciesMs.length / report.seconds });
+      const report = await openLoop(server.port, {
+        ratePerSecond: rate,
+        count: Math.round(rate * seconds),
+        deadlineMs,
+      });
+      runs.push({
+        protection,
+        report,
+        p99Ms: percentile(report.okLatenciesMs, 99),
+        goodput: report.okLatenciesMs.length / report.seconds,
+      });
     } finally {
       await server.stop();
     }
@@ -53,9 +64,13 @@ export async function runOverload(options: RunOverloadOptions = {}): Promise<{ c
 
 async function main(): Promise<void> {
   const started = performance.now();
-  console.log('Floodgate overload example: one CPU-bound Express route (10 ms of CPU per request), driven at twice its capacity.\n');
+  console.log(
+    'Floodgate overload example: one CPU-bound Express route (10 ms of CPU per request), driven at twice its capacity.\n',
+  );
   const { capacity, rate, runs } = await runOverload();
-  console.log(`Capacity measured: ${capacity.toFixed(0)} req/s; load: ${rate.toFixed(0)} req/s for 4 s per run; clients give up after 1 s.\n`);
+  console.log(
+    `Capacity measured: ${capacity.toFixed(0)} req/s; load: ${rate.toFixed(0)} req/s for 4 s per run; clients give up after 1 s.\n`,
+  );
   const rows = [
     ['protection', 'sent', '200', '503', 'gave up', 'p99 of 200s', 'goodput'],
     ...runs.map(({ protection, report, p99Ms, goodput }) => [
@@ -69,9 +84,12 @@ async function main(): Promise<void> {
     ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  for (const row of rows) console.log(`  ${row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('   ')}`);
+  for (const row of rows)
+    console.log(
+      `  ${row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('   ')}`,
+    );
   console.log(
-    "\nUnguarded, every request waits behind the queue: latency climbs until clients give up and the CPU is spent on answers nobody reads." +
+    '\nUnguarded, every request waits behind the queue: latency climbs until clients give up and the CPU is spent on answers nobody reads.' +
       "\nWith a system rule (event loop over 80 % busy + Sentinel's BBR check) or an adaptive concurrency rule, the excess gets a fast 503" +
       '\nwith Retry-After, and the requests admitted are served quickly.',
   );

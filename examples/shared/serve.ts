@@ -31,7 +31,11 @@ export function listenWith(listener: RequestListener): StartServer {
  * Serves an example: reads `PORT`, starts it, prints its URL and a request to try; exits with a
  * message naming the problem when `PORT` is not a port or is taken.
  */
-export async function serveExample(name: string, start: StartServer, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function serveExample(
+  name: string,
+  start: StartServer,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const port = env.PORT === undefined || env.PORT === '' ? DEFAULT_PORT : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     console.error(`examples/${name}: PORT must be a port number (0-65535), got ${env.PORT}`);
@@ -44,7 +48,11 @@ export async function serveExample(name: string, start: StartServer, env: NodeJS
     console.log(`  try: curl -i -H 'x-user-id: alice' ${url}/users/1   (and ${url}/recommendations); Ctrl-C stops it`);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    console.error(code === 'EADDRINUSE' ? `examples/${name}: port ${port} is in use; set PORT to another one (PORT=0 takes a free one)` : `examples/${name}: ${String(error)}`);
+    console.error(
+      code === 'EADDRINUSE'
+        ? `examples/${name}: port ${port} is in use; set PORT to another one (PORT=0 takes a free one)`
+        : `examples/${name}: ${String(error)}`,
+    );
     process.exit(1);
   }
 }

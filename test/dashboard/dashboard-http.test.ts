@@ -56,7 +56,11 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** Opens the event stream and resolves with the first `event` of that name, parsed. */
-function firstEvent(server: Server, path: string, name: string): Promise<{ data: any; response: IncomingMessage; close: () => void }> {
+function firstEvent(
+  server: Server,
+  path: string,
+  name: string,
+): Promise<{ data: any; response: IncomingMessage; close: () => void }> {
   return new Promise((resolve, reject) => {
     const { port } = server.address() as AddressInfo;
     const req = get({ host: '127.0.0.1', port, path }, (response) => {
@@ -118,7 +122,10 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     expect(page.headers['x-content-type-options']).toBe('nosniff');
     expect(page.text).toContain('<script src="dashboard.js" defer></script>');
-    await request(server).get(`${prefix}/dashboard.js`).expect(200).expect('content-type', 'text/javascript; charset=utf-8');
+    await request(server)
+      .get(`${prefix}/dashboard.js`)
+      .expect(200)
+      .expect('content-type', 'text/javascript; charset=utf-8');
     await request(server).get(`${prefix}/dashboard.css`).expect(200).expect('content-type', 'text/css; charset=utf-8');
   });
 
@@ -129,7 +136,9 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     expect(fg.getRules().flow).toEqual([]);
     const answer = await request(server).put(`${prefix}/api/rules`).set(auth).send(rules).expect(200);
     expect(answer.body).toEqual({ message: 'Rules applied through engine', via: 'engine' });
-    expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' })]);
+    expect(fg.describeRules()).toEqual([
+      expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' }),
+    ]);
   });
 
   it('streams a snapshot of the engine to a page', async () => {
@@ -140,7 +149,9 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     const { data, response, close } = await firstEvent(server, `${prefix}/events`, 'snapshot');
     close();
     expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(data.resources).toEqual([{ name: 'api', concurrency: 0, points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }] }]);
+    expect(data.resources).toEqual([
+      { name: 'api', concurrency: 0, points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }] },
+    ]);
     expect(data.rules).toEqual([expect.objectContaining({ resource: 'api', source: 'api' })]);
   });
 });
@@ -148,21 +159,38 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
 describe('dashboard rule edits', () => {
   it('is read-only without a token: every edit is refused with 403', async () => {
     const { server } = await mount('express', {});
-    await request(server).put('/fg/api/rules').set(auth).send({ flow: [] }).expect(403, { message: 'The dashboard is read-only: no token is configured' });
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [] })
+      .expect(403, { message: 'The dashboard is read-only: no token is configured' });
     const state = await request(server).get('/fg/api/state').expect(200);
     expect(state.body).toMatchObject({ readOnly: true, editTarget: 'engine' });
   });
 
   it('refuses a token that differs only in its last character, or in letter case', async () => {
     const { server } = await mount('express');
-    await request(server).put('/fg/api/rules').set({ authorization: `Bearer ${TOKEN.slice(0, -1)}X` }).send({ flow: [] }).expect(401);
-    await request(server).put('/fg/api/rules').set({ authorization: `Bearer ${TOKEN.toUpperCase()}` }).send({ flow: [] }).expect(401);
+    await request(server)
+      .put('/fg/api/rules')
+      .set({ authorization: `Bearer ${TOKEN.slice(0, -1)}X` })
+      .send({ flow: [] })
+      .expect(401);
+    await request(server)
+      .put('/fg/api/rules')
+      .set({ authorization: `Bearer ${TOKEN.toUpperCase()}` })
+      .send({ flow: [] })
+      .expect(401);
     await request(server).put('/fg/api/rules').set({ authorization: TOKEN }).send({ flow: [] }).expect(401);
   });
 
   it('refuses a body that is not declared as JSON', async () => {
     const { server } = await mount('express');
-    await request(server).put('/fg/api/rules').set(auth).set('content-type', 'text/plain').send('{"flow":[]}').expect(415);
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .set('content-type', 'text/plain')
+      .send('{"flow":[]}')
+      .expect(415);
   });
 
   it('refuses a body over the limit, declared or streamed without a length', async () => {
@@ -171,10 +199,19 @@ describe('dashboard rule edits', () => {
     await request(server).put('/fg/api/rules').set(auth).set('content-type', 'application/json').send(big).expect(413);
     const { port } = server.address() as AddressInfo;
     const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/fg/api/rules', method: 'PUT', headers: { ...auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/fg/api/rules',
+          method: 'PUT',
+          headers: { ...auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 4; i++) req.write(big.slice(i * 500, (i + 1) * 500));
       req.end();
@@ -189,7 +226,10 @@ describe('dashboard rule edits', () => {
     const answer = await request(server)
       .put('/fg/api/rules')
       .set(auth)
-      .send({ flow: [{ resource: 'api', threshold: -1 }], circuitBreakers: [{ resource: 'api', strategy: 'errorRatio', threshold: 2, retryTimeoutMs: 1 }] })
+      .send({
+        flow: [{ resource: 'api', threshold: -1 }],
+        circuitBreakers: [{ resource: 'api', strategy: 'errorRatio', threshold: 2, retryTimeoutMs: 1 }],
+      })
       .expect(422);
     expect(answer.body.issues).toEqual([
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
@@ -200,14 +240,23 @@ describe('dashboard rule edits', () => {
 
   it('answers a body that is not JSON with 400 and the parse error', async () => {
     const { server } = await mount('express');
-    const answer = await request(server).put('/fg/api/rules').set(auth).set('content-type', 'application/json').send('{"flow": [').expect(400);
+    const answer = await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .set('content-type', 'application/json')
+      .send('{"flow": [')
+      .expect(400);
     expect(answer.body.issues).toEqual([{ path: '', message: expect.stringContaining('is not valid JSON') }]);
   });
 
   it('takes the body as the whole loaded layer: kinds left out are emptied', async () => {
     const { server } = await mount('express');
     fg.loadAuthorityRules([{ resource: 'api', origins: ['bad'], strategy: 'deny' }]);
-    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 3 }] }).expect(200);
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 3 }] })
+      .expect(200);
     expect(fg.getRules().authority).toEqual([]);
     expect(fg.getRules().flow).toHaveLength(1);
   });
@@ -216,7 +265,11 @@ describe('dashboard rule edits', () => {
     const app = express();
     app.use(express.json());
     app.use('/fg', make().express());
-    await request(app).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 4 }] }).expect(200);
+    await request(app)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 4 }] })
+      .expect(200);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 4 })]);
   });
 
@@ -227,24 +280,45 @@ describe('dashboard rule edits', () => {
     const store: FileRuleSource = fileRuleSource(fg, file);
     open.push(store);
     const { server } = await mount('express', { token: TOKEN, store });
-    const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(200);
+    const answer = await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 5 }] })
+      .expect(200);
     expect(answer.body.via).toBe('file');
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ authority: [], system: [], hotParams: [], flow: [{ resource: 'api', threshold: 5 }], circuitBreakers: [] });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      authority: [],
+      system: [],
+      hotParams: [],
+      flow: [{ resource: 'api', threshold: 5 }],
+      circuitBreakers: [],
+    });
     expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
 
   it('answers 502 when the store cannot write, and applies nothing', async () => {
     const store = { name: 'broken', write: () => Promise.reject(new Error('disk full')) };
     const { server } = await mount('express', { token: TOKEN, store });
-    const answer = await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 5 }] }).expect(502);
+    const answer = await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 5 }] })
+      .expect(502);
     expect(answer.body.message).toBe('The rule store "broken" could not write the rules: Error: disk full');
     expect(fg.getRules().flow).toEqual([]);
   });
 
   it('validates before writing to a store: an invalid set never reaches it', async () => {
     const written: unknown[] = [];
-    const { server } = await mount('express', { token: TOKEN, store: { name: 'memory', write: (rules) => void written.push(rules) } });
-    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: -5 }] }).expect(422);
+    const { server } = await mount('express', {
+      token: TOKEN,
+      store: { name: 'memory', write: (rules) => void written.push(rules) },
+    });
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: -5 }] })
+      .expect(422);
     expect(written).toEqual([]);
   });
 });
@@ -257,14 +331,22 @@ describe('dashboard with a Redis store', () => {
     const clients = [new Redis(redisUrl), new Redis(redisUrl), new Redis(redisUrl)];
     open.push({ close: () => clients.forEach((c) => c.disconnect()) });
     const other = new Floodgate();
-    for (const [engine, client] of [[fg, clients[0]!], [other, clients[1]!]] as const) {
+    for (const [engine, client] of [
+      [fg, clients[0]!],
+      [other, clients[1]!],
+    ] as const) {
       const source = await redisRuleSource({ client, key, channel: key, floodgate: engine });
       open.push(source);
     }
     const store = { name: 'redis', write: (rules: object) => publishRules(clients[2]!, { key, channel: key }, rules) };
     const { server } = await mount('express', { token: TOKEN, store });
-    await request(server).put('/fg/api/rules').set(auth).send({ flow: [{ resource: 'api', threshold: 6 }] }).expect(200, { message: 'Rules applied through redis', via: 'redis' });
-    for (const engine of [fg, other]) await until(() => engine.getRules().flow[0]?.threshold === 6, 'the published rules');
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 6 }] })
+      .expect(200, { message: 'Rules applied through redis', via: 'redis' });
+    for (const engine of [fg, other])
+      await until(() => engine.getRules().flow[0]?.threshold === 6, 'the published rules');
     expect(other.describeRules()).toEqual([expect.objectContaining({ source: 'redis' })]);
     expect(JSON.parse((await clients[2]!.get(key))!)).toMatchObject({ flow: [{ resource: 'api', threshold: 6 }] });
   });
@@ -323,9 +405,13 @@ describe('dashboard.listen', () => {
 
 describe('dashboard options', () => {
   it('names an invalid option, its range and its value', () => {
-    expect(() => dashboard(fg, { intervalMs: 5 })).toThrow('options.intervalMs must be an integer within [100, 60000], got 5');
+    expect(() => dashboard(fg, { intervalMs: 5 })).toThrow(
+      'options.intervalMs must be an integer within [100, 60000], got 5',
+    );
     expect(() => dashboard(fg, { token: '' })).toThrow('options.token must be a non-empty string, got ""');
-    expect(() => dashboard(fg, { store: {} as never })).toThrow('options.store must have a name and a write(rules) method');
+    expect(() => dashboard(fg, { store: {} as never })).toThrow(
+      'options.store must have a name and a write(rules) method',
+    );
     expect(() => dashboard(fg, { tokn: 'x' } as never)).toThrow('options.tokn is not an option');
     expect(() => dashboard({} as never)).toThrow('fg must be a Floodgate engine');
     expect(() => make().koa('fg/')).toThrow("prefix must start with '/' and not end with one");

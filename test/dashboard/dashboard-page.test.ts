@@ -38,7 +38,9 @@ beforeAll(async () => {
       floodgate: fg,
       routes: {
         'GET /hello': { rateLimit: { threshold: 1000 } },
-        'GET /flaky': { circuitBreaker: { strategy: 'errorCount', threshold: 1, minRequestAmount: 2, retryTimeoutMs: 5000 } },
+        'GET /flaky': {
+          circuitBreaker: { strategy: 'errorCount', threshold: 1, minRequestAmount: 2, retryTimeoutMs: 5000 },
+        },
       },
     }),
   );
@@ -80,7 +82,9 @@ describe('the dashboard page in Chromium', () => {
     const row = page.locator('#rules tbody tr', { hasText: 'GET /flaky' });
     await expect(row.locator('.source').textContent()).resolves.toBe('declared by code (read-only)');
     await expect(row.locator('.status').textContent()).resolves.toBe('in force');
-    await expect(page.locator('#edit-mode').textContent()).resolves.toContain('Edits apply to this instance through loadRules');
+    await expect(page.locator('#edit-mode').textContent()).resolves.toContain(
+      'Edits apply to this instance through loadRules',
+    );
   });
 
   it('shows a resource after traffic, with its pass rate once the second completes', async () => {
@@ -103,7 +107,11 @@ describe('the dashboard page in Chromium', () => {
     await request(server).get('/flaky').expect(200);
     await breaker.locator('.state.closed').waitFor(WAIT);
     const transitions = await breaker.locator('.transitions li').allTextContents();
-    expect(transitions.map((t) => t.split(',')[0])).toEqual(['halfOpen → closed', 'open → halfOpen', 'closed → open (2)']);
+    expect(transitions.map((t) => t.split(',')[0])).toEqual([
+      'halfOpen → closed',
+      'open → halfOpen',
+      'closed → open (2)',
+    ]);
     await page.locator('#blocks tbody tr', { hasText: 'ERR_CIRCUIT_OPEN' }).first().waitFor(WAIT);
   });
 
@@ -117,12 +125,21 @@ describe('the dashboard page in Chromium', () => {
     const rows = page.locator('#rules tbody tr', { hasText: 'GET /hello' });
     await rows.locator('.source', { hasText: 'loaded (dashboard)' }).waitFor(WAIT);
     const declared = rows.filter({ has: page.locator('.source', { hasText: 'declared by code' }) });
-    await expect(declared.locator('.status').textContent()).resolves.toBe('shadowed: loaded rules of this kind and resource take precedence');
-    expect(fg.describeRules()).toContainEqual(expect.objectContaining({ resource: 'GET /hello', layer: 'loaded', source: 'dashboard' }));
+    await expect(declared.locator('.status').textContent()).resolves.toBe(
+      'shadowed: loaded rules of this kind and resource take precedence',
+    );
+    expect(fg.describeRules()).toContainEqual(
+      expect.objectContaining({ resource: 'GET /hello', layer: 'loaded', source: 'dashboard' }),
+    );
   });
 
   it('shows the validation errors of a bad rule by path, and applies nothing', async () => {
-    await applyRules({ flow: [{ resource: 'GET /hello', threshold: -1 }, { resource: 'GET /hello', threshold: 1, behavior: 'fast' }] });
+    await applyRules({
+      flow: [
+        { resource: 'GET /hello', threshold: -1 },
+        { resource: 'GET /hello', threshold: 1, behavior: 'fast' },
+      ],
+    });
     await page.locator('#issues li').first().waitFor(WAIT);
     const issues = await page.locator('#issues li').allTextContents();
     expect(issues).toEqual([
@@ -155,7 +172,9 @@ describe('the dashboard page in Chromium', () => {
     await page.locator('#blocks tbody tr .resource', { hasText: XSS }).first().waitFor(WAIT);
     await expect(card(XSS).locator('.name').textContent()).resolves.toBe(XSS);
     await expect(page.locator('#rules tbody tr .resource', { hasText: XSS }).textContent()).resolves.toBe(XSS);
-    await expect(page.locator('#rules tbody tr .source', { hasText: XSS }).textContent()).resolves.toBe(`loaded (${XSS})`);
+    await expect(page.locator('#rules tbody tr .source', { hasText: XSS }).textContent()).resolves.toBe(
+      `loaded (${XSS})`,
+    );
     expect(await page.locator('main img').count()).toBe(0);
     expect(dialogs).toEqual([]);
   });
@@ -169,7 +188,9 @@ describe('the dashboard page in Chromium', () => {
     const second = await browser.newPage();
     try {
       await second.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/ro/`);
-      await second.locator('#edit-mode', { hasText: 'Read-only: this dashboard has no token configured' }).waitFor(WAIT);
+      await second
+        .locator('#edit-mode', { hasText: 'Read-only: this dashboard has no token configured' })
+        .waitFor(WAIT);
       expect(await second.locator('#apply').isDisabled()).toBe(true);
     } finally {
       await second.close();

@@ -1,7 +1,13 @@
 import { Entry, Floodgate, ManualClock } from '@floodgate/core';
 import { LiveFeed, type LiveFeedLimits, type Snapshot, type Tick } from '../../packages/dashboard/src/live-feed';
 
-const LIMITS: LiveFeedLimits = { intervalMs: 60_000, historySeconds: 120, maxResources: 10, recentBlocks: 5, transitionsPerBreaker: 3 };
+const LIMITS: LiveFeedLimits = {
+  intervalMs: 60_000,
+  historySeconds: 120,
+  maxResources: 10,
+  recentBlocks: 5,
+  transitionsPerBreaker: 3,
+};
 
 /** A page that keeps what it was sent. */
 class Page {
@@ -59,7 +65,14 @@ describe('LiveFeed', () => {
     await traffic('api', 2, 3);
     live.tick();
     expect(page.last<Tick>('tick').resources).toEqual([
-      { name: 'api', concurrency: 0, points: [{ t: 100_000, pass: 3, block: 0, error: 0, rtMs: 0 }, { t: 101_000, pass: 3, block: 0, error: 0, rtMs: 0 }] },
+      {
+        name: 'api',
+        concurrency: 0,
+        points: [
+          { t: 100_000, pass: 3, block: 0, error: 0, rtMs: 0 },
+          { t: 101_000, pass: 3, block: 0, error: 0, rtMs: 0 },
+        ],
+      },
     ]);
     live.tick();
     expect(page.last<Tick>('tick').resources).toEqual([{ name: 'api', concurrency: 0, points: [] }]);
@@ -99,7 +112,12 @@ describe('LiveFeed', () => {
     live.tick();
     expect(page.last<Tick>('tick').blocks.map((b) => b.origin)).toEqual(['o7', 'o8', 'o9', 'o10', 'o11']);
     expect(live.snapshot().blocks.map((b) => b.origin)).toEqual(['o7', 'o8', 'o9', 'o10', 'o11']);
-    expect(live.snapshot().blocks[0]).toMatchObject({ resource: 'api', kind: 'flow', code: 'ERR_FLOW_BLOCKED', rule: expect.objectContaining({ threshold: 0 }) });
+    expect(live.snapshot().blocks[0]).toMatchObject({
+      resource: 'api',
+      kind: 'flow',
+      code: 'ERR_FLOW_BLOCKED',
+      rule: expect.objectContaining({ threshold: 0 }),
+    });
     live.tick();
     expect(page.last<Tick>('tick').blocks).toEqual([]);
     leave();
@@ -119,7 +137,9 @@ describe('LiveFeed', () => {
 
   it('remembers each breaker’s last transitions with engine time, at most transitionsPerBreaker', async () => {
     const live = feed({ transitionsPerBreaker: 2 });
-    fg.loadCircuitBreakerRules([{ resource: 'api', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }]);
+    fg.loadCircuitBreakerRules([
+      { resource: 'api', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
     const fail = (): void => {
       const entry = fg.entry('api');
       entry.traceError(new Error('x'));
@@ -141,8 +161,14 @@ describe('LiveFeed', () => {
     const page = new Page();
     live.subscribe(page);
     fg.loadFlowRules([{ resource: 'api', threshold: 1 }], { source: 'file' });
-    expect(page.last<Snapshot>('rules').rules).toEqual([expect.objectContaining({ resource: 'api', source: 'file', layer: 'loaded' })]);
+    expect(page.last<Snapshot>('rules').rules).toEqual([
+      expect.objectContaining({ resource: 'api', source: 'file', layer: 'loaded' }),
+    ]);
     expect(() => fg.loadFlowRules([{ resource: 'api', threshold: -1 }], { source: 'redis' })).toThrow();
-    expect(page.last<Snapshot>('rules').rejected).toEqual({ at: 100_000, source: 'redis', issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' }] });
+    expect(page.last<Snapshot>('rules').rejected).toEqual({
+      at: 100_000,
+      source: 'redis',
+      issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' }],
+    });
   });
 });

@@ -62,8 +62,15 @@ function check(files: ReadonlyMap<string, string>): Map<string, readonly ts.Diag
   return new Map([...checkWith(plain, false), ...checkWith(nest, true)]);
 }
 
-function checkWith(files: ReadonlyMap<string, string>, legacyDecorators: boolean): Map<string, readonly ts.Diagnostic[]> {
-  const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.check.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+function checkWith(
+  files: ReadonlyMap<string, string>,
+  legacyDecorators: boolean,
+): Map<string, readonly ts.Diagnostic[]> {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.check.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  )!;
   const options: ts.CompilerOptions = {
     ...config.options,
     noUnusedLocals: false,
@@ -96,13 +103,16 @@ describe('the README', () => {
       if (pass === 1) {
         all.forEach((_, i) => {
           for (const d of diagnostics.get(name(i)) ?? []) {
-            if (d.code === 2304 || d.code === 2552) free[i]!.add(/'([^']+)'/.exec(ts.flattenDiagnosticMessageText(d.messageText, '\n'))![1]!);
+            if (d.code === 2304 || d.code === 2552)
+              free[i]!.add(/'([^']+)'/.exec(ts.flattenDiagnosticMessageText(d.messageText, '\n'))![1]!);
           }
         });
         continue;
       }
       const problems = all.flatMap((s, i) =>
-        (diagnostics.get(name(i)) ?? []).map((d) => `README.md, example at line ${s.line}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`),
+        (diagnostics.get(name(i)) ?? []).map(
+          (d) => `README.md, example at line ${s.line}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
+        ),
       );
       expect(problems).toEqual([]);
     }

@@ -9,7 +9,12 @@ const redisUrl = testRedisUrl();
 
 describe('examples/cluster', () => {
   it('serves exactly the fleet-wide limit across two processes, all decided by Redis', async () => {
-    const reports = await runCluster({ redisUrl, requestsEach: 15, prefix: `fg-test:example-cluster:${process.pid}`, now: T0 });
+    const reports = await runCluster({
+      redisUrl,
+      requestsEach: 15,
+      prefix: `fg-test:example-cluster:${process.pid}`,
+      now: T0,
+    });
     expect(reports).toHaveLength(2);
     expect(new Set(reports.map((r) => r.pid)).size).toBe(2);
     expect(reports.reduce((sum, r) => sum + r.served, 0)).toBe(QUOTES_PER_SECOND);
@@ -23,17 +28,26 @@ describe('examples/cluster', () => {
     const failuresEach = 6;
     // Too few for either process's breaker alone: only the shared one can open.
     expect(failuresEach).toBeLessThan(RATES_BREAKER.minRequestAmount);
-    const reports = await runCluster({ redisUrl, failuresEach, prefix: `fg-test:example-breaker:${process.pid}`, now: T0 });
+    const reports = await runCluster({
+      redisUrl,
+      failuresEach,
+      prefix: `fg-test:example-breaker:${process.pid}`,
+      now: T0,
+    });
     for (const r of reports) expect(r.breaker).toEqual({ state: 'open', changes: ['closed->open'], next: '503' });
   }, 30_000);
 
   it('exits at once, naming the URL and what to do, when no Redis answers', async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
-    const run = spawnSync(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, '../../examples/cluster/main.ts')], {
-      env: { ...process.env, REDIS_URL: url },
-      encoding: 'utf8',
-      timeout: 20_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, '../../examples/cluster/main.ts')],
+      {
+        env: { ...process.env, REDIS_URL: url },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`examples/cluster needs a Redis: none answers at ${url} (connect ECONNREFUSED`);
     expect(run.stderr).toContain('set REDIS_URL');

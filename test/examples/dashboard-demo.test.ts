@@ -15,13 +15,19 @@ describe('examples/express dashboard demo', () => {
     const agent = request(url.origin);
     await agent.get(url.pathname).expect(200).expect('content-type', 'text/html; charset=utf-8');
     let names: string[] = [];
-    await until(async () => {
-      const state = await agent.get(`${url.pathname}api/state`).expect(200);
-      names = (state.body.resources as { name: string }[]).map((r) => r.name);
-      return names.includes('GET /users/:id') && names.includes('GET /recommendations');
-    }, 'the demo traffic', 5000);
+    await until(
+      async () => {
+        const state = await agent.get(`${url.pathname}api/state`).expect(200);
+        names = (state.body.resources as { name: string }[]).map((r) => r.name);
+        return names.includes('GET /users/:id') && names.includes('GET /recommendations');
+      },
+      'the demo traffic',
+      5000,
+    );
     const state = await agent.get(`${url.pathname}api/state`).expect(200);
     expect(state.body).toMatchObject({ readOnly: false, editTarget: 'file' });
-    expect(state.body.rules).toContainEqual(expect.objectContaining({ resource: 'GET /recommendations', kind: 'circuitBreakers', source: 'code' }));
+    expect(state.body.rules).toContainEqual(
+      expect.objectContaining({ resource: 'GET /recommendations', kind: 'circuitBreakers', source: 'code' }),
+    );
   });
 });

@@ -1,14 +1,13 @@
-import {
-  Floodgate,
-  FlowBlockError,
-  HotParamBlockError,
-  ManualClock,
-  getGuardedMethods,
-} from '@floodgate/core';
+import { Floodgate, FlowBlockError, HotParamBlockError, ManualClock, getGuardedMethods } from '@floodgate/core';
 import { createDemoBackend, main } from '../../examples/decorators/main';
 import { POPULAR, createUserService } from '../../examples/decorators/user-service';
 
-function setup(): { clock: ManualClock; fg: Floodgate; backend: ReturnType<typeof createDemoBackend>; users: ReturnType<typeof createUserService> } {
+function setup(): {
+  clock: ManualClock;
+  fg: Floodgate;
+  backend: ReturnType<typeof createDemoBackend>;
+  users: ReturnType<typeof createUserService>;
+} {
   const clock = new ManualClock(1000);
   const fg = new Floodgate({ clock });
   const backend = createDemoBackend();
@@ -41,9 +40,13 @@ describe('examples/decorators', () => {
     const live = await users.getRecommendations('alice');
     expect(live.source).toBe('live');
     backend.failing = true;
-    for (let i = 0; i < 3; i++) await expect(users.getRecommendations('alice')).resolves.toEqual({ items: live.items, source: 'cache' });
+    for (let i = 0; i < 3; i++)
+      await expect(users.getRecommendations('alice')).resolves.toEqual({ items: live.items, source: 'cache' });
     const calls = backend.recommendationCalls;
-    await expect(users.getRecommendations('alice')).resolves.toEqual({ items: live.items, source: 'cache (circuit open)' });
+    await expect(users.getRecommendations('alice')).resolves.toEqual({
+      items: live.items,
+      source: 'cache (circuit open)',
+    });
     expect(backend.recommendationCalls).toBe(calls);
   });
 

@@ -50,7 +50,10 @@ describe.each(['express', 'fastify'] as const)('examples/nestjs on %s', (platfor
     const unavailable = await get('/recommendations', 'zed').expect(503);
     expect(unavailable.headers['retry-after']).toBe('5');
     expect(unavailable.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(JSON.parse(unavailable.text)).toMatchObject({ code: 'ERR_CIRCUIT_OPEN', resource: 'RecommendationsService.forUser' });
+    expect(JSON.parse(unavailable.text)).toMatchObject({
+      code: 'ERR_CIRCUIT_OPEN',
+      resource: 'RecommendationsService.forUser',
+    });
     await clock.advance(5000);
     upstream.latencyMs = 20;
     await get('/recommendations', 'zed').expect(200, { items: ['zed: new releases'], stale: false });

@@ -12,8 +12,14 @@ describe('examples/observability', () => {
       'floodgate_blocks_total{kind="circuitBreaker",rule="circuitBreaker#0",resource="GET /payments"} 2',
       'floodgate_circuit_breaker_state{rule="circuitBreaker#0",resource="GET /payments"} 1',
     ]);
-    expect(run.openTelemetry).toEqual(['GET /search flow flow#0: 3', 'GET /payments circuitBreaker circuitBreaker#0: 2']);
-    expect(run.spanEvents).toEqual([...Array<string>(3).fill('GET /search: flow#0'), ...Array<string>(2).fill('GET /payments: circuitBreaker#0')]);
+    expect(run.openTelemetry).toEqual([
+      'GET /search flow flow#0: 3',
+      'GET /payments circuitBreaker circuitBreaker#0: 2',
+    ]);
+    expect(run.spanEvents).toEqual([
+      ...Array<string>(3).fill('GET /search: flow#0'),
+      ...Array<string>(2).fill('GET /payments: circuitBreaker#0'),
+    ]);
   });
 
   it('serves /metrics in the Prometheus text format with its own engine and registry when given none', async () => {

@@ -48,7 +48,8 @@ describe('examples/overload createApp', () => {
   });
 
   it('builds its own engine when given none', async () => {
-    await request(createApp({ workMs: 1 })).get('/report').expect(200);
+    await request(createApp({ workMs: 1 }))
+      .get('/report')
+      .expect(200);
   });
 });
-

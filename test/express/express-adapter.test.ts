@@ -26,7 +26,11 @@ describe('@floodgate/express', () => {
     // What the router package alone sets on a Node request: originalUrl, and no app.
     const server = http.createServer((req, res) => {
       Object.assign(req, { originalUrl: req.url });
-      guard(req as Request, res as Response, (err?: unknown) => void res.writeHead(err === undefined ? 200 : 500).end());
+      guard(
+        req as Request,
+        res as Response,
+        (err?: unknown) => void res.writeHead(err === undefined ? 200 : 500).end(),
+      );
     });
     const codes = [(await request(server).get('/a')).status, (await request(server).get('/A')).status];
     expect(codes).toEqual([200, 429]);
@@ -61,7 +65,9 @@ describe('@floodgate/express', () => {
   });
 
   it('refuses invalid per-route options when the middleware is created', () => {
-    expect(() => rateLimit({ floodgate: fg, threshold: -1 })).toThrow('Invalid rateLimit() options: threshold: must be a finite number >= 0, got -1');
+    expect(() => rateLimit({ floodgate: fg, threshold: -1 })).toThrow(
+      'Invalid rateLimit() options: threshold: must be a finite number >= 0, got -1',
+    );
   });
 
   it('passes errors that are not blocks on to the next error handler', async () => {
@@ -70,19 +76,28 @@ describe('@floodgate/express', () => {
       throw new Error('boom');
     });
     app.use(blockErrorHandler());
-    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => void res.status(500).json({ seen: err.message }));
+    app.use(
+      (err: Error, _req: Request, res: Response, _next: NextFunction) =>
+        void res.status(500).json({ seen: err.message }),
+    );
     await request(app).get('/a').expect(500, { seen: 'boom' });
   });
 
   it('refuses an unknown blockErrorHandler option', () => {
-    expect(() => blockErrorHandler({ origin: () => '' } as never)).toThrow('Invalid blockErrorHandler() options: origin: unknown field (allowed: floodgate, onBlock, fallback, headers)');
+    expect(() => blockErrorHandler({ origin: () => '' } as never)).toThrow(
+      'Invalid blockErrorHandler() options: origin: unknown field (allowed: floodgate, onBlock, fallback, headers)',
+    );
   });
 
   describe('ipKey', () => {
     function appKeyedByIp(trustProxy: boolean): express.Express {
       const app = express();
       if (trustProxy) app.set('trust proxy', 1);
-      app.get('/a', hotParam({ floodgate: fg, param: ipKey, threshold: 1 }), (_req, res) => void res.json({ ok: true }));
+      app.get(
+        '/a',
+        hotParam({ floodgate: fg, param: ipKey, threshold: 1 }),
+        (_req, res) => void res.json({ ok: true }),
+      );
       return app;
     }
 

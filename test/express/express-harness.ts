@@ -1,7 +1,23 @@
 import { createServer } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { blockErrorHandler, circuitBreaker, hotParam, rateLimit, resilience, type ExpressFallback } from '@floodgate/express';
-import { adaptHotParam, adaptOptions, sendReply, type AppSpec, type Harness, type RouteGuardSpec, type Started, type Translation } from '../http/app-spec';
+import {
+  blockErrorHandler,
+  circuitBreaker,
+  hotParam,
+  rateLimit,
+  resilience,
+  type ExpressFallback,
+} from '@floodgate/express';
+import {
+  adaptHotParam,
+  adaptOptions,
+  sendReply,
+  type AppSpec,
+  type Harness,
+  type RouteGuardSpec,
+  type Started,
+  type Translation,
+} from '../http/app-spec';
 
 const translation: Translation<Request, ExpressFallback> = {
   request: (req, params) => ({ headers: req.headers, params: params ?? (req.params as Record<string, string>) }),
@@ -14,15 +30,31 @@ function perRoute(spec: AppSpec, guard: RouteGuardSpec): RequestHandler[] {
   let fallback = guard.fallback === undefined ? undefined : translation.fallback(guard.fallback);
   let timeoutMs = guard.timeoutMs;
   const common = (): { floodgate: AppSpec['floodgate']; fallback?: ExpressFallback; timeoutMs?: number } => {
-    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+    const options = {
+      floodgate: spec.floodgate,
+      ...(fallback === undefined ? {} : { fallback }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    };
     fallback = undefined;
     timeoutMs = undefined;
     return options;
   };
   const handlers: RequestHandler[] = [];
   if (guard.rateLimit) handlers.push(rateLimit({ ...common(), ...(guard.rateLimit as { threshold: number }) }));
-  if (guard.circuitBreaker) handlers.push(circuitBreaker({ ...common(), ...(guard.circuitBreaker as { strategy: "errorRatio"; threshold: number; retryTimeoutMs: number }) }));
-  if (guard.hotParam) handlers.push(hotParam({ ...common(), ...(adaptHotParam(guard.hotParam, translation) as { param: string; threshold: number }) }));
+  if (guard.circuitBreaker)
+    handlers.push(
+      circuitBreaker({
+        ...common(),
+        ...(guard.circuitBreaker as { strategy: 'errorRatio'; threshold: number; retryTimeoutMs: number }),
+      }),
+    );
+  if (guard.hotParam)
+    handlers.push(
+      hotParam({
+        ...common(),
+        ...(adaptHotParam(guard.hotParam, translation) as { param: string; threshold: number }),
+      }),
+    );
   return handlers;
 }
 

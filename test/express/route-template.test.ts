@@ -32,7 +32,11 @@ describe('per-route resources of mounted routers', () => {
   });
 
   /** An app with `GET /users/:id` guarded by `guard` (by default 1/s) in a router mounted at `mount`. */
-  function usersAt(mount: string | RegExp | string[], guard = rateLimit({ floodgate: fg, threshold: 1 }), mergeParams = false): express.Express {
+  function usersAt(
+    mount: string | RegExp | string[],
+    guard = rateLimit({ floodgate: fg, threshold: 1 }),
+    mergeParams = false,
+  ): express.Express {
     const app = express();
     const users = express.Router({ mergeParams });
     users.get('/users/:id', guard, ok);
@@ -65,7 +69,11 @@ describe('per-route resources of mounted routers', () => {
   });
 
   /** App shapes putting one route under mount parameters, and the templates each may name. */
-  const SHAPES: readonly { readonly name: string; readonly templates: readonly string[]; mount(app: express.Express, route: RequestHandler[]): void }[] = [
+  const SHAPES: readonly {
+    readonly name: string;
+    readonly templates: readonly string[];
+    mount(app: express.Express, route: RequestHandler[]): void;
+  }[] = [
     ...[false, true].map((mergeParams) => ({
       name: `routers nested two deep, mergeParams ${mergeParams}`,
       templates: ['GET /org/:orgId/teams/:teamId/users/:id'],
@@ -123,31 +131,47 @@ describe('per-route resources of mounted routers', () => {
 
     afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-    it('never runs the handler more often in a window than its limit, and keeps its resources and rules, across mount parameter values', async () => {
-      // Any text, as a client would escape it into a path segment.
-      const value = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }).map(encodeURIComponent).filter((v) => v !== '.' && v !== '..');
-      const target = fc.record({ short: fc.boolean(), upper: fc.boolean(), slash: fc.boolean(), org: value, team: value, id: value });
-      await fc.assert(
-        fc.asyncProperty(fc.array(target, { minLength: 1, maxLength: 24 }), async (targets) => {
-          await clock.advance(2000);
-          handled.clear();
-          const sent = new Map<string, number>();
-          for (const { short, upper, slash, org, team, id } of targets) {
-            const way = short && shape.templates.length > 1 ? 'o' : 'org';
-            const [o, t, u] = way === 'o' ? ['o', 't', 'users'] : ['org', 'teams', 'users'];
-            const literal = (segment: string): string => (upper ? segment.toUpperCase() : segment);
-            const url = `/${literal(o)}/${org}/${literal(t)}/${team}/${literal(u)}/${id}${slash ? '/' : ''}`;
-            await request(server).get(url).expect((res) => expect([200, 429]).toContain(res.status));
-            sent.set(way, (sent.get(way) ?? 0) + 1);
-          }
-          for (const [way, count] of sent) expect(handled.get(way) ?? 0).toBe(Math.min(LIMIT, count));
-          expect(shape.templates).toEqual(expect.arrayContaining(fg.resourceNames()));
-          expect(fg.describeRules().length).toBeLessThanOrEqual(shape.templates.length);
-        }),
-        propertyRuns(40),
-      );
-      expect(fg.resourceNames().sort()).toEqual([...shape.templates].sort());
-    }, propertyTimeoutMs(40));
+    it(
+      'never runs the handler more often in a window than its limit, and keeps its resources and rules, across mount parameter values',
+      async () => {
+        // Any text, as a client would escape it into a path segment.
+        const value = fc
+          .string({ unit: 'grapheme', minLength: 1, maxLength: 12 })
+          .map(encodeURIComponent)
+          .filter((v) => v !== '.' && v !== '..');
+        const target = fc.record({
+          short: fc.boolean(),
+          upper: fc.boolean(),
+          slash: fc.boolean(),
+          org: value,
+          team: value,
+          id: value,
+        });
+        await fc.assert(
+          fc.asyncProperty(fc.array(target, { minLength: 1, maxLength: 24 }), async (targets) => {
+            await clock.advance(2000);
+            handled.clear();
+            const sent = new Map<string, number>();
+            for (const { short, upper, slash, org, team, id } of targets) {
+              const way = short && shape.templates.length > 1 ? 'o' : 'org';
+              const [o, t, u] = way === 'o' ? ['o', 't', 'users'] : ['org', 'teams', 'users'];
+              const literal = (segment: string): string => (upper ? segment.toUpperCase() : segment);
+              const url = `/${literal(o)}/${org}/${literal(t)}/${team}/${literal(u)}/${id}${slash ? '/' : ''}`;
+              await request(server)
+                .get(url)
+                .expect((res) => expect([200, 429]).toContain(res.status));
+              sent.set(way, (sent.get(way) ?? 0) + 1);
+            }
+            for (const [way, count] of sent) expect(handled.get(way) ?? 0).toBe(Math.min(LIMIT, count));
+            expect(shape.templates).toEqual(expect.arrayContaining(fg.resourceNames()));
+            expect(fg.describeRules().length).toBeLessThanOrEqual(shape.templates.length);
+          }),
+          propertyRuns(40),
+        );
+        expect(fg.resourceNames().sort()).toEqual([...shape.templates].sort());
+      },
+      propertyTimeoutMs(40),
+    );
   });
 
   it('limits by a mount parameter’s value when the router merges params', async () => {

@@ -18,7 +18,10 @@ describe('fastifyFloodgate', () => {
 
   it('is exported as default and by name, as a fastify-plugin for Fastify 5', () => {
     expect(fastifyFloodgateDefault).toBe(fastifyFloodgate);
-    expect((fastifyFloodgate as unknown as Record<symbol, unknown>)[Symbol.for('plugin-meta')]).toMatchObject({ name: '@floodgate/fastify', fastify: '5.x' });
+    expect((fastifyFloodgate as unknown as Record<symbol, unknown>)[Symbol.for('plugin-meta')]).toMatchObject({
+      name: '@floodgate/fastify',
+      fastify: '5.x',
+    });
   });
 
   it('decorates the instance with its engine', async () => {
@@ -41,7 +44,12 @@ describe('fastifyFloodgate', () => {
 
   it('guards each method of a route with several methods as its own resource', async () => {
     await app.register(fastifyFloodgate, { floodgate: fg });
-    app.route({ method: ['GET', 'POST'], url: '/both', config: { floodgate: { rateLimit: { threshold: 1 } } }, handler: async () => ({ ok: true }) });
+    app.route({
+      method: ['GET', 'POST'],
+      url: '/both',
+      config: { floodgate: { rateLimit: { threshold: 1 } } },
+      handler: async () => ({ ok: true }),
+    });
     await app.ready();
     await request(app.server).get('/both').expect(200);
     await request(app.server).post('/both').expect(200);
@@ -58,7 +66,9 @@ describe('fastifyFloodgate', () => {
 
   it('refuses an invalid route config when the route is declared, naming the route and the field', async () => {
     await app.register(fastifyFloodgate, { floodgate: fg });
-    expect(() => app.get('/bad', { config: { floodgate: { rateLimit: { threshold: -1 } } } }, async () => ({ ok: true }))).toThrow(
+    expect(() =>
+      app.get('/bad', { config: { floodgate: { rateLimit: { threshold: -1 } } } }, async () => ({ ok: true })),
+    ).toThrow(
       'Invalid Floodgate route config on GET /bad: config.floodgate.rateLimit.threshold: must be a finite number >= 0, got -1',
     );
   });
@@ -98,7 +108,9 @@ describe('fastifyFloodgate', () => {
   it('answers a block thrown in a handler even on a route with its own error handler', async () => {
     fg.loadFlowRules([{ resource: 'inner', threshold: 0 }]);
     await app.register(fastifyFloodgate, { floodgate: fg });
-    app.get('/inner', { errorHandler: (_e, _r, reply) => void reply.code(418).send({}) }, async () => fg.entry('inner'));
+    app.get('/inner', { errorHandler: (_e, _r, reply) => void reply.code(418).send({}) }, async () =>
+      fg.entry('inner'),
+    );
     await app.ready();
     const blocked = await request(app.server).get('/inner').expect(429);
     expect(JSON.parse(blocked.text)).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'inner' });
@@ -115,7 +127,12 @@ describe('fastifyFloodgate', () => {
 
   it('puts HEAD on the GET resource of a route with both methods', async () => {
     await app.register(fastifyFloodgate, { floodgate: fg });
-    app.route({ method: ['GET', 'HEAD'], url: '/both', config: { floodgate: { rateLimit: { threshold: 1 } } }, handler: async () => ({ ok: true }) });
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/both',
+      config: { floodgate: { rateLimit: { threshold: 1 } } },
+      handler: async () => ({ ok: true }),
+    });
     await app.ready();
     await request(app.server).get('/both').expect(200);
     await request(app.server).head('/both').expect(429);
@@ -123,18 +140,32 @@ describe('fastifyFloodgate', () => {
 
   it('gives a HEAD route of its own its own resource', async () => {
     await app.register(fastifyFloodgate, { floodgate: fg });
-    app.get('/export', { exposeHeadRoute: false, config: { floodgate: { rateLimit: { threshold: 1 } } } }, async () => ({ ok: true }));
-    app.head('/export', { config: { floodgate: { rateLimit: { threshold: 1 } } } }, async (_request, reply) => reply.send());
+    app.get(
+      '/export',
+      { exposeHeadRoute: false, config: { floodgate: { rateLimit: { threshold: 1 } } } },
+      async () => ({ ok: true }),
+    );
+    app.head('/export', { config: { floodgate: { rateLimit: { threshold: 1 } } } }, async (_request, reply) =>
+      reply.send(),
+    );
     await app.ready();
     await request(app.server).get('/export').expect(200);
     await request(app.server).head('/export').expect(200);
-    expect(fg.getRules().flow.map((rule) => rule.resource).sort()).toEqual(['GET /export', 'HEAD /export']);
+    expect(
+      fg
+        .getRules()
+        .flow.map((rule) => rule.resource)
+        .sort(),
+    ).toEqual(['GET /export', 'HEAD /export']);
   });
 
   it('matches route patterns case-insensitively when the router is, and ends paths at ; when it does', async () => {
     const loose = Fastify({ routerOptions: { caseSensitive: false, useSemicolonDelimiter: true } as never });
     try {
-      await loose.register(fastifyFloodgate, { floodgate: fg, routes: { 'POST /login': { rateLimit: { threshold: 2 } } } });
+      await loose.register(fastifyFloodgate, {
+        floodgate: fg,
+        routes: { 'POST /login': { rateLimit: { threshold: 2 } } },
+      });
       loose.post('/login', async () => ({ ok: true }));
       await loose.ready();
       await request(loose.server).post('/LOGIN').expect(200);
@@ -155,7 +186,11 @@ describe('fastifyFloodgate', () => {
 
   it('refuses a route config whose hotspot param the route does not have', async () => {
     await app.register(fastifyFloodgate, { floodgate: fg });
-    expect(() => app.get('/users/:id', { config: { floodgate: { hotParam: { param: 'userId', threshold: 1 } } } }, async () => ({ ok: true }))).toThrow(
+    expect(() =>
+      app.get('/users/:id', { config: { floodgate: { hotParam: { param: 'userId', threshold: 1 } } } }, async () => ({
+        ok: true,
+      })),
+    ).toThrow(
       `Invalid Floodgate route config on GET /users/:id: config.floodgate.hotParam.param: "userId" is not a parameter of the route (it has: 'id')`,
     );
   });
@@ -164,7 +199,9 @@ describe('fastifyFloodgate', () => {
     async function appKeyedByIp(trustProxy: boolean): Promise<FastifyInstance> {
       const keyed = Fastify({ trustProxy });
       await keyed.register(fastifyFloodgate, { floodgate: fg });
-      keyed.get('/a', { config: { floodgate: { hotParam: { param: ipKey, threshold: 1 } } } }, async () => ({ ok: true }));
+      keyed.get('/a', { config: { floodgate: { hotParam: { param: ipKey, threshold: 1 } } } }, async () => ({
+        ok: true,
+      }));
       await keyed.ready();
       return keyed;
     }

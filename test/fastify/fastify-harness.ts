@@ -1,9 +1,20 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyFloodgate, { type FastifyFallback } from '@floodgate/fastify';
-import { adaptOptions, adaptRoute, sendReply, type AppSpec, type Harness, type Started, type Translation } from '../http/app-spec';
+import {
+  adaptOptions,
+  adaptRoute,
+  sendReply,
+  type AppSpec,
+  type Harness,
+  type Started,
+  type Translation,
+} from '../http/app-spec';
 
 const translation: Translation<FastifyRequest, FastifyFallback> = {
-  request: (request, params) => ({ headers: request.headers, params: params ?? (request.params as Record<string, string>) ?? {} }),
+  request: (request, params) => ({
+    headers: request.headers,
+    params: params ?? (request.params as Record<string, string>) ?? {},
+  }),
   fallback: (fallback) => (request, reply, error) =>
     sendReply(fallback(error, translation.request(request)), (r) => reply.code(r.status ?? 200).send(r.body)),
 };

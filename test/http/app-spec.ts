@@ -72,7 +72,10 @@ export interface Translation<Req, F> {
 }
 
 /** The options of `resilience()` / the plugin, with their neutral functions translated. */
-export function adaptOptions<Req, F>(options: Record<string, unknown> | undefined, t: Translation<Req, F>): Record<string, unknown> {
+export function adaptOptions<Req, F>(
+  options: Record<string, unknown> | undefined,
+  t: Translation<Req, F>,
+): Record<string, unknown> {
   if (options === undefined) return {};
   const out: Record<string, unknown> = { ...options };
   if (typeof options.origin === 'function') {
@@ -86,7 +89,8 @@ export function adaptOptions<Req, F>(options: Record<string, unknown> | undefine
   if (typeof options.fallback === 'function') out.fallback = t.fallback(options.fallback as Fallback);
   if (typeof options.routes === 'object' && options.routes !== null) {
     const routes: Record<string, unknown> = {};
-    for (const [pattern, route] of Object.entries(options.routes)) routes[pattern] = adaptRoute(route as RouteGuardSpec, t);
+    for (const [pattern, route] of Object.entries(options.routes))
+      routes[pattern] = adaptRoute(route as RouteGuardSpec, t);
     out.routes = routes;
   }
   return out;

@@ -70,7 +70,10 @@ export function runExampleApi(name: string, start: StartExample): void {
       const unavailable = await get('/recommendations', 'zed').expect(503);
       expect(unavailable.headers['retry-after']).toBe('5');
       expect(unavailable.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-      expect(JSON.parse(unavailable.text)).toMatchObject({ code: 'ERR_CIRCUIT_OPEN', resource: 'GET /recommendations' });
+      expect(JSON.parse(unavailable.text)).toMatchObject({
+        code: 'ERR_CIRCUIT_OPEN',
+        resource: 'GET /recommendations',
+      });
       await clock.advance(5000);
       upstream.latencyMs = 20;
       await get('/recommendations', 'zed').expect(200, { items: ['zed: new releases'], stale: false });
@@ -83,11 +86,17 @@ export function runExampleApi(name: string, start: StartExample): void {
  * Runs `examples/<name>/app.ts` as a user would (tsx, from source) on `PORT=0`; resolves to the
  * URL it printed and a function that stops it.
  */
-async function startExampleProcess(name: string): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, '../../examples', name, 'app.ts')], {
-    env: { ...process.env, PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startExampleProcess(
+  name: string,
+): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, '../../examples', name, 'app.ts')],
+    {
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

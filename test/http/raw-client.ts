@@ -14,7 +14,12 @@ export interface RawConnection {
 }
 
 /** One request as bytes on the wire: `target` is sent exactly as given (case, escapes, absolute form). */
-export function rawRequest(method: string, target: string, headers: Readonly<Record<string, string>> = {}, body = ''): string {
+export function rawRequest(
+  method: string,
+  target: string,
+  headers: Readonly<Record<string, string>> = {},
+  body = '',
+): string {
   const lines = [`${method} ${target} HTTP/1.1`, 'Host: test'];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   if (body !== '' || method === 'POST') lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
@@ -40,7 +45,12 @@ export function openRaw(server: Server, payload: string): RawConnection {
 }
 
 /** Sends one request on its own connection (closed by the server after the answer); resolves with its status. */
-export async function sendRaw(server: Server, method: string, target: string, headers: Readonly<Record<string, string>> = {}): Promise<number> {
+export async function sendRaw(
+  server: Server,
+  method: string,
+  target: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<number> {
   const connection = openRaw(server, rawRequest(method, target, { ...headers, Connection: 'close' }));
   await connection.closed;
   return connection.statuses[0] ?? 0;

@@ -49,57 +49,77 @@ const spelledPath = (path: string): fc.Arbitrary<string> =>
     .map(({ chars, leading, trailing, absolute }) => `${absolute}${leading}${chars.join('')}${trailing}`);
 
 const request = fc.oneof(
-  ...TARGETS.map((target) => fc.record({ target: fc.constant(target), method: fc.constantFrom(...target.methods), url: spelledPath(target.path) })),
+  ...TARGETS.map((target) =>
+    fc.record({
+      target: fc.constant(target),
+      method: fc.constantFrom(...target.methods),
+      url: spelledPath(target.path),
+    }),
+  ),
 );
 
 /** Runs the property against one framework, limiting by route pattern and by route. */
 export function runRouteVariants(harness: Harness): void {
-  describe.each(['pattern', 'guard'] as const)(`${harness.name}: every spelling of a limited path (limit by %s)`, (limit) => {
-    const clock = new ManualClock(10_000);
-    const handled = new Map<string, number>();
-    let started: Started;
-    let server: Server;
+  describe.each(['pattern', 'guard'] as const)(
+    `${harness.name}: every spelling of a limited path (limit by %s)`,
+    (limit) => {
+      const clock = new ManualClock(10_000);
+      const handled = new Map<string, number>();
+      let started: Started;
+      let server: Server;
 
-    beforeAll(async () => {
-      const fg = new Floodgate({ clock });
-      const rules = (target: Target): RouteGuardSpec => ({ rateLimit: { threshold: target.threshold } });
-      const handler = (target: Target): Handler => () => {
-        handled.set(target.name, (handled.get(target.name) ?? 0) + 1);
-        return { body: { ok: true } };
-      };
-      started = await harness.start({
-        floodgate: fg,
-        ...(limit === 'pattern' ? { options: { routes: Object.fromEntries(TARGETS.map((t) => [`${t.methods[0]} ${t.path}`, rules(t)])) } } : {}),
-        routes: TARGETS.map((target) => ({
-          method: target.methods[0] as 'GET' | 'POST',
-          path: target.path,
-          ...(limit === 'guard' ? { guard: rules(target) } : {}),
-          handler: handler(target),
-        })),
+      beforeAll(async () => {
+        const fg = new Floodgate({ clock });
+        const rules = (target: Target): RouteGuardSpec => ({ rateLimit: { threshold: target.threshold } });
+        const handler =
+          (target: Target): Handler =>
+          () => {
+            handled.set(target.name, (handled.get(target.name) ?? 0) + 1);
+            return { body: { ok: true } };
+          };
+        started = await harness.start({
+          floodgate: fg,
+          ...(limit === 'pattern'
+            ? { options: { routes: Object.fromEntries(TARGETS.map((t) => [`${t.methods[0]} ${t.path}`, rules(t)])) } }
+            : {}),
+          routes: TARGETS.map((target) => ({
+            method: target.methods[0] as 'GET' | 'POST',
+            path: target.path,
+            ...(limit === 'guard' ? { guard: rules(target) } : {}),
+            handler: handler(target),
+          })),
+        });
+        server = started.server;
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       });
-      server = started.server;
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    });
 
-    afterAll(() => started.close());
+      afterAll(() => started.close());
 
-    it('never runs a handler more often in a window than its limit', async () => {
-      let reached = 0;
-      await fc.assert(
-        fc.asyncProperty(fc.array(request, { minLength: 4, maxLength: 16 }), async (requests) => {
-          await clock.advance(2000);
-          handled.clear();
-          for (const { method, url } of requests) await sendRaw(server, method, url);
-          for (const target of TARGETS) {
-            const runs = handled.get(target.name) ?? 0;
-            reached += runs;
-            if (runs > target.threshold) throw new Error(`${target.name} ran ${runs} times within one window (limit ${target.threshold}): ${JSON.stringify(requests.map((r) => `${r.method} ${r.url}`))}`);
-          }
-        }),
-        propertyRuns(40),
+      it(
+        'never runs a handler more often in a window than its limit',
+        async () => {
+          let reached = 0;
+          await fc.assert(
+            fc.asyncProperty(fc.array(request, { minLength: 4, maxLength: 16 }), async (requests) => {
+              await clock.advance(2000);
+              handled.clear();
+              for (const { method, url } of requests) await sendRaw(server, method, url);
+              for (const target of TARGETS) {
+                const runs = handled.get(target.name) ?? 0;
+                reached += runs;
+                if (runs > target.threshold)
+                  throw new Error(
+                    `${target.name} ran ${runs} times within one window (limit ${target.threshold}): ${JSON.stringify(requests.map((r) => `${r.method} ${r.url}`))}`,
+                  );
+              }
+            }),
+            propertyRuns(40),
+          );
+          // The property is not vacuous: spellings the framework routes did reach the handlers.
+          expect(reached).toBeGreaterThan(0);
+        },
+        propertyTimeoutMs(40),
       );
-      // The property is not vacuous: spellings the framework routes did reach the handlers.
-      expect(reached).toBeGreaterThan(0);
-    }, propertyTimeoutMs(40));
-  });
+    },
+  );
 }

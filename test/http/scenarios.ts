@@ -1,11 +1,6 @@
 import { get, type Server } from 'node:http';
 import request from 'supertest';
-import {
-  Floodgate,
-  ManualClock,
-  RateLimit,
-  type BlockError,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, RateLimit, type BlockError } from '@floodgate/core';
 import type { AppSpec, Handler, Harness, RouteSpec, Started } from './app-spec';
 import { openRaw, rawRequest, sendRaw } from './raw-client';
 
@@ -99,11 +94,20 @@ export function runScenarios(harness: Harness): void {
         'ratelimit-policy': '"flow";q=2;w=1',
         ratelimit: '"flow";r=0;t=1',
       });
-      expect(JSON.parse(blocked.text)).toEqual({ ...QUOTA_EXCEEDED, detail: FLOW_DETAIL, code: 'ERR_FLOW_BLOCKED', resource: '* /*', 'violated-policies': ['flow'] });
+      expect(JSON.parse(blocked.text)).toEqual({
+        ...QUOTA_EXCEEDED,
+        detail: FLOW_DETAIL,
+        code: 'ERR_FLOW_BLOCKED',
+        resource: '* /*',
+        'violated-policies': ['flow'],
+      });
     });
 
     it('lets requests through again once the window has passed', async () => {
-      const server = await start({ options: { routes: { '*': { rateLimit: { threshold: 1 } } } }, routes: [{ method: 'GET', path: '/a', handler: ok }] });
+      const server = await start({
+        options: { routes: { '*': { rateLimit: { threshold: 1 } } } },
+        routes: [{ method: 'GET', path: '/a', handler: ok }],
+      });
       await request(server).get('/a').expect(200);
       await request(server).get('/a').expect(429);
       await clock.advance(1000);
@@ -111,7 +115,10 @@ export function runScenarios(harness: Harness): void {
     });
 
     it('sends no RateLimit headers on passing responses', async () => {
-      const server = await start({ options: { routes: { '*': { rateLimit: { threshold: 5 } } } }, routes: [{ method: 'GET', path: '/a', handler: ok }] });
+      const server = await start({
+        options: { routes: { '*': { rateLimit: { threshold: 5 } } } },
+        routes: [{ method: 'GET', path: '/a', handler: ok }],
+      });
       const passed = await request(server).get('/a').expect(200);
       expect(passed.headers).not.toHaveProperty('ratelimit');
       expect(passed.headers).not.toHaveProperty('ratelimit-policy');
@@ -153,7 +160,13 @@ export function runScenarios(harness: Harness): void {
             path: '/stacked',
             guard: {
               rateLimit: { threshold: 10 },
-              circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 },
+              circuitBreaker: {
+                strategy: 'errorCount',
+                threshold: 0,
+                minRequestAmount: 1,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 5000,
+              },
             },
             handler: () => ({ status: 500, body: { error: 'down' } }),
           },
@@ -166,7 +179,9 @@ export function runScenarios(harness: Harness): void {
 
     it('checks a global limit and a route pattern both, in order', async () => {
       const server = await start({
-        options: { routes: { '*': { rateLimit: { threshold: 3 } }, 'GET /users/:id': { rateLimit: { threshold: 1 } } } },
+        options: {
+          routes: { '*': { rateLimit: { threshold: 3 } }, 'GET /users/:id': { rateLimit: { threshold: 1 } } },
+        },
         routes: [
           { method: 'GET', path: '/users/:id', handler: ok },
           { method: 'GET', path: '/other', handler: ok },
@@ -180,15 +195,26 @@ export function runScenarios(harness: Harness): void {
     });
 
     it('writes the RateLimit headers in the draft asked for', async () => {
-      const server = await start({ options: { headers: 'draft-6', routes: { '*': { rateLimit: { threshold: 1 } } } }, routes: [{ method: 'GET', path: '/a', handler: ok }] });
+      const server = await start({
+        options: { headers: 'draft-6', routes: { '*': { rateLimit: { threshold: 1 } } } },
+        routes: [{ method: 'GET', path: '/a', handler: ok }],
+      });
       await request(server).get('/a').expect(200);
       const blocked = await request(server).get('/a').expect(429);
-      expect(blocked.headers).toMatchObject({ 'ratelimit-policy': '1;w=1', 'ratelimit-limit': '1', 'ratelimit-remaining': '0', 'ratelimit-reset': '1' });
+      expect(blocked.headers).toMatchObject({
+        'ratelimit-policy': '1;w=1',
+        'ratelimit-limit': '1',
+        'ratelimit-remaining': '0',
+        'ratelimit-reset': '1',
+      });
       expect(JSON.parse(blocked.text)).not.toHaveProperty('violated-policies');
     });
 
     it('writes no RateLimit headers when they are off, but still Retry-After', async () => {
-      const server = await start({ options: { headers: false, routes: { '*': { rateLimit: { threshold: 1 } } } }, routes: [{ method: 'GET', path: '/a', handler: ok }] });
+      const server = await start({
+        options: { headers: false, routes: { '*': { rateLimit: { threshold: 1 } } } },
+        routes: [{ method: 'GET', path: '/a', handler: ok }],
+      });
       await request(server).get('/a').expect(200);
       const blocked = await request(server).get('/a').expect(429);
       expect(blocked.headers['retry-after']).toBe('1');
@@ -199,7 +225,10 @@ export function runScenarios(harness: Harness): void {
     it('answers 403 to an origin an authority rule refuses', async () => {
       fg.loadAuthorityRules([{ resource: 'GET /admin', strategy: 'allow', origins: ['backoffice'] }]);
       const server = await start({
-        options: { origin: (req: { headers: Record<string, unknown> }) => String(req.headers['x-app'] ?? ''), routes: { 'GET /admin': {} } },
+        options: {
+          origin: (req: { headers: Record<string, unknown> }) => String(req.headers['x-app'] ?? ''),
+          routes: { 'GET /admin': {} },
+        },
         routes: [{ method: 'GET', path: '/admin', handler: ok }],
       });
       await request(server).get('/admin').set('x-app', 'backoffice').expect(200);
@@ -222,7 +251,11 @@ export function runScenarios(harness: Harness): void {
         options: {
           routes: {
             'GET /users/:id': {
-              hotParam: { param: (req: { headers: Record<string, unknown> }) => req.headers['x-user'], threshold: 1, specificItems: { vip: 3 } },
+              hotParam: {
+                param: (req: { headers: Record<string, unknown> }) => req.headers['x-user'],
+                threshold: 1,
+                specificItems: { vip: 3 },
+              },
             },
           },
         },
@@ -230,7 +263,12 @@ export function runScenarios(harness: Harness): void {
       });
       await request(server).get('/users/1').set('x-user', 'alice').expect(200);
       const blocked = await request(server).get('/users/1').set('x-user', 'alice').expect(429);
-      expect(blocked.headers).toMatchObject({ 'content-type': PROBLEM_JSON, 'retry-after': '2', 'ratelimit-policy': '"hotspot";q=1;w=1', ratelimit: '"hotspot";r=0;t=2' });
+      expect(blocked.headers).toMatchObject({
+        'content-type': PROBLEM_JSON,
+        'retry-after': '2',
+        'ratelimit-policy': '"hotspot";q=1;w=1',
+        ratelimit: '"hotspot";r=0;t=2',
+      });
       expect(JSON.parse(blocked.text)).toEqual({
         ...QUOTA_EXCEEDED,
         detail: HOTSPOT_DETAIL,
@@ -245,7 +283,11 @@ export function runScenarios(harness: Harness): void {
     });
 
     it('limits each value of a path parameter on a per-route hotspot rule', async () => {
-      const server = await start({ routes: [{ method: 'GET', path: '/items/:id', guard: { hotParam: { param: 'id', threshold: 1 } }, handler: ok }] });
+      const server = await start({
+        routes: [
+          { method: 'GET', path: '/items/:id', guard: { hotParam: { param: 'id', threshold: 1 } }, handler: ok },
+        ],
+      });
       await request(server).get('/items/1').expect(200);
       const blocked = await request(server).get('/items/1').expect(429);
       expect(JSON.parse(blocked.text)).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', resource: 'GET /items/:id' });
@@ -261,7 +303,15 @@ export function runScenarios(harness: Harness): void {
           {
             method: 'GET',
             path: '/upstream',
-            guard: { circuitBreaker: { strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 2, statIntervalMs: 60_000, retryTimeoutMs: 5000 } },
+            guard: {
+              circuitBreaker: {
+                strategy: 'errorRatio',
+                threshold: 0.5,
+                minRequestAmount: 2,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 5000,
+              },
+            },
             handler: () => (healthy ? { body: { ok: true } } : { status: 502, body: { error: 'upstream failed' } }),
           },
         ],
@@ -271,7 +321,12 @@ export function runScenarios(harness: Harness): void {
       const open = await request(server).get('/upstream').expect(503);
       expect(open.headers).toMatchObject({ 'content-type': PROBLEM_JSON, 'retry-after': '5' });
       expect(open.headers).not.toHaveProperty('ratelimit');
-      expect(JSON.parse(open.text)).toEqual({ ...REDUCED_CAPACITY, detail: OPEN_DETAIL, code: 'ERR_CIRCUIT_OPEN', resource: 'GET /upstream' });
+      expect(JSON.parse(open.text)).toEqual({
+        ...REDUCED_CAPACITY,
+        detail: OPEN_DETAIL,
+        code: 'ERR_CIRCUIT_OPEN',
+        resource: 'GET /upstream',
+      });
       await clock.advance(5000);
       healthy = true;
       await request(server).get('/upstream').expect(200);
@@ -285,7 +340,14 @@ export function runScenarios(harness: Harness): void {
         options: {
           routes: {
             'GET /slow': {
-              circuitBreaker: { strategy: 'slowRequestRatio', maxAllowedRtMs: 500, threshold: 0.5, minRequestAmount: 2, statIntervalMs: 60_000, retryTimeoutMs: 3000 },
+              circuitBreaker: {
+                strategy: 'slowRequestRatio',
+                maxAllowedRtMs: 500,
+                threshold: 0.5,
+                minRequestAmount: 2,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 3000,
+              },
             },
           },
         },
@@ -317,7 +379,15 @@ export function runScenarios(harness: Harness): void {
           {
             method: 'GET',
             path: '/down',
-            guard: { circuitBreaker: { strategy: 'errorCount', threshold: 1, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 2000 } },
+            guard: {
+              circuitBreaker: {
+                strategy: 'errorCount',
+                threshold: 1,
+                minRequestAmount: 1,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 2000,
+              },
+            },
             handler: () => ({ status: 500, body: { error: 'down' } }),
           },
         ],
@@ -348,7 +418,10 @@ export function runScenarios(harness: Harness): void {
 
     it('answers with the middleware’s own fallback when the route has none', async () => {
       const server = await start({
-        options: { fallback: (error: BlockError) => ({ status: 503, body: { busy: error.resource } }), routes: { 'GET /plain': { rateLimit: { threshold: 0 } } } },
+        options: {
+          fallback: (error: BlockError) => ({ status: 503, body: { busy: error.resource } }),
+          routes: { 'GET /plain': { rateLimit: { threshold: 0 } } },
+        },
         routes: [{ method: 'GET', path: '/plain', handler: ok }],
       });
       await request(server).get('/plain').expect(503, { busy: 'GET /plain' });
@@ -361,7 +434,13 @@ export function runScenarios(harness: Harness): void {
             method: 'GET',
             path: '/feed',
             guard: {
-              circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 },
+              circuitBreaker: {
+                strategy: 'errorCount',
+                threshold: 0,
+                minRequestAmount: 1,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 5000,
+              },
               fallback: (error) => ({ body: { cached: true, code: error.code } }),
             },
             handler: () => ({ status: 500, body: { error: 'down' } }),
@@ -378,7 +457,12 @@ export function runScenarios(harness: Harness): void {
         options: {
           routes: {
             '*': { rateLimit: { threshold: 100 } },
-            'GET /x': { rateLimit: { threshold: 0 }, fallback: () => { throw failure; } },
+            'GET /x': {
+              rateLimit: { threshold: 0 },
+              fallback: () => {
+                throw failure;
+              },
+            },
           },
         },
         routes: [{ method: 'GET', path: '/x', handler: ok }],
@@ -404,7 +488,15 @@ export function runScenarios(harness: Harness): void {
           {
             method: 'GET',
             path: '/profile/:id',
-            guard: { circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 } },
+            guard: {
+              circuitBreaker: {
+                strategy: 'errorCount',
+                threshold: 0,
+                minRequestAmount: 1,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 5000,
+              },
+            },
             handler: (req) => ({ body: users.lookup(req.params.id!) }),
           },
         ],
@@ -412,7 +504,13 @@ export function runScenarios(harness: Harness): void {
       await request(server).get('/profile/1').expect(200, { id: '1' });
       const blocked = await request(server).get('/profile/1').expect(429);
       expect(blocked.headers).toMatchObject({ 'content-type': PROBLEM_JSON, 'ratelimit-policy': '"flow";q=1;w=1' });
-      expect(JSON.parse(blocked.text)).toEqual({ ...QUOTA_EXCEEDED, detail: FLOW_DETAIL, code: 'ERR_FLOW_BLOCKED', resource: 'UserService.lookup', 'violated-policies': ['flow'] });
+      expect(JSON.parse(blocked.text)).toEqual({
+        ...QUOTA_EXCEEDED,
+        detail: FLOW_DETAIL,
+        code: 'ERR_FLOW_BLOCKED',
+        resource: 'UserService.lookup',
+        'violated-policies': ['flow'],
+      });
       expect(app!.errors).toEqual([]);
       expect(fg.circuitState('GET /profile/:id')[0]!.state).toBe('closed');
     });
@@ -420,7 +518,16 @@ export function runScenarios(harness: Harness): void {
     it('sends a throwing handler’s error to the framework’s error handling, counts it, and exits', async () => {
       const failure = new Error('handler failed');
       const server = await start({
-        routes: [{ method: 'GET', path: '/boom', guard: { rateLimit: { threshold: 10 } }, handler: () => { throw failure; } }],
+        routes: [
+          {
+            method: 'GET',
+            path: '/boom',
+            guard: { rateLimit: { threshold: 10 } },
+            handler: () => {
+              throw failure;
+            },
+          },
+        ],
       });
       await request(server).get('/boom').expect(500);
       expect(app!.errors).toEqual([failure]);
@@ -431,7 +538,12 @@ export function runScenarios(harness: Harness): void {
     it('answers 500 through the framework when the origin function throws, entering nothing', async () => {
       const failure = new Error('no origin');
       const server = await start({
-        options: { origin: () => { throw failure; }, routes: { '*': { rateLimit: { threshold: 100 } } } },
+        options: {
+          origin: () => {
+            throw failure;
+          },
+          routes: { '*': { rateLimit: { threshold: 100 } } },
+        },
         routes: [{ method: 'GET', path: '/a', handler: ok }],
       });
       await request(server).get('/a').expect(500);
@@ -455,7 +567,10 @@ export function runScenarios(harness: Harness): void {
         ],
       });
       const client = rawGet(server, '/hang');
-      await until(() => concurrency('GET /hang') === 1 && clock.pendingSleeps === 1, 'the request to reach its handler');
+      await until(
+        () => concurrency('GET /hang') === 1 && clock.pendingSleeps === 1,
+        'the request to reach its handler',
+      );
       client.leave();
       await until(() => concurrency('GET /hang') === 0, 'the aborted request to exit');
       expect(fg.stats('GET /hang')!.lastSecond.error).toBe(0);
@@ -528,11 +643,20 @@ export function runScenarios(harness: Harness): void {
         const server = await start(slowRoute(limit, gate));
         const five = rawRequest('GET', '/report').repeat(5);
         const connections = Array.from({ length: 6 }, () => openRaw(server, five));
-        await until(() => concurrency('GET /report') === 20 && fg.stats('GET /report')!.lastSecond.block === 10, 'every pipelined request to be admitted or refused');
+        await until(
+          () => concurrency('GET /report') === 20 && fg.stats('GET /report')!.lastSecond.block === 10,
+          'every pipelined request to be admitted or refused',
+        );
         for (const connection of connections) connection.destroy();
         await until(() => concurrency('GET /report') === 0, 'the slots of the requests left behind to be given back');
         gate.open = true;
-        const statuses = await Promise.all(Array.from({ length: 10 }, () => request(server).get('/report').then((r) => r.status)));
+        const statuses = await Promise.all(
+          Array.from({ length: 10 }, () =>
+            request(server)
+              .get('/report')
+              .then((r) => r.status),
+          ),
+        );
         expect(statuses).toEqual(Array<number>(10).fill(200));
         await clock.advance(60_000);
         expect(concurrency('GET /report')).toBe(0);
@@ -564,7 +688,10 @@ export function runScenarios(harness: Harness): void {
     it('exits the entry of a request once, when the client leaves and the handler answers later', async () => {
       const server = await start(slowRoute('guard', { open: false }));
       const connection = openRaw(server, rawRequest('GET', '/report'));
-      await until(() => concurrency('GET /report') === 1 && clock.pendingSleeps === 1, 'the request to reach its handler');
+      await until(
+        () => concurrency('GET /report') === 1 && clock.pendingSleeps === 1,
+        'the request to reach its handler',
+      );
       connection.destroy();
       await until(() => concurrency('GET /report') === 0, 'the entry to exit');
       expect(fg.totals('GET /report')).toMatchObject({ pass: 1, success: 1, error: 0 });
@@ -576,10 +703,12 @@ export function runScenarios(harness: Harness): void {
   });
 
   describe(`${harness.name}: route matching`, () => {
-    const counted = (handled: Map<string, number>, name: string): Handler => () => {
-      handled.set(name, (handled.get(name) ?? 0) + 1);
-      return { body: { ok: true } };
-    };
+    const counted =
+      (handled: Map<string, number>, name: string): Handler =>
+      () => {
+        handled.set(name, (handled.get(name) ?? 0) + 1);
+        return { body: { ok: true } };
+      };
     // Each spelling is sent 10 times within one second: the handler runs no more than the threshold.
     const spellings: readonly (readonly [string, string])[] = [
       ['POST', '/login'],
@@ -598,27 +727,50 @@ export function runScenarios(harness: Harness): void {
       ['GET', '/%65xport'],
     ];
 
-    it.each(['guard', 'pattern'] as const)('counts every spelling of a limited path against its one budget (limit by %s)', async (limit) => {
-      const handled = new Map<string, number>();
-      const login = { rateLimit: { threshold: 3 } };
-      const exporting = { rateLimit: { threshold: 2 } };
-      const server = await start({
-        ...(limit === 'pattern' ? { options: { routes: { 'POST /login': login, 'GET /export': exporting } } } : {}),
-        routes: [
-          { method: 'POST', path: '/login', ...(limit === 'guard' ? { guard: login } : {}), handler: counted(handled, 'login') },
-          { method: 'GET', path: '/export', ...(limit === 'guard' ? { guard: exporting } : {}), handler: counted(handled, 'export') },
-        ],
-      });
-      for (const [method, target] of spellings) for (let i = 0; i < 10; i++) await sendRaw(server, method, target);
-      expect(handled.get('login')).toBe(3);
-      expect(handled.get('export')).toBe(2);
-    });
+    it.each(['guard', 'pattern'] as const)(
+      'counts every spelling of a limited path against its one budget (limit by %s)',
+      async (limit) => {
+        const handled = new Map<string, number>();
+        const login = { rateLimit: { threshold: 3 } };
+        const exporting = { rateLimit: { threshold: 2 } };
+        const server = await start({
+          ...(limit === 'pattern' ? { options: { routes: { 'POST /login': login, 'GET /export': exporting } } } : {}),
+          routes: [
+            {
+              method: 'POST',
+              path: '/login',
+              ...(limit === 'guard' ? { guard: login } : {}),
+              handler: counted(handled, 'login'),
+            },
+            {
+              method: 'GET',
+              path: '/export',
+              ...(limit === 'guard' ? { guard: exporting } : {}),
+              handler: counted(handled, 'export'),
+            },
+          ],
+        });
+        for (const [method, target] of spellings) for (let i = 0; i < 10; i++) await sendRaw(server, method, target);
+        expect(handled.get('login')).toBe(3);
+        expect(handled.get('export')).toBe(2);
+      },
+    );
 
     it('guards HEAD against the GET budget, 10 GET and 10 HEAD running a 2/s handler twice', async () => {
       const handled = new Map<string, number>();
-      const server = await start({ routes: [{ method: 'GET', path: '/export', guard: { rateLimit: { threshold: 2 } }, handler: counted(handled, 'export') }] });
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/export',
+            guard: { rateLimit: { threshold: 2 } },
+            handler: counted(handled, 'export'),
+          },
+        ],
+      });
       const statuses: number[] = [];
-      for (let i = 0; i < 10; i++) statuses.push(await sendRaw(server, 'GET', '/export'), await sendRaw(server, 'HEAD', '/export'));
+      for (let i = 0; i < 10; i++)
+        statuses.push(await sendRaw(server, 'GET', '/export'), await sendRaw(server, 'HEAD', '/export'));
       expect(handled.get('export')).toBe(2);
       expect(statuses.filter((status) => status === 429)).toHaveLength(18);
       expect(fg.stats('HEAD /export')).toBeUndefined();
@@ -626,7 +778,9 @@ export function runScenarios(harness: Harness): void {
 
     it('gives HEAD a budget of its own when a pattern names HEAD', async () => {
       const server = await start({
-        options: { routes: { 'GET /export': { rateLimit: { threshold: 1 } }, 'HEAD /export': { rateLimit: { threshold: 5 } } } },
+        options: {
+          routes: { 'GET /export': { rateLimit: { threshold: 1 } }, 'HEAD /export': { rateLimit: { threshold: 5 } } },
+        },
         routes: [{ method: 'GET', path: '/export', handler: ok }],
       });
       expect(await sendRaw(server, 'GET', '/export')).toBe(200);
@@ -643,12 +797,21 @@ export function runScenarios(harness: Harness): void {
       async (limit) => {
         const perUser = { hotParam: { param: byUser, threshold: 5 } };
         const server = await start({
-          options: { routes: { '*': { rateLimit: { threshold: 50 } }, ...(limit === 'pattern' ? { 'GET /users/:id': perUser } : {}) } },
-          routes: [{ method: 'GET', path: '/users/:id', ...(limit === 'guard' ? { guard: perUser } : {}), handler: ok }],
+          options: {
+            routes: {
+              '*': { rateLimit: { threshold: 50 } },
+              ...(limit === 'pattern' ? { 'GET /users/:id': perUser } : {}),
+            },
+          },
+          routes: [
+            { method: 'GET', path: '/users/:id', ...(limit === 'guard' ? { guard: perUser } : {}), handler: ok },
+          ],
         });
         const statuses: number[] = [];
         for (let batch = 0; batch < 10; batch++) {
-          const answers = await Promise.all(Array.from({ length: 30 }, () => request(server).get('/users/1').set('x-user', 'mallory')));
+          const answers = await Promise.all(
+            Array.from({ length: 30 }, () => request(server).get('/users/1').set('x-user', 'mallory')),
+          );
           statuses.push(...answers.map((answer) => answer.status));
         }
         expect(statuses.filter((status) => status === 200)).toHaveLength(5);
@@ -664,7 +827,14 @@ export function runScenarios(harness: Harness): void {
         options: {
           routes: {
             '*': { rateLimit: { metric: 'concurrency', threshold: 1 } },
-            'GET /a': { hotParam: { param: () => { throw failure; }, threshold: 1 } },
+            'GET /a': {
+              hotParam: {
+                param: () => {
+                  throw failure;
+                },
+                threshold: 1,
+              },
+            },
           },
         },
         routes: [{ method: 'GET', path: '/a', handler: ok }],
@@ -683,7 +853,16 @@ export function runScenarios(harness: Harness): void {
           {
             method: 'GET',
             path: '/slow',
-            guard: { circuitBreaker: { strategy: 'errorCount', threshold: 0, minRequestAmount: 1, statIntervalMs: 60_000, retryTimeoutMs: 5000 }, timeoutMs: 1000 },
+            guard: {
+              circuitBreaker: {
+                strategy: 'errorCount',
+                threshold: 0,
+                minRequestAmount: 1,
+                statIntervalMs: 60_000,
+                retryTimeoutMs: 5000,
+              },
+              timeoutMs: 1000,
+            },
             handler: async () => {
               await clock.sleep(5000);
               return { body: { late: true } };
@@ -725,7 +904,10 @@ export function runScenarios(harness: Harness): void {
   describe(`${harness.name}: RateLimit headers on passing responses`, () => {
     it('describes the tightest quota left when asked to', async () => {
       const server = await start({
-        options: { headers: { onPass: true }, routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 2 } } } },
+        options: {
+          headers: { onPass: true },
+          routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 2 } } },
+        },
         routes: [
           { method: 'GET', path: '/a', handler: ok },
           { method: 'GET', path: '/b', handler: ok },
@@ -734,7 +916,10 @@ export function runScenarios(harness: Harness): void {
       const first = await request(server).get('/a').expect(200);
       expect(first.headers).toMatchObject({ 'ratelimit-policy': '"flow";q=2;w=1', ratelimit: '"flow";r=1;t=1' });
       expect((await request(server).get('/a').expect(200)).headers.ratelimit).toBe('"flow";r=0;t=1');
-      expect((await request(server).get('/b').expect(200)).headers).toMatchObject({ 'ratelimit-policy': '"flow";q=5;w=1', ratelimit: '"flow";r=2;t=1' });
+      expect((await request(server).get('/b').expect(200)).headers).toMatchObject({
+        'ratelimit-policy': '"flow";q=5;w=1',
+        ratelimit: '"flow";r=2;t=1',
+      });
     });
   });
 
@@ -749,14 +934,18 @@ export function runScenarios(harness: Harness): void {
     });
 
     it('refuses a route pattern that does not parse, naming it', async () => {
-      await expect(harness.start({ floodgate: fg, options: { routes: { 'GET users': {} } }, routes })).rejects.toMatchObject({
+      await expect(
+        harness.start({ floodgate: fg, options: { routes: { 'GET users': {} } }, routes }),
+      ).rejects.toMatchObject({
         code: 'ERR_INVALID_RULE',
         message: expect.stringContaining(`routes['GET users']: is not a valid route pattern`),
       });
     });
 
     it('refuses an invalid rule of a route pattern, naming its field', async () => {
-      await expect(harness.start({ floodgate: fg, options: { routes: { 'GET /a': { rateLimit: { threshold: -1 } } } }, routes })).rejects.toMatchObject({
+      await expect(
+        harness.start({ floodgate: fg, options: { routes: { 'GET /a': { rateLimit: { threshold: -1 } } } }, routes }),
+      ).rejects.toMatchObject({
         code: 'ERR_INVALID_RULE',
         message: expect.stringContaining(`routes['GET /a'].rateLimit.threshold: must be a finite number >= 0, got -1`),
       });
@@ -764,12 +953,30 @@ export function runScenarios(harness: Harness): void {
 
     it('refuses an invalid per-route rule, naming its field', async () => {
       await expect(
-        harness.start({ floodgate: fg, routes: [{ method: 'GET', path: '/a', guard: { circuitBreaker: { strategy: 'errorRatio', threshold: 2, retryTimeoutMs: 1000 } }, handler: ok }] }),
-      ).rejects.toMatchObject({ code: 'ERR_INVALID_RULE', message: expect.stringMatching(/threshold: must be .*got 2/) });
+        harness.start({
+          floodgate: fg,
+          routes: [
+            {
+              method: 'GET',
+              path: '/a',
+              guard: { circuitBreaker: { strategy: 'errorRatio', threshold: 2, retryTimeoutMs: 1000 } },
+              handler: ok,
+            },
+          ],
+        }),
+      ).rejects.toMatchObject({
+        code: 'ERR_INVALID_RULE',
+        message: expect.stringMatching(/threshold: must be .*got 2/),
+      });
     });
 
     it('refuses an unknown per-route option, naming it', async () => {
-      await expect(harness.start({ floodgate: fg, routes: [{ method: 'GET', path: '/a', guard: { rateLimit: { threshold: 1, burst: 2 } }, handler: ok }] })).rejects.toMatchObject({
+      await expect(
+        harness.start({
+          floodgate: fg,
+          routes: [{ method: 'GET', path: '/a', guard: { rateLimit: { threshold: 1, burst: 2 } }, handler: ok }],
+        }),
+      ).rejects.toMatchObject({
         code: 'ERR_INVALID_RULE',
         message: expect.stringContaining('burst: unknown field'),
       });
@@ -779,16 +986,33 @@ export function runScenarios(harness: Harness): void {
       ['GTE /users/:id', 'is not an HTTP method'],
       ['GET /users/{id}', "write a parameter as ':id'"],
     ])('refuses the pattern %j, which could never match, naming it', async (pattern, reason) => {
-      await expect(harness.start({ floodgate: fg, options: { routes: { [pattern]: { rateLimit: { threshold: 1 } } } }, routes })).rejects.toMatchObject({
+      await expect(
+        harness.start({ floodgate: fg, options: { routes: { [pattern]: { rateLimit: { threshold: 1 } } } }, routes }),
+      ).rejects.toMatchObject({
         code: 'ERR_INVALID_RULE',
         message: expect.stringContaining(`routes['${pattern}']: is not a valid route pattern`),
       });
-      await expect(harness.start({ floodgate: fg, options: { routes: { [pattern]: {} } }, routes })).rejects.toThrow(reason);
+      await expect(harness.start({ floodgate: fg, options: { routes: { [pattern]: {} } }, routes })).rejects.toThrow(
+        reason,
+      );
     });
 
     it('refuses a per-route hotspot param the route does not have, at the latest on its first request', async () => {
-      const spec = { floodgate: fg, routes: [{ method: 'GET' as const, path: '/users/:id', guard: { hotParam: { param: 'userId', threshold: 1 } }, handler: ok }] };
-      const expected = { code: 'ERR_INVALID_RULE', message: expect.stringContaining(`param: "userId" is not a parameter of the route (it has: 'id')`) };
+      const spec = {
+        floodgate: fg,
+        routes: [
+          {
+            method: 'GET' as const,
+            path: '/users/:id',
+            guard: { hotParam: { param: 'userId', threshold: 1 } },
+            handler: ok,
+          },
+        ],
+      };
+      const expected = {
+        code: 'ERR_INVALID_RULE',
+        message: expect.stringContaining(`param: "userId" is not a parameter of the route (it has: 'id')`),
+      };
       let started: Started;
       try {
         started = await harness.start(spec);
@@ -805,7 +1029,15 @@ export function runScenarios(harness: Harness): void {
     });
 
     it('declares nothing when it refuses', async () => {
-      await expect(harness.start({ floodgate: fg, options: { routes: { 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /b': { rateLimit: { threshold: -1 } } } }, routes })).rejects.toThrow();
+      await expect(
+        harness.start({
+          floodgate: fg,
+          options: {
+            routes: { 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /b': { rateLimit: { threshold: -1 } } },
+          },
+          routes,
+        }),
+      ).rejects.toThrow();
       expect(fg.getRules().flow).toEqual([]);
     });
   });

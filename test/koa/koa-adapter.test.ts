@@ -56,7 +56,9 @@ describe('@floodgate/koa', () => {
   });
 
   it('refuses invalid per-route options when the middleware is created', () => {
-    expect(() => rateLimit({ floodgate: fg, threshold: 1, behaviour: 'throttle' } as never)).toThrow('Invalid rateLimit() options: behaviour: unknown field');
+    expect(() => rateLimit({ floodgate: fg, threshold: 1, behaviour: 'throttle' } as never)).toThrow(
+      'Invalid rateLimit() options: behaviour: unknown field',
+    );
   });
 
   describe('ipKey', () => {

@@ -2,10 +2,22 @@ import { createServer, type Server } from 'node:http';
 import Koa, { type Context, type Middleware } from 'koa';
 import Router from '@koa/router';
 import { circuitBreaker, hotParam, rateLimit, resilience, type KoaFallback } from '@floodgate/koa';
-import { adaptHotParam, adaptOptions, sendReply, type AppSpec, type Harness, type RouteGuardSpec, type Started, type Translation } from '../http/app-spec';
+import {
+  adaptHotParam,
+  adaptOptions,
+  sendReply,
+  type AppSpec,
+  type Harness,
+  type RouteGuardSpec,
+  type Started,
+  type Translation,
+} from '../http/app-spec';
 
 const translation: Translation<Context, KoaFallback> = {
-  request: (ctx, params) => ({ headers: ctx.headers, params: params ?? (ctx as unknown as { params?: Record<string, string> }).params ?? {} }),
+  request: (ctx, params) => ({
+    headers: ctx.headers,
+    params: params ?? (ctx as unknown as { params?: Record<string, string> }).params ?? {},
+  }),
   fallback: (fallback) => (ctx, error) =>
     sendReply(fallback(error, translation.request(ctx)), (reply) => {
       ctx.status = reply.status ?? 200;
@@ -18,15 +30,31 @@ function perRoute(spec: AppSpec, guard: RouteGuardSpec): Middleware[] {
   let fallback = guard.fallback === undefined ? undefined : translation.fallback(guard.fallback);
   let timeoutMs = guard.timeoutMs;
   const common = (): { floodgate: AppSpec['floodgate']; fallback?: KoaFallback; timeoutMs?: number } => {
-    const options = { floodgate: spec.floodgate, ...(fallback === undefined ? {} : { fallback }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+    const options = {
+      floodgate: spec.floodgate,
+      ...(fallback === undefined ? {} : { fallback }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    };
     fallback = undefined;
     timeoutMs = undefined;
     return options;
   };
   const middleware: Middleware[] = [];
   if (guard.rateLimit) middleware.push(rateLimit({ ...common(), ...(guard.rateLimit as { threshold: number }) }));
-  if (guard.circuitBreaker) middleware.push(circuitBreaker({ ...common(), ...(guard.circuitBreaker as { strategy: 'errorRatio'; threshold: number; retryTimeoutMs: number }) }));
-  if (guard.hotParam) middleware.push(hotParam({ ...common(), ...(adaptHotParam(guard.hotParam, translation) as { param: string; threshold: number }) }));
+  if (guard.circuitBreaker)
+    middleware.push(
+      circuitBreaker({
+        ...common(),
+        ...(guard.circuitBreaker as { strategy: 'errorRatio'; threshold: number; retryTimeoutMs: number }),
+      }),
+    );
+  if (guard.hotParam)
+    middleware.push(
+      hotParam({
+        ...common(),
+        ...(adaptHotParam(guard.hotParam, translation) as { param: string; threshold: number }),
+      }),
+    );
   return middleware;
 }
 

@@ -3,11 +3,20 @@ import { Controller, Get, Injectable, Module, Param, UseInterceptors, type Type 
 import { RouterModule } from '@nestjs/core';
 import request from 'supertest';
 import { Floodgate, ManualClock, RateLimit as CoreRateLimit, RuleValidationError } from '@floodgate/core';
-import { CircuitBreaker, FloodgateInterceptor, FloodgateModule, HotParam, NESTJS_METADATA_KEYS, RateLimit, SkipFloodgate } from '@floodgate/nestjs';
+import {
+  CircuitBreaker,
+  FloodgateInterceptor,
+  FloodgateModule,
+  HotParam,
+  NESTJS_METADATA_KEYS,
+  RateLimit,
+  SkipFloodgate,
+} from '@floodgate/nestjs';
 import { PLATFORMS, startFailure, startNest, type NestHarness, type Platform } from './nest-harness';
 
 /** A decorator with its type erased, to apply it where TypeScript would refuse its options. */
-const loose = (decorator: (options: any) => unknown) => (options: unknown) => decorator(options) as MethodDecorator & ClassDecorator;
+const loose = (decorator: (options: any) => unknown) => (options: unknown) =>
+  decorator(options) as MethodDecorator & ClassDecorator;
 
 describe('the NestJS decorators, when a class is defined', () => {
   it('record validated rules on the handler, in the order written', () => {
@@ -27,7 +36,12 @@ describe('the NestJS decorators, when a class is defined', () => {
         find(): void {}
       }
       return Search;
-    }).toThrow(new RuleValidationError([{ path: 'threshold', message: 'must be a finite number >= 0, got -1' }], '@RateLimit on Search.find'));
+    }).toThrow(
+      new RuleValidationError(
+        [{ path: 'threshold', message: 'must be a finite number >= 0, got -1' }],
+        '@RateLimit on Search.find',
+      ),
+    );
   });
 
   it("refuse the core decorators' handler options with what to do instead", () => {
@@ -37,7 +51,9 @@ describe('the NestJS decorators, when a class is defined', () => {
         feed(): void {}
       }
       return Feed;
-    }).toThrow(/@CircuitBreaker on Feed\.feed: fallback: is not an option of a NestJS handler: blocks are answered by FloodgateExceptionFilter/);
+    }).toThrow(
+      /@CircuitBreaker on Feed\.feed: fallback: is not an option of a NestJS handler: blocks are answered by FloodgateExceptionFilter/,
+    );
   });
 
   it('refuse a @HotParam with no value source, or with two', () => {
@@ -58,8 +74,12 @@ describe('the NestJS decorators, when a class is defined', () => {
   });
 
   it('refuse a header name that is no header name, and ip other than true', () => {
-    expect(() => loose(HotParam)({ header: 'x key', threshold: 1 })(class H {}, undefined as never, undefined as never)).toThrow(/header: must be a header name/);
-    expect(() => loose(HotParam)({ ip: 'yes', threshold: 1 })(class I {}, undefined as never, undefined as never)).toThrow(/ip: must be true, got "yes"/);
+    expect(() =>
+      loose(HotParam)({ header: 'x key', threshold: 1 })(class H {}, undefined as never, undefined as never),
+    ).toThrow(/header: must be a header name/);
+    expect(() =>
+      loose(HotParam)({ ip: 'yes', threshold: 1 })(class I {}, undefined as never, undefined as never),
+    ).toThrow(/ip: must be true, got "yes"/);
   });
 
   it('refuse a resource on a controller class: it names one handler', () => {
@@ -67,7 +87,9 @@ describe('the NestJS decorators, when a class is defined', () => {
       @RateLimit({ threshold: 1, resource: 'all' })
       class C {}
       return C;
-    }).toThrow('@RateLimit on C: resource: names one handler\'s resource: give it on the handler, not on the controller');
+    }).toThrow(
+      "@RateLimit on C: resource: names one handler's resource: give it on the handler, not on the controller",
+    );
   });
 
   it('refuse anything but a class or a method', () => {
@@ -88,7 +110,9 @@ describe('the NestJS decorators, when a class is defined', () => {
       find(): void {}
     }
     options.threshold = 500;
-    expect((Reflect.getMetadata(NESTJS_METADATA_KEYS.rateLimit, Copy.prototype.find) as { fields: unknown }[])[0]!.fields).toEqual({ threshold: 5 });
+    expect(
+      (Reflect.getMetadata(NESTJS_METADATA_KEYS.rateLimit, Copy.prototype.find) as { fields: unknown }[])[0]!.fields,
+    ).toEqual({ threshold: 5 });
   });
 });
 
@@ -171,11 +195,18 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
   });
 
   const start = async (controllers: Type[], imports: unknown[] = []) => {
-    harness = await startNest(platform, { imports: [FloodgateModule.forRoot({ floodgate: fg }), ...imports] as never[], controllers: controllers as never[] });
+    harness = await startNest(platform, {
+      imports: [FloodgateModule.forRoot({ floodgate: fg }), ...imports] as never[],
+      controllers: controllers as never[],
+    });
     return harness.server;
   };
   const fail = (controllers: Type[], options: object = {}, providers: unknown[] = []) =>
-    startFailure(platform, { imports: [FloodgateModule.forRoot({ floodgate: fg, ...options })], controllers: controllers as never[], providers: providers as never[] });
+    startFailure(platform, {
+      imports: [FloodgateModule.forRoot({ floodgate: fg, ...options })],
+      controllers: controllers as never[],
+      providers: providers as never[],
+    });
 
   it("apply a controller's rules to each of its handlers without its own, each under its own resource", async () => {
     const server = await start([UsersController]);
@@ -218,8 +249,12 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
   });
 
   it('fail when a module rule names, by class and method, a handler entered under a resource of its own', async () => {
-    const error = await fail([SharedResourceController], { rules: { flow: [{ resource: 'SharedResourceController.a', threshold: 1 }] } });
-    expect(error.message).toBe('Invalid Floodgate setup: rules.flow[0].resource: "SharedResourceController.a" names a handler entered as "shared-reads": use that name');
+    const error = await fail([SharedResourceController], {
+      rules: { flow: [{ resource: 'SharedResourceController.a', threshold: 1 }] },
+    });
+    expect(error.message).toBe(
+      'Invalid Floodgate setup: rules.flow[0].resource: "SharedResourceController.a" names a handler entered as "shared-reads": use that name',
+    );
   });
 
   it('fail when a @HotParam names a route parameter the route does not have, naming both', async () => {
@@ -248,7 +283,9 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
       }
     }
     const error = await fail([LegacyController]);
-    expect(error.message).toMatch(/LegacyController\.get \(GET \/legacy\): carries a method decorator of @floodgate\/core \(resource LegacyController\.get\), which would enter the engine a second time per request/);
+    expect(error.message).toMatch(
+      /LegacyController\.get \(GET \/legacy\): carries a method decorator of @floodgate\/core \(resource LegacyController\.get\), which would enter the engine a second time per request/,
+    );
   });
 
   it('fail when a decorator of @floodgate/nestjs sits on a provider, where it would limit nothing', async () => {
@@ -260,7 +297,9 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
       }
     }
     const error = await fail([], {}, [PricingService]);
-    expect(error.message).toMatch(/PricingService\.price: @RateLimit from @floodgate\/nestjs guards controller handlers only, so on a provider it limits nothing: import it from @floodgate\/core/);
+    expect(error.message).toMatch(
+      /PricingService\.price: @RateLimit from @floodgate\/nestjs guards controller handlers only, so on a provider it limits nothing: import it from @floodgate\/core/,
+    );
   });
 
   it('fail when a handler carries rules but is skipped', async () => {
@@ -274,7 +313,9 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
       }
     }
     const error = await fail([OddController]);
-    expect(error.message).toMatch(/OddController\.get \(GET \/odd\): carries Floodgate rules but @SkipFloodgate\(\) leaves it unguarded/);
+    expect(error.message).toMatch(
+      /OddController\.get \(GET \/odd\): carries Floodgate rules but @SkipFloodgate\(\) leaves it unguarded/,
+    );
   });
 
   it('fail, with global: false, when a handler carries rules but no FloodgateInterceptor guards it', async () => {
@@ -296,7 +337,12 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
       }
     }
     const error = await fail([BareController, CoveredController], { global: false });
-    expect((error as RuleValidationError).issues).toEqual([{ path: 'BareController.get (GET /bare)', message: expect.stringMatching(/^carries Floodgate rules but no FloodgateInterceptor guards it/) }]);
+    expect((error as RuleValidationError).issues).toEqual([
+      {
+        path: 'BareController.get (GET /bare)',
+        message: expect.stringMatching(/^carries Floodgate rules but no FloodgateInterceptor guards it/),
+      },
+    ]);
   });
 
   it('fail when the decorators of one handler name different resources', async () => {
@@ -310,6 +356,8 @@ describe.each(PLATFORMS)('the NestJS decorators at start-up on %s', (platform: P
       }
     }
     const error = await fail([SplitController]);
-    expect(error.message).toMatch(/SplitController\.get \(GET \/split\): its decorators name different resources \(one, two\)/);
+    expect(error.message).toMatch(
+      /SplitController\.get \(GET \/split\): its decorators name different resources \(one, two\)/,
+    );
   });
 });

@@ -1,5 +1,14 @@
 import 'reflect-metadata';
-import { Catch, Controller, Get, Injectable, UseFilters, type ArgumentsHost, type ExceptionFilter, type Type } from '@nestjs/common';
+import {
+  Catch,
+  Controller,
+  Get,
+  Injectable,
+  UseFilters,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type Type,
+} from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import request from 'supertest';
 import { BlockError, Floodgate, ManualClock, RateLimit as ServiceRateLimit } from '@floodgate/core';
@@ -38,7 +47,9 @@ class QuotesController {
 @Catch(BlockError)
 class TeapotFilter implements ExceptionFilter<BlockError> {
   catch(error: BlockError, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<{ raw?: unknown; statusCode: number; code?: (s: number) => { send(b: string): void } }>();
+    const response = host
+      .switchToHttp()
+      .getResponse<{ raw?: unknown; statusCode: number; code?: (s: number) => { send(b: string): void } }>();
     const body = JSON.stringify({ teapot: true, code: error.code, retryAfterMs: error.retryAfterMs ?? null });
     if (response.code !== undefined) {
       response.code(418).send(body);
@@ -73,7 +84,11 @@ describe.each(PLATFORMS)('FloodgateExceptionFilter on %s', (platform: Platform) 
     harness = undefined;
   });
 
-  async function start(options: Partial<FloodgateModuleOptions> & { exceptionFilter?: boolean } = {}, providers: unknown[] = [], controllers: Type[] = [QuotesController]) {
+  async function start(
+    options: Partial<FloodgateModuleOptions> & { exceptionFilter?: boolean } = {},
+    providers: unknown[] = [],
+    controllers: Type[] = [QuotesController],
+  ) {
     harness = await startNest(platform, {
       imports: [FloodgateModule.forRoot({ floodgate: fg, ...options })],
       controllers: controllers as never[],
@@ -114,7 +129,7 @@ describe.each(PLATFORMS)('FloodgateExceptionFilter on %s', (platform: Platform) 
     await request(server).get('/quotes/limited').expect(500);
   });
 
-  it('leaves blocks to the app\'s own global filter with exceptionFilter: false', async () => {
+  it("leaves blocks to the app's own global filter with exceptionFilter: false", async () => {
     const server = await start({ exceptionFilter: false }, [{ provide: APP_FILTER, useClass: TeapotFilter }]);
     await request(server).get('/quotes/limited').expect(200);
     const answered = await request(server).get('/quotes/limited').expect(418);

@@ -20,7 +20,15 @@ import { APP_GUARD } from '@nestjs/core';
 import request from 'supertest';
 import { Floodgate, ManualClock, type BlockError } from '@floodgate/core';
 import { blockResponse } from '@floodgate/core/http';
-import { CircuitBreaker, FloodgateInterceptor, FloodgateModule, HotParam, RateLimit, SkipFloodgate, type FloodgateModuleOptions } from '@floodgate/nestjs';
+import {
+  CircuitBreaker,
+  FloodgateInterceptor,
+  FloodgateModule,
+  HotParam,
+  RateLimit,
+  SkipFloodgate,
+  type FloodgateModuleOptions,
+} from '@floodgate/nestjs';
 import { Deferred, eventually, PLATFORMS, portOf, startNest, type NestHarness, type Platform } from './nest-harness';
 
 /** What the test controllers hold open or count, set per test. */
@@ -234,7 +242,10 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     harness = undefined;
   });
 
-  async function start(options: Partial<FloodgateModuleOptions> = {}, extra: { controllers?: Type[]; providers?: unknown[]; listen?: boolean; trustProxy?: boolean } = {}): Promise<Server> {
+  async function start(
+    options: Partial<FloodgateModuleOptions> = {},
+    extra: { controllers?: Type[]; providers?: unknown[]; listen?: boolean; trustProxy?: boolean } = {},
+  ): Promise<Server> {
     harness = await startNest(
       platform,
       {
@@ -287,11 +298,12 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     const blocked = await request(server).get('/items/limited').expect(429);
     const expected = blockResponse(errors[0]!, { headers: 'draft-7' });
     expect(blocked.status).toBe(expected.status);
-    for (const [name, value] of Object.entries(expected.headers)) expect(blocked.headers[name.toLowerCase()]).toBe(value);
+    for (const [name, value] of Object.entries(expected.headers))
+      expect(blocked.headers[name.toLowerCase()]).toBe(value);
     expect(blocked.text).toBe(expected.json);
   });
 
-  it('answers 503 with Retry-After while the handler\'s circuit breaker is open, and closes it after a good probe', async () => {
+  it("answers 503 with Retry-After while the handler's circuit breaker is open, and closes it after a good probe", async () => {
     const server = await start();
     await request(server).get('/items/flaky').expect(500);
     await request(server).get('/items/flaky').expect(500);
@@ -299,7 +311,11 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     const open = await request(server).get('/items/flaky').expect(503);
     expect(world.calls).toBe(2);
     expect(open.headers['retry-after']).toBe('5');
-    expect(JSON.parse(open.text)).toMatchObject({ status: 503, code: 'ERR_CIRCUIT_OPEN', resource: 'ItemsController.flaky' });
+    expect(JSON.parse(open.text)).toMatchObject({
+      status: 503,
+      code: 'ERR_CIRCUIT_OPEN',
+      resource: 'ItemsController.flaky',
+    });
     await clock.advance(5000);
     world.hold = new Deferred();
     await request(server).get('/items/flaky').expect(200, { ok: true });
@@ -328,7 +344,10 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
   });
 
   it('leaves requests for which skipIf returns true unguarded', async () => {
-    const server = await start({ skipIf: (context) => context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-internal'] === 'yes' });
+    const server = await start({
+      skipIf: (context) =>
+        context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-internal'] === 'yes',
+    });
     for (let i = 0; i < 5; i++) await request(server).get('/items/limited').set('x-internal', 'yes').expect(200);
     await request(server).get('/items/limited').expect(200);
     await request(server).get('/items/limited').expect(200);
@@ -371,7 +390,9 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
   it('queues a request under a throttle rule, and takes a client that leaves the queue out of it', async () => {
     const server = await start({}, { listen: true });
     await request(server).get('/items/paced').expect(200, { paced: true });
-    const queued = request(server).get('/items/paced').then((res) => res.status);
+    const queued = request(server)
+      .get('/items/paced')
+      .then((res) => res.status);
     await eventually(() => clock.pendingSleeps === 1);
     const leaver = connect(portOf(server), '127.0.0.1');
     leaver.write('GET /items/paced HTTP/1.1\r\nHost: localhost\r\n\r\n');
@@ -382,7 +403,9 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
     expect(await queued).toBe(200);
     expect(world.calls).toBe(2);
     // The slot the leaver had reserved was given back: the next request waits one interval, not two.
-    const next = request(server).get('/items/paced').then((res) => res.status);
+    const next = request(server)
+      .get('/items/paced')
+      .then((res) => res.status);
     await eventually(() => clock.pendingSleeps === 1);
     await clock.advance(1000);
     expect(await next).toBe(200);
@@ -422,7 +445,15 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
 
   describe('hotspot values', () => {
     const hot = (listen = false): Promise<Server> =>
-      start({}, { controllers: [HotController], providers: [{ provide: APP_GUARD, useClass: HeaderAuthGuard }], trustProxy: true, listen });
+      start(
+        {},
+        {
+          controllers: [HotController],
+          providers: [{ provide: APP_GUARD, useClass: HeaderAuthGuard }],
+          trustProxy: true,
+          listen,
+        },
+      );
 
     it('limits per route parameter, decoded: /by/param/%61lice is alice', async () => {
       const server = await hot();
@@ -446,10 +477,13 @@ describe.each(PLATFORMS)('FloodgateInterceptor on %s', (platform: Platform) => {
       await request(server).get('/by/header').set('x-api-key', 'k2').expect(200);
       const repeated = await new Promise<number>((resolve, reject) => {
         // Two x-api-key lines: Node would join them into "k2, k3", a value of its own.
-        const req = httpRequest({ host: '127.0.0.1', port: portOf(server), path: '/by/header', agent: false }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port: portOf(server), path: '/by/header', agent: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
         req.on('error', reject);
         req.setHeader('x-api-key', ['k2', 'k3']);
         req.end();

@@ -2,7 +2,12 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, Param } from '@nestjs/common';
 import request from 'supertest';
 import { Floodgate, floodgate, ManualClock, RuleValidationError } from '@floodgate/core';
-import { FloodgateModule, RateLimit, type FloodgateModuleFactoryOptions, type FloodgateOptionsFactory } from '@floodgate/nestjs';
+import {
+  FloodgateModule,
+  RateLimit,
+  type FloodgateModuleFactoryOptions,
+  type FloodgateOptionsFactory,
+} from '@floodgate/nestjs';
 import { PLATFORMS, startFailure, startNest, type NestHarness, type Platform } from './nest-harness';
 
 @Controller('books')
@@ -61,7 +66,8 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
     harness = await startNest(platform, { imports: imports as never[], controllers: [BooksController] });
     return harness.server;
   };
-  const fail = (imports: unknown[]) => startFailure(platform, { imports: imports as never[], controllers: [BooksController] });
+  const fail = (imports: unknown[]) =>
+    startFailure(platform, { imports: imports as never[], controllers: [BooksController] });
 
   it('provides its engine for injection as Floodgate', async () => {
     await start([FloodgateModule.forRoot({ floodgate: fg })]);
@@ -74,7 +80,9 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
   });
 
   it('declares its rules at start-up and withdraws them when the app closes', async () => {
-    const server = await start([FloodgateModule.forRoot({ floodgate: fg, rules: { flow: [{ resource: 'BooksController.list', threshold: 1 }] } })]);
+    const server = await start([
+      FloodgateModule.forRoot({ floodgate: fg, rules: { flow: [{ resource: 'BooksController.list', threshold: 1 }] } }),
+    ]);
     await request(server).get('/books').expect(200);
     await request(server).get('/books').expect(429);
     await harness!.close();
@@ -83,7 +91,12 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
   });
 
   it('limits per route parameter with a rules.hotParams rule naming it with paramKey', async () => {
-    const server = await start([FloodgateModule.forRoot({ floodgate: fg, rules: { hotParams: [{ resource: 'BooksController.find', paramKey: 'isbn', threshold: 1 }] } })]);
+    const server = await start([
+      FloodgateModule.forRoot({
+        floodgate: fg,
+        rules: { hotParams: [{ resource: 'BooksController.find', paramKey: 'isbn', threshold: 1 }] },
+      }),
+    ]);
     await request(server).get('/books/1').expect(200);
     await request(server).get('/books/1').expect(429);
     await request(server).get('/books/2').expect(200);
@@ -103,7 +116,10 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
       FloodgateModule.forRootAsync({
         imports: [SettingsModule],
         inject: [Settings],
-        useFactory: (settings: Settings) => ({ floodgate: fg, defaults: { rateLimit: { threshold: settings.booksPerSecond } } }),
+        useFactory: (settings: Settings) => ({
+          floodgate: fg,
+          defaults: { rateLimit: { threshold: settings.booksPerSecond } },
+        }),
       }),
     ]);
     await request(server).get('/books').expect(200);
@@ -118,38 +134,74 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
   });
 
   it('fails at start-up naming each bad option', async () => {
-    const error = await fail([FloodgateModule.forRoot({ floodgate: fg, headers: 'draft-9' as never, defaults: { rateLimit: { threshold: -1 } }, retries: 3 } as never)]);
+    const error = await fail([
+      FloodgateModule.forRoot({
+        floodgate: fg,
+        headers: 'draft-9' as never,
+        defaults: { rateLimit: { threshold: -1 } },
+        retries: 3,
+      } as never),
+    ]);
     expect(error).toBeInstanceOf(RuleValidationError);
     expect((error as RuleValidationError).issues).toEqual([
-      { path: 'retries', message: expect.stringMatching(/^unknown option \(allowed: floodgate, origin, onBlock, headers, isFailure, rules, defaults, skipIf, global, exceptionFilter\)$/) },
+      {
+        path: 'retries',
+        message: expect.stringMatching(
+          /^unknown option \(allowed: floodgate, origin, onBlock, headers, isFailure, rules, defaults, skipIf, global, exceptionFilter\)$/,
+        ),
+      },
       { path: 'defaults.rateLimit.threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'headers', message: "must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got \"draft-9\"" },
+      {
+        path: 'headers',
+        message: "must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got \"draft-9\"",
+      },
     ]);
     expect(error.message).toMatch(/^Invalid FloodgateModule options: /);
   });
 
   it('fails at start-up naming a rule for a method that is no handler of the controller it names', async () => {
-    const error = await fail([FloodgateModule.forRoot({ floodgate: fg, rules: { flow: [{ resource: 'BooksController.lsit', threshold: 1 }] } })]);
-    expect(error.message).toBe('Invalid Floodgate setup: rules.flow[0].resource: "BooksController.lsit" names no handler of BooksController (it has: list, find, top)');
+    const error = await fail([
+      FloodgateModule.forRoot({ floodgate: fg, rules: { flow: [{ resource: 'BooksController.lsit', threshold: 1 }] } }),
+    ]);
+    expect(error.message).toBe(
+      'Invalid Floodgate setup: rules.flow[0].resource: "BooksController.lsit" names no handler of BooksController (it has: list, find, top)',
+    );
   });
 
   it('fails at start-up naming a hotspot rule whose paramKey the route does not have', async () => {
-    const error = await fail([FloodgateModule.forRoot({ floodgate: fg, rules: { hotParams: [{ resource: 'BooksController.find', paramKey: 'id', threshold: 1 }] } })]);
-    expect(error.message).toBe('Invalid Floodgate setup: rules.hotParams[0].paramKey: "id" is not a parameter of the route GET /books/:isbn (it has: isbn)');
+    const error = await fail([
+      FloodgateModule.forRoot({
+        floodgate: fg,
+        rules: { hotParams: [{ resource: 'BooksController.find', paramKey: 'id', threshold: 1 }] },
+      }),
+    ]);
+    expect(error.message).toBe(
+      'Invalid Floodgate setup: rules.hotParams[0].paramKey: "id" is not a parameter of the route GET /books/:isbn (it has: isbn)',
+    );
   });
 
   it('fails at start-up when a forRootAsync factory gives what the module definition decides', async () => {
-    const error = await fail([FloodgateModule.forRootAsync({ useFactory: () => ({ floodgate: fg, global: false }) as FloodgateModuleFactoryOptions })]);
-    expect(error.message).toBe('Invalid FloodgateModule options: global: is decided when the module is defined: give it to forRootAsync({ ... }) itself, not from its factory');
+    const error = await fail([
+      FloodgateModule.forRootAsync({
+        useFactory: () => ({ floodgate: fg, global: false }) as FloodgateModuleFactoryOptions,
+      }),
+    ]);
+    expect(error.message).toBe(
+      'Invalid FloodgateModule options: global: is decided when the module is defined: give it to forRootAsync({ ... }) itself, not from its factory',
+    );
   });
 });
 
 describe('FloodgateModule definitions', () => {
   it('refuse forRootAsync without a factory, naming the choices', () => {
-    expect(() => FloodgateModule.forRootAsync({})).toThrow('Invalid FloodgateModule.forRootAsync options: options: needs one of useFactory, useClass or useExisting');
+    expect(() => FloodgateModule.forRootAsync({})).toThrow(
+      'Invalid FloodgateModule.forRootAsync options: options: needs one of useFactory, useClass or useExisting',
+    );
   });
 
   it('refuse a global option that is not a boolean', () => {
-    expect(() => FloodgateModule.forRoot({ global: 'yes' as never })).toThrow('Invalid FloodgateModule options: global: must be a boolean, got "yes"');
+    expect(() => FloodgateModule.forRoot({ global: 'yes' as never })).toThrow(
+      'Invalid FloodgateModule options: global: must be a boolean, got "yes"',
+    );
   });
 });

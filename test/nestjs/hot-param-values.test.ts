@@ -14,7 +14,13 @@ describe('countable', () => {
   });
 
   it('counts absent and empty values as the value ""', () => {
-    expect([countable(undefined), countable(null), countable(''), countable([]), countable({})]).toEqual([ABSENT_VALUE, ABSENT_VALUE, '', ABSENT_VALUE, ABSENT_VALUE]);
+    expect([countable(undefined), countable(null), countable(''), countable([]), countable({})]).toEqual([
+      ABSENT_VALUE,
+      ABSENT_VALUE,
+      '',
+      ABSENT_VALUE,
+      ABSENT_VALUE,
+    ]);
   });
 
   it('gives the distinct values of a repeated query key', () => {
@@ -78,14 +84,17 @@ interface Attempt {
 /** Sends one request, the values as repeated header lines or repeated query keys; resolves with the status. */
 function send(server: Server, attempt: Attempt): Promise<number> {
   const path =
-    attempt.route === 'by-query' ? `/tenants/by-query?${attempt.values.map((v) => `tenant=${encodeURIComponent(v)}`).join('&')}` : '/tenants/by-header';
+    attempt.route === 'by-query'
+      ? `/tenants/by-query?${attempt.values.map((v) => `tenant=${encodeURIComponent(v)}`).join('&')}`
+      : '/tenants/by-header';
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port: portOf(server), path, agent: false }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode!));
     });
     req.on('error', reject);
-    if (attempt.route === 'by-header') req.setHeader(attempt.headerName, attempt.values.length === 1 ? attempt.values[0]! : [...attempt.values]);
+    if (attempt.route === 'by-header')
+      req.setHeader(attempt.headerName, attempt.values.length === 1 ? attempt.values[0]! : [...attempt.values]);
     req.end();
   });
 }
@@ -96,36 +105,44 @@ describe.each(PLATFORMS)('per-value limits over HTTP on %s', (platform: Platform
 
   beforeAll(async () => {
     clock = new ManualClock(10_000);
-    harness = await startNest(platform, { imports: [FloodgateModule.forRoot({ floodgate: new Floodgate({ clock }) })], controllers: [TenantsController] });
+    harness = await startNest(platform, {
+      imports: [FloodgateModule.forRoot({ floodgate: new Floodgate({ clock }) })],
+      controllers: [TenantsController],
+    });
     await harness.app.listen(0, '127.0.0.1');
   });
 
   afterAll(() => harness.close());
 
-  it('admits a request only while each of its values has had fewer than the threshold admitted, however names and values are spelt', async () => {
-    const attempt = fc.record({
-      route: fc.constantFrom('by-header' as const, 'by-query' as const),
-      // 'A' and 'a' are distinct values (the app reads them apart); repeats within a request count once.
-      values: fc.array(fc.constantFrom('a', 'b', 'c', 'A'), { minLength: 1, maxLength: 3 }),
-      headerName: fc.constantFrom('x-tenant', 'X-Tenant', 'X-TENANT', 'x-TeNaNt'),
-    });
-    await fc.assert(
-      fc.asyncProperty(fc.array(attempt, { minLength: 1, maxLength: 14 }), async (attempts) => {
-        await clock.advance(60_000); // every bucket full again: a fresh start for each run
-        const admitted: Record<string, Map<string, number>> = { 'by-header': new Map(), 'by-query': new Map() };
-        for (const a of attempts) {
-          const status = await send(harness.server, a);
-          const counts = admitted[a.route]!;
-          const values = [...new Set(a.values)];
-          // The model: each route has a bucket of THRESHOLD per value; a request passes only if
-          // every value it carries has a token left, and a refused request takes none.
-          const expected = values.every((v) => (counts.get(v) ?? 0) < THRESHOLD) ? 200 : 429;
-          expect(status).toBe(expected);
-          if (status === 200) for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-        }
-        for (const counts of Object.values(admitted)) for (const n of counts.values()) expect(n).toBeLessThanOrEqual(THRESHOLD);
-      }),
-      propertyRuns(40),
-    );
-  }, propertyTimeoutMs(40));
+  it(
+    'admits a request only while each of its values has had fewer than the threshold admitted, however names and values are spelt',
+    async () => {
+      const attempt = fc.record({
+        route: fc.constantFrom('by-header' as const, 'by-query' as const),
+        // 'A' and 'a' are distinct values (the app reads them apart); repeats within a request count once.
+        values: fc.array(fc.constantFrom('a', 'b', 'c', 'A'), { minLength: 1, maxLength: 3 }),
+        headerName: fc.constantFrom('x-tenant', 'X-Tenant', 'X-TENANT', 'x-TeNaNt'),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(attempt, { minLength: 1, maxLength: 14 }), async (attempts) => {
+          await clock.advance(60_000); // every bucket full again: a fresh start for each run
+          const admitted: Record<string, Map<string, number>> = { 'by-header': new Map(), 'by-query': new Map() };
+          for (const a of attempts) {
+            const status = await send(harness.server, a);
+            const counts = admitted[a.route]!;
+            const values = [...new Set(a.values)];
+            // The model: each route has a bucket of THRESHOLD per value; a request passes only if
+            // every value it carries has a token left, and a refused request takes none.
+            const expected = values.every((v) => (counts.get(v) ?? 0) < THRESHOLD) ? 200 : 429;
+            expect(status).toBe(expected);
+            if (status === 200) for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+          }
+          for (const counts of Object.values(admitted))
+            for (const n of counts.values()) expect(n).toBeLessThanOrEqual(THRESHOLD);
+        }),
+        propertyRuns(40),
+      );
+    },
+    propertyTimeoutMs(40),
+  );
 });

@@ -23,13 +23,20 @@ export interface StartOptions {
 }
 
 /** Builds a real Nest app on `platform` from module metadata, with @nestjs/testing, and initialises it. */
-export async function startNest(platform: Platform, metadata: ModuleMetadata, options: StartOptions = {}): Promise<NestHarness> {
+export async function startNest(
+  platform: Platform,
+  metadata: ModuleMetadata,
+  options: StartOptions = {},
+): Promise<NestHarness> {
   const moduleRef = await Test.createTestingModule(metadata).compile();
   const app =
     platform === 'express'
       ? moduleRef.createNestApplication({ logger: false })
-      : moduleRef.createNestApplication(new FastifyAdapter({ trustProxy: options.trustProxy === true }), { logger: false });
-  if (platform === 'express' && options.trustProxy === true) (app.getHttpAdapter().getInstance() as { set(k: string, v: unknown): void }).set('trust proxy', true);
+      : moduleRef.createNestApplication(new FastifyAdapter({ trustProxy: options.trustProxy === true }), {
+          logger: false,
+        });
+  if (platform === 'express' && options.trustProxy === true)
+    (app.getHttpAdapter().getInstance() as { set(k: string, v: unknown): void }).set('trust proxy', true);
   options.configure?.(app);
   await app.init();
   if (platform === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();

@@ -2,7 +2,12 @@ import { Entry, Floodgate, ManualClock, RuleValidationError } from '@floodgate/c
 import { BLOCK_SPAN_EVENT, METER_NAME, instrumentFloodgate } from '@floodgate/opentelemetry';
 import { context, metrics, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /** One data point of a collection: its instrument, attributes and value. */
@@ -27,7 +32,8 @@ class Collector {
       for (const scope of resourceMetrics.scopeMetrics) {
         if (scope.scope.name !== METER_NAME) continue;
         for (const metric of scope.metrics) {
-          for (const point of metric.dataPoints) points.push({ name: metric.descriptor.name, attributes: point.attributes, value: point.value as number });
+          for (const point of metric.dataPoints)
+            points.push({ name: metric.descriptor.name, attributes: point.attributes, value: point.value as number });
         }
       }
     }
@@ -40,8 +46,13 @@ class Collector {
 }
 
 const valueOf = (points: readonly Point[], name: string, attributes: Attributes = {}): number => {
-  const found = points.filter((p) => p.name === name && Object.entries(attributes).every(([k, v]) => p.attributes[k] === v));
-  if (found.length !== 1) throw new Error(`${found.length} points of ${name} ${JSON.stringify(attributes)}: ${JSON.stringify(points.filter((p) => p.name === name))}`);
+  const found = points.filter(
+    (p) => p.name === name && Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
+  );
+  if (found.length !== 1)
+    throw new Error(
+      `${found.length} points of ${name} ${JSON.stringify(attributes)}: ${JSON.stringify(points.filter((p) => p.name === name))}`,
+    );
   return found[0]!.value;
 };
 
@@ -67,7 +78,10 @@ describe('instrumentFloodgate', () => {
 
   it('observes passes, blocks by kind and rule, successes, errors, timeouts and concurrency per resource', async () => {
     const { fg, clock } = engine();
-    fg.loadRules({ flow: [{ resource: 'GET /search', threshold: 2 }], hotParams: [{ resource: 'GET /users/:id', paramKey: 'id', threshold: 0 }] });
+    fg.loadRules({
+      flow: [{ resource: 'GET /search', threshold: 2 }],
+      hotParams: [{ resource: 'GET /users/:id', paramKey: 'id', threshold: 0 }],
+    });
     instrument(fg);
     for (let i = 0; i < 5; i++) {
       const result = fg.tryEntry('GET /search');
@@ -82,8 +96,16 @@ describe('instrumentFloodgate', () => {
     const points = await collector.collect();
     const search = { 'floodgate.resource': 'GET /search' };
     expect(valueOf(points, 'floodgate.passes', search)).toBe(2);
-    expect(valueOf(points, 'floodgate.blocks', { ...search, 'floodgate.kind': 'flow', 'floodgate.rule': 'flow#0' })).toBe(3);
-    expect(valueOf(points, 'floodgate.blocks', { 'floodgate.resource': 'GET /users/:id', 'floodgate.kind': 'hotParam', 'floodgate.rule': 'hotParam#0' })).toBe(1);
+    expect(
+      valueOf(points, 'floodgate.blocks', { ...search, 'floodgate.kind': 'flow', 'floodgate.rule': 'flow#0' }),
+    ).toBe(3);
+    expect(
+      valueOf(points, 'floodgate.blocks', {
+        'floodgate.resource': 'GET /users/:id',
+        'floodgate.kind': 'hotParam',
+        'floodgate.rule': 'hotParam#0',
+      }),
+    ).toBe(1);
     expect(valueOf(points, 'floodgate.successes', search)).toBe(1);
     expect(valueOf(points, 'floodgate.errors', search)).toBe(1);
     expect(valueOf(points, 'floodgate.timeouts', search)).toBe(0);
@@ -104,14 +126,20 @@ describe('instrumentFloodgate', () => {
     }
     const points = await collector.collect();
     const r = { 'floodgate.resource': 'r' };
-    expect(['0.01', '0.1', '+Inf'].map((le) => valueOf(points, 'floodgate.response_time.bucket', { ...r, 'floodgate.le': le }))).toEqual([1, 2, 3]);
+    expect(
+      ['0.01', '0.1', '+Inf'].map((le) =>
+        valueOf(points, 'floodgate.response_time.bucket', { ...r, 'floodgate.le': le }),
+      ),
+    ).toEqual([1, 2, 3]);
     expect(valueOf(points, 'floodgate.response_time.sum', r)).toBeCloseTo(0.444, 9);
     expect(valueOf(points, 'floodgate.response_time.count', r)).toBe(3);
   });
 
   it('observes each breaker state, the breakers in each state, and transitions', async () => {
     const { fg } = engine();
-    fg.loadCircuitBreakerRules([{ resource: 'GET /feed', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 }]);
+    fg.loadCircuitBreakerRules([
+      { resource: 'GET /feed', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 },
+    ]);
     instrument(fg);
     const entry = fg.entry('GET /feed');
     entry.traceError(new Error('down'));
@@ -121,7 +149,13 @@ describe('instrumentFloodgate', () => {
     expect(valueOf(points, 'floodgate.circuit_breaker.state', feed)).toBe(1);
     expect(valueOf(points, 'floodgate.circuit_breakers', { 'floodgate.state': 'open' })).toBe(1);
     expect(valueOf(points, 'floodgate.circuit_breakers', { 'floodgate.state': 'closed' })).toBe(0);
-    expect(valueOf(points, 'floodgate.circuit_breaker.transitions', { ...feed, 'floodgate.from': 'closed', 'floodgate.to': 'open' })).toBe(1);
+    expect(
+      valueOf(points, 'floodgate.circuit_breaker.transitions', {
+        ...feed,
+        'floodgate.from': 'closed',
+        'floodgate.to': 'open',
+      }),
+    ).toBe(1);
   });
 
   it('reads the engine at each collection', async () => {
@@ -172,7 +206,11 @@ describe('instrumentFloodgate', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(RuleValidationError);
-    expect((error as RuleValidationError).issues.map((i) => i.path)).toEqual(['options.meterProvider', 'options.spanEvents', 'options.rtBucketsMs[0]']);
+    expect((error as RuleValidationError).issues.map((i) => i.path)).toEqual([
+      'options.meterProvider',
+      'options.spanEvents',
+      'options.rtBucketsMs[0]',
+    ]);
     expect((error as Error).message).toMatch(/^Invalid instrumentFloodgate options: /);
   });
 });
@@ -221,7 +259,16 @@ describe('instrumentFloodgate span events', () => {
     });
     const [span] = spans.getFinishedSpans();
     expect(span!.events.map((e) => [e.name, e.attributes])).toEqual([
-      [BLOCK_SPAN_EVENT, { 'floodgate.resource': 'GET /export', 'floodgate.kind': 'flow', 'floodgate.rule': 'flow#0', 'floodgate.code': 'ERR_FLOW_BLOCKED', 'floodgate.retry_after_ms': 1000 }],
+      [
+        BLOCK_SPAN_EVENT,
+        {
+          'floodgate.resource': 'GET /export',
+          'floodgate.kind': 'flow',
+          'floodgate.rule': 'flow#0',
+          'floodgate.code': 'ERR_FLOW_BLOCKED',
+          'floodgate.retry_after_ms': 1000,
+        },
+      ],
     ]);
   });
 

@@ -31,16 +31,25 @@ function exportTargets(value: unknown): string[] {
 export function contentProblems(dir: string): string[] {
   const files = new Set(filesUnder(dir));
   const problems: string[] = [];
-  for (const required of ['package.json', 'README.md', 'LICENSE']) if (!files.has(required)) problems.push(`${required} is not packed`);
+  for (const required of ['package.json', 'README.md', 'LICENSE'])
+    if (!files.has(required)) problems.push(`${required} is not packed`);
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
-  const named = [manifest.main, manifest.types, ...exportTargets(manifest.exports)].filter((t): t is string => typeof t === 'string');
-  for (const target of named) if (!files.has(relative(dir, resolve(dir, target)))) problems.push(`package.json names ${target}, which is not packed`);
+  const named = [manifest.main, manifest.types, ...exportTargets(manifest.exports)].filter(
+    (t): t is string => typeof t === 'string',
+  );
+  for (const target of named)
+    if (!files.has(relative(dir, resolve(dir, target))))
+      problems.push(`package.json names ${target}, which is not packed`);
   for (const file of [...files].filter((f) => f.startsWith('dist/'))) {
     const source = sourceOf(file);
-    if (source === undefined || !files.has(source)) problems.push(`${file} is packed, but no packed source builds it (a stale or stray file)`);
+    if (source === undefined || !files.has(source))
+      problems.push(`${file} is packed, but no packed source builds it (a stale or stray file)`);
   }
   for (const map of [...files].filter((f) => f.endsWith('.map'))) {
-    const { sources = [], sourceRoot = '' } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources?: string[]; sourceRoot?: string };
+    const { sources = [], sourceRoot = '' } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as {
+      sources?: string[];
+      sourceRoot?: string;
+    };
     for (const source of sources) {
       const packed = relative(dir, resolve(dir, dirname(map), sourceRoot, source));
       if (!files.has(packed)) problems.push(`${map} names its source ${source} (${packed}), which is not packed`);
@@ -53,9 +62,19 @@ export function contentProblems(dir: string): string[] {
  * Runs a command (a checker, a compiler, a consumer); resolves to its output when it fails, to
  * undefined when it passes.
  */
-export async function failure(command: string, args: readonly string[], cwd = ROOT, timeoutMs = 180_000): Promise<string | undefined> {
+export async function failure(
+  command: string,
+  args: readonly string[],
+  cwd = ROOT,
+  timeoutMs = 180_000,
+): Promise<string | undefined> {
   try {
-    await run(command, args, { cwd, env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' }, maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs });
+    await run(command, args, {
+      cwd,
+      env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' },
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: timeoutMs,
+    });
     return undefined;
   } catch (error) {
     const { stdout = '', stderr = '', message } = error as { stdout?: string; stderr?: string; message: string };
@@ -71,7 +90,14 @@ async function checkTarball(tarball: Tarball, unpackRoot: string): Promise<strin
   const problems = contentProblems(dir);
   const publint = await failure(join(BIN, 'publint'), ['run', '--strict', tarball.file]);
   if (publint !== undefined) problems.push(`publint:\n${publint}`);
-  const attw = await failure(join(BIN, 'attw'), ['--profile', 'node16', '--no-definitely-typed', '--format', 'ascii', tarball.file]);
+  const attw = await failure(join(BIN, 'attw'), [
+    '--profile',
+    'node16',
+    '--no-definitely-typed',
+    '--format',
+    'ascii',
+    tarball.file,
+  ]);
   if (attw !== undefined) problems.push(`@arethetypeswrong/cli:\n${attw}`);
   return problems;
 }

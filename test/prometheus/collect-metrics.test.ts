@@ -29,7 +29,9 @@ describe('collectMetrics', () => {
     const { fg, clock } = engine();
     fg.loadRules({
       flow: [{ resource: 'GET /search', threshold: 2 }],
-      circuitBreakers: [{ resource: 'GET /feed', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 }],
+      circuitBreakers: [
+        { resource: 'GET /feed', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 60_000 },
+      ],
     });
     const registry = collect(fg);
     for (let i = 0; i < 5; i++) {
@@ -44,15 +46,31 @@ describe('collectMetrics', () => {
     fg.tryEntry('GET /feed');
     const samples = await scrape(registry);
     expect(valueOf(samples, 'floodgate_passes_total', { resource: 'GET /search' })).toBe(2);
-    expect(valueOf(samples, 'floodgate_blocks_total', { resource: 'GET /search', kind: 'flow', rule: 'flow#0' })).toBe(3);
-    expect(valueOf(samples, 'floodgate_blocks_total', { resource: 'GET /feed', kind: 'circuitBreaker', rule: 'circuitBreaker#0' })).toBe(1);
+    expect(valueOf(samples, 'floodgate_blocks_total', { resource: 'GET /search', kind: 'flow', rule: 'flow#0' })).toBe(
+      3,
+    );
+    expect(
+      valueOf(samples, 'floodgate_blocks_total', {
+        resource: 'GET /feed',
+        kind: 'circuitBreaker',
+        rule: 'circuitBreaker#0',
+      }),
+    ).toBe(1);
     expect(valueOf(samples, 'floodgate_successes_total', { resource: 'GET /search' })).toBe(2);
     expect(valueOf(samples, 'floodgate_errors_total', { resource: 'GET /feed' })).toBe(1);
     expect(valueOf(samples, 'floodgate_timeouts_total', { resource: 'GET /feed' })).toBe(0);
     expect(valueOf(samples, 'floodgate_concurrency', { resource: 'GET /search' })).toBe(1);
-    expect(valueOf(samples, 'floodgate_circuit_breaker_state', { resource: 'GET /feed', rule: 'circuitBreaker#0' })).toBe(1);
+    expect(
+      valueOf(samples, 'floodgate_circuit_breaker_state', { resource: 'GET /feed', rule: 'circuitBreaker#0' }),
+    ).toBe(1);
     expect(valueOf(samples, 'floodgate_circuit_breakers', { state: 'open' })).toBe(1);
-    expect(valueOf(samples, 'floodgate_circuit_breaker_transitions_total', { resource: 'GET /feed', from: 'closed', to: 'open' })).toBe(1);
+    expect(
+      valueOf(samples, 'floodgate_circuit_breaker_transitions_total', {
+        resource: 'GET /feed',
+        from: 'closed',
+        to: 'open',
+      }),
+    ).toBe(1);
     expect(valueOf(samples, 'floodgate_listener_errors_total')).toBe(0);
     held.exit();
   });
@@ -65,7 +83,9 @@ describe('collectMetrics', () => {
       await clock.advance(ms);
       entry.exit();
     }
-    const lines = (await registry.metrics()).split('\n').filter((line) => line.startsWith('floodgate_response_time_seconds'));
+    const lines = (await registry.metrics())
+      .split('\n')
+      .filter((line) => line.startsWith('floodgate_response_time_seconds'));
     expect(lines).toEqual([
       'floodgate_response_time_seconds_bucket{le="0.01",resource="r"} 1',
       'floodgate_response_time_seconds_bucket{le="0.1",resource="r"} 2',
@@ -95,7 +115,9 @@ describe('collectMetrics', () => {
     const resources = new Set(samples.filter((s) => s.name === 'floodgate_passes_total').map((s) => s.labels.resource));
     expect(resources.size).toBe(101);
     expect(valueOf(samples, 'floodgate_passes_total', { resource: 'other' })).toBe(9900);
-    expect(samples.filter((s) => s.name === 'floodgate_passes_total').reduce((sum, s) => sum + s.value, 0)).toBe(10_000);
+    expect(samples.filter((s) => s.name === 'floodgate_passes_total').reduce((sum, s) => sum + s.value, 0)).toBe(
+      10_000,
+    );
   });
 
   it('never puts a hotspot value in a label, however many values are blocked', async () => {
@@ -105,7 +127,9 @@ describe('collectMetrics', () => {
     for (let i = 0; i < 1000; i++) fg.tryEntry('GET /users/:id', { params: { id: `user-${i}` } });
     const text = await registry.metrics();
     expect(text).not.toContain('user-');
-    expect(valueOf(parseExposition(text), 'floodgate_blocks_total', { kind: 'hotParam', rule: 'hotParam#0' })).toBe(1000);
+    expect(valueOf(parseExposition(text), 'floodgate_blocks_total', { kind: 'hotParam', rule: 'hotParam#0' })).toBe(
+      1000,
+    );
   });
 
   it('escapes quotes, backslashes and newlines in resource names', async () => {
@@ -127,7 +151,9 @@ describe('collectMetrics', () => {
     const { fg } = engine();
     const registry = new Registry();
     const stop = collectMetrics(fg, { registry });
-    expect(() => collectMetrics(fg, { registry })).toThrow(/already has a metric named floodgate_passes_total.*another prefix/);
+    expect(() => collectMetrics(fg, { registry })).toThrow(
+      /already has a metric named floodgate_passes_total.*another prefix/,
+    );
     stop();
     expect(registry.getMetricsAsArray()).toEqual([]);
     stops.push(collectMetrics(fg, { registry }));
@@ -144,12 +170,14 @@ describe('collectMetrics', () => {
     expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual(['app_requests_total']);
   });
 
-  it('registers in prom-client\'s global registry by default', async () => {
+  it("registers in prom-client's global registry by default", async () => {
     const { fg } = engine();
     const stop = collectMetrics(fg);
     try {
       fg.entry('r').exit();
-      expect(valueOf(parseExposition(await globalRegistry.metrics()), 'floodgate_passes_total', { resource: 'r' })).toBe(1);
+      expect(
+        valueOf(parseExposition(await globalRegistry.metrics()), 'floodgate_passes_total', { resource: 'r' }),
+      ).toBe(1);
     } finally {
       stop();
     }
@@ -188,14 +216,26 @@ describe('collectMetrics', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(RuleValidationError);
-    expect((error as RuleValidationError).issues.map((i) => i.path)).toEqual(['options.registry', 'options.prefix', 'options.maxResources']);
-    expect((error as Error).message).toMatch(/^Invalid collectMetrics options: options.registry: must be a prom-client Registry; options.prefix: must be letters/);
+    expect((error as RuleValidationError).issues.map((i) => i.path)).toEqual([
+      'options.registry',
+      'options.prefix',
+      'options.maxResources',
+    ]);
+    expect((error as Error).message).toMatch(
+      /^Invalid collectMetrics options: options.registry: must be a prom-client Registry; options.prefix: must be letters/,
+    );
   });
 
   it('counts cluster fallbacks by reason when the Redis of a cluster rule is down', async () => {
     const server = await startRedisServer();
     const client = new Redis(server.url, { maxRetriesPerRequest: 0, retryStrategy: () => 50 });
-    const backend = redisCluster({ client, prefix: `fg-test:prometheus:${process.pid}`, timeoutMs: 200, failureThreshold: 2, coolDownMs: 60_000 });
+    const backend = redisCluster({
+      client,
+      prefix: `fg-test:prometheus:${process.pid}`,
+      timeoutMs: 200,
+      failureThreshold: 2,
+      coolDownMs: 60_000,
+    });
     try {
       await backend.ready();
       const fg = new Floodgate({ clock: new ManualClock(), cluster: backend });
@@ -206,10 +246,15 @@ describe('collectMetrics', () => {
       await server.stop();
       for (let i = 0; i < 4; i++) await fg.run('POST /checkout', () => 'ok');
       const exported = (await scrape(registry)).filter((s) => s.name === 'floodgate_cluster_fallbacks_total');
-      const byReason = (reasons: string[]): Record<string, number> => reasons.reduce<Record<string, number>>((out, r) => ({ ...out, [r]: (out[r] ?? 0) + 1 }), {});
+      const byReason = (reasons: string[]): Record<string, number> =>
+        reasons.reduce<Record<string, number>>((out, r) => ({ ...out, [r]: (out[r] ?? 0) + 1 }), {});
       expect(events).toHaveLength(4);
-      expect(Object.fromEntries(exported.map((s) => [s.labels.reason, s.value]))).toEqual(byReason(events.map((e) => e.reason)));
-      expect(exported.every((s) => s.labels.resource === 'POST /checkout' && s.labels.decided_by === 'local')).toBe(true);
+      expect(Object.fromEntries(exported.map((s) => [s.labels.reason, s.value]))).toEqual(
+        byReason(events.map((e) => e.reason)),
+      );
+      expect(exported.every((s) => s.labels.resource === 'POST /checkout' && s.labels.decided_by === 'local')).toBe(
+        true,
+      );
     } finally {
       await backend.close().catch(() => undefined);
       client.disconnect();

@@ -45,13 +45,25 @@ describe('a real Prometheus scraping the observability example', () => {
     const failed = payments.filter((status) => status === 502).length;
     const unavailable = payments.filter((status) => status === 503).length;
     // What the example's rules say the traffic must cause (the clock never moves).
-    expect([tooMany, failed, unavailable]).toEqual([12 - SEARCH_LIMIT.threshold, PAYMENTS_BREAKER.threshold + 1, 6 - PAYMENTS_BREAKER.threshold - 1]);
+    expect([tooMany, failed, unavailable]).toEqual([
+      12 - SEARCH_LIMIT.threshold,
+      PAYMENTS_BREAKER.threshold + 1,
+      6 - PAYMENTS_BREAKER.threshold - 1,
+    ]);
 
-    const blocked = await prometheus.waitFor('floodgate_blocks_total{job="floodgate",resource="GET /search",kind="flow",rule="flow#0"}', (s) => only(s) === tooMany);
+    const blocked = await prometheus.waitFor(
+      'floodgate_blocks_total{job="floodgate",resource="GET /search",kind="flow",rule="flow#0"}',
+      (s) => only(s) === tooMany,
+    );
     expect(only(blocked)).toBe(tooMany);
-    const open = await prometheus.waitFor('floodgate_circuit_breaker_state{job="floodgate",resource="GET /payments",rule="circuitBreaker#0"}', (s) => only(s) === 1);
+    const open = await prometheus.waitFor(
+      'floodgate_circuit_breaker_state{job="floodgate",resource="GET /payments",rule="circuitBreaker#0"}',
+      (s) => only(s) === 1,
+    );
     expect(only(open)).toBe(1);
-    const opened = await prometheus.query('floodgate_circuit_breaker_transitions_total{resource="GET /payments",from="closed",to="open"}');
+    const opened = await prometheus.query(
+      'floodgate_circuit_breaker_transitions_total{resource="GET /payments",from="closed",to="open"}',
+    );
     expect(only(opened)).toBe(1);
     const refused = await prometheus.query('floodgate_blocks_total{resource="GET /payments",kind="circuitBreaker"}');
     expect(only(refused)).toBe(unavailable);
@@ -63,14 +75,20 @@ describe('a real Prometheus scraping the observability example', () => {
     const openNow = await prometheus.waitFor('floodgate_circuit_breaker_state == 1', (s) => s.length === 1);
     expect(openNow.map((s) => [s.metric.resource, s.metric.rule])).toEqual([['GET /payments', 'circuitBreaker#0']]);
     // Rates need two scrapes of the counters; with the clock still, the blocks came at once.
-    const rate = await prometheus.waitFor('sum by (resource) (rate(floodgate_blocks_total[1m]))', (s) => s.length === 2);
+    const rate = await prometheus.waitFor(
+      'sum by (resource) (rate(floodgate_blocks_total[1m]))',
+      (s) => s.length === 2,
+    );
     expect(rate.map((s) => s.metric.resource).sort()).toEqual(['GET /payments', 'GET /search']);
   });
 
   it('keeps a resource name with quotes, backslashes and a newline intact through the scrape', async () => {
     const name = 'job "nightly" \\ export\nv2';
     fg.entry(name).exit();
-    const samples = await prometheus.waitFor(`floodgate_passes_total{resource=${JSON.stringify(name)}}`, (s) => only(s) === 1);
+    const samples = await prometheus.waitFor(
+      `floodgate_passes_total{resource=${JSON.stringify(name)}}`,
+      (s) => only(s) === 1,
+    );
     expect(samples[0]!.metric.resource).toBe(name);
   });
 });

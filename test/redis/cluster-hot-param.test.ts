@@ -30,7 +30,9 @@ async function engines(rules: HotParamRuleOptions[]): Promise<[Floodgate, Floodg
 
 /** `count` calls with `value`, alternating between the engines, all in flight together. */
 function burst(pair: readonly Floodgate[], value: unknown, count: number): Promise<number> {
-  return countPasses(Array.from({ length: count }, (_, i) => hit(pair[i % pair.length]!, 'profile', { args: [value] })));
+  return countPasses(
+    Array.from({ length: count }, (_, i) => hit(pair[i % pair.length]!, 'profile', { args: [value] })),
+  );
 }
 
 describe('cluster hotspot rules: token bucket per value', () => {
@@ -54,7 +56,11 @@ describe('cluster hotspot rules: token bucket per value', () => {
     await hit(a, 'profile', { args: ['alice'] });
     await hit(b, 'profile', { args: ['alice'] });
     await fixture.clock.advance(300);
-    await expect(hit(a, 'profile', { args: ['alice'] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'alice', retryAfterMs: 701 });
+    await expect(hit(a, 'profile', { args: ['alice'] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'alice',
+      retryAfterMs: 701,
+    });
   });
 
   it('gives specific items their own threshold, shared too', async () => {
@@ -82,7 +88,10 @@ describe('cluster hotspot rules: token bucket per value', () => {
   it('checks each element of an array argument, all or nothing', async () => {
     const [a, b] = await engines([rule({ threshold: 1 })]);
     await hit(a, 'profile', { args: [['x', 'y']] });
-    await expect(hit(b, 'profile', { args: [['z', 'y']] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'y' });
+    await expect(hit(b, 'profile', { args: [['z', 'y']] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'y',
+    });
     // The refused call took nothing from 'z'.
     await hit(a, 'profile', { args: [['z']] });
   });
@@ -123,7 +132,11 @@ describe('cluster hotspot rules: throttle per value', () => {
     // Another value is paced on its own: it passes at once.
     await hit(a, 'profile', { args: ['y'] });
     expect(fixture.clock.pendingSleeps).toBe(1);
-    await expect(hit(b, 'profile', { args: ['x'] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'x', retryAfterMs: 50 });
+    await expect(hit(b, 'profile', { args: ['x'] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'x',
+      retryAfterMs: 50,
+    });
     await fixture.clock.advance(99);
     expect(queuedPassed).toBe(false);
     await fixture.clock.advance(1);
@@ -141,7 +154,10 @@ describe('cluster hotspot rules without Redis', () => {
     client.disconnect();
     await until(() => client.status !== 'ready', 'the client to close');
     await hit(a, 'profile', { args: ['alice'] });
-    await expect(hit(a, 'profile', { args: ['alice'] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'alice' });
+    await expect(hit(a, 'profile', { args: ['alice'] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'alice',
+    });
     expect(events.map((e) => [e.reason, e.decidedBy, e.rule])).toEqual([
       ['notReady', 'local', a.getRules().hotParams[0]],
       ['notReady', 'local', a.getRules().hotParams[0]],
@@ -150,6 +166,8 @@ describe('cluster hotspot rules without Redis', () => {
 
   it('are rejected at load for concurrency rules', () => {
     const fg = new Floodgate();
-    expect(() => fg.loadHotParamRules([rule({ metric: 'concurrency' })])).toThrow("cluster mode applies to qps rules only, got metric 'concurrency'");
+    expect(() => fg.loadHotParamRules([rule({ metric: 'concurrency' })])).toThrow(
+      "cluster mode applies to qps rules only, got metric 'concurrency'",
+    );
   });
 });

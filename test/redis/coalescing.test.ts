@@ -22,10 +22,18 @@ afterEach(async () => {
 
 async function countedEngine(): Promise<{ fg: Floodgate; sent: () => number }> {
   const commander = countingCommander(fixture.client());
-  const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
+  const backend = redisCluster({
+    client: commander,
+    prefix: fixture.prefix,
+    now: () => fixture.clock.now(),
+    timeoutMs: HEALTHY_TIMEOUT_MS,
+  });
   fixture.backends.push(backend);
   await backend.ready();
-  return { fg: new Floodgate({ clock: fixture.clock, cluster: backend }), sent: () => (commander.sent.get('EVALSHA') ?? 0) + (commander.sent.get('EVAL') ?? 0) };
+  return {
+    fg: new Floodgate({ clock: fixture.clock, cluster: backend }),
+    sent: () => (commander.sent.get('EVALSHA') ?? 0) + (commander.sent.get('EVAL') ?? 0),
+  };
 }
 
 describe('coalesced cluster checks', () => {
@@ -59,25 +67,45 @@ describe('coalesced cluster checks', () => {
     fg.loadFlowRules([{ resource: 'api', threshold: 3, cluster: { thresholdType: 'global' } }]);
     await fixture.clock.advance(200);
     const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => hit(fg, 'api')));
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected', 'rejected']);
-    for (const o of outcomes.slice(3)) expect(o).toMatchObject({ reason: { code: 'ERR_FLOW_BLOCKED', retryAfterMs: 800 } });
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'rejected',
+    ]);
+    for (const o of outcomes.slice(3))
+      expect(o).toMatchObject({ reason: { code: 'ERR_FLOW_BLOCKED', retryAfterMs: 800 } });
   });
 
-  it('passes exactly min(N, T) of N concurrent calls across two engines, whatever N and T', async () => {
-    const engines = [(await countedEngine()).fg, (await countedEngine()).fg];
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 200 }), fc.boolean(), async (calls, threshold, hotspot) => {
-        const resource = `r${n++}`;
-        for (const fg of engines) {
-          if (hotspot) fg.loadHotParamRules([{ resource, paramIndex: 0, threshold, cluster: { thresholdType: 'global' } }]);
-          else fg.loadFlowRules([{ resource, threshold, cluster: { thresholdType: 'global' } }]);
-        }
-        const passed = await countPasses(Array.from({ length: calls }, (_, i) => hit(engines[i % 2]!, resource, { args: ['one-value'] })));
-        expect(passed).toBe(Math.min(calls, threshold));
-      }),
-      propertyRuns(60),
-    );
-  }, propertyTimeoutMs(60));
+  it(
+    'passes exactly min(N, T) of N concurrent calls across two engines, whatever N and T',
+    async () => {
+      const engines = [(await countedEngine()).fg, (await countedEngine()).fg];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 300 }),
+          fc.integer({ min: 0, max: 200 }),
+          fc.boolean(),
+          async (calls, threshold, hotspot) => {
+            const resource = `r${n++}`;
+            for (const fg of engines) {
+              if (hotspot)
+                fg.loadHotParamRules([{ resource, paramIndex: 0, threshold, cluster: { thresholdType: 'global' } }]);
+              else fg.loadFlowRules([{ resource, threshold, cluster: { thresholdType: 'global' } }]);
+            }
+            const passed = await countPasses(
+              Array.from({ length: calls }, (_, i) => hit(engines[i % 2]!, resource, { args: ['one-value'] })),
+            );
+            expect(passed).toBe(Math.min(calls, threshold));
+          },
+        ),
+        propertyRuns(60),
+      );
+    },
+    propertyTimeoutMs(60),
+  );
 
   it('charges a refused call nothing, so later smaller calls in the same batch still pass', async () => {
     const { fg } = await countedEngine();

@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { Floodgate, type ClusterFallbackEvent } from '@floodgate/core';
-import { redisCluster, redisRuleSource, RedisVersionError, toRedisCommander, type RedisClusterBackend, type RedisCommander } from '@floodgate/redis';
+import {
+  redisCluster,
+  redisRuleSource,
+  RedisVersionError,
+  toRedisCommander,
+  type RedisClusterBackend,
+  type RedisCommander,
+} from '@floodgate/redis';
 import Redis from 'ioredis';
 import { createCluster } from 'redis';
 import { hit } from './support/cluster-fixture';
@@ -86,10 +93,16 @@ describe('redisCluster ready()', () => {
 
   it('refuses a server older than Redis 5 with a RedisVersionError, and every check then falls back', async () => {
     const errors: unknown[] = [];
-    const backend = redisCluster({ client: reportingVersion(toRedisCommander(client()), '4.0.14'), prefix: `fg-test:life:${n++}`, onError: (e) => errors.push(e) });
+    const backend = redisCluster({
+      client: reportingVersion(toRedisCommander(client()), '4.0.14'),
+      prefix: `fg-test:life:${n++}`,
+      onError: (e) => errors.push(e),
+    });
     backends.push(backend);
     await expect(backend.ready()).rejects.toBeInstanceOf(RedisVersionError);
-    await expect(backend.ready()).rejects.toThrow('needs Redis >= 5.0.0 (its scripts read TIME before writing, which Redis allows from 5.0), but the server reports redis_version 4.0.14');
+    await expect(backend.ready()).rejects.toThrow(
+      'needs Redis >= 5.0.0 (its scripts read TIME before writing, which Redis allows from 5.0), but the server reports redis_version 4.0.14',
+    );
     expect(errors).toEqual([expect.any(RedisVersionError)]);
     const fg = new Floodgate({ cluster: backend });
     fg.loadFlowRules([{ resource: 'api', threshold: 1, cluster: { thresholdType: 'global' } }]);
@@ -105,7 +118,10 @@ describe('redisCluster ready()', () => {
 
   it('accepts Redis 5.0 and later', async () => {
     for (const version of ['5.0.0', '6.2.14', '7.2.4', '10.0.0']) {
-      const backend = redisCluster({ client: reportingVersion(toRedisCommander(client()), version), prefix: `fg-test:life:${n++}` });
+      const backend = redisCluster({
+        client: reportingVersion(toRedisCommander(client()), version),
+        prefix: `fg-test:life:${n++}`,
+      });
       backends.push(backend);
       await expect(backend.ready()).resolves.toBeUndefined();
     }
@@ -115,7 +131,12 @@ describe('redisCluster ready()', () => {
 describe('redisCluster close()', () => {
   it('resolves within closeTimeoutMs while Redis is frozen, telling onError', async () => {
     const errors: unknown[] = [];
-    const backend = redisCluster({ client: client(), prefix: `fg-test:life:${n++}`, closeTimeoutMs: 200, onError: (e) => errors.push(e) });
+    const backend = redisCluster({
+      client: client(),
+      prefix: `fg-test:life:${n++}`,
+      closeTimeoutMs: 200,
+      onError: (e) => errors.push(e),
+    });
     await backend.ready();
     const fg = new Floodgate({ cluster: backend });
     fg.loadFlowRules([{ resource: 'api', threshold: 3, cluster: { thresholdType: 'perInstance' } }]);
@@ -136,7 +157,13 @@ describe('redisCluster close()', () => {
 
 describe('redisRuleSource close()', () => {
   it('resolves within closeTimeoutMs while Redis is frozen', async () => {
-    const source = await redisRuleSource({ client: client(), key: `fg-test:life:rules:${n}`, channel: `fg-test:life:rules:${n++}`, floodgate: new Floodgate(), closeTimeoutMs: 200 });
+    const source = await redisRuleSource({
+      client: client(),
+      key: `fg-test:life:rules:${n}`,
+      channel: `fg-test:life:rules:${n++}`,
+      floodgate: new Floodgate(),
+      closeTimeoutMs: 200,
+    });
     server.freeze();
     const { ms, error } = await timed(source.close());
     expect(error).toBeUndefined();
@@ -144,13 +171,17 @@ describe('redisRuleSource close()', () => {
   });
 
   it('rejects a closeTimeoutMs that is not a positive number', async () => {
-    await expect(redisRuleSource({ client: client(), key: 'k', channel: 'c', closeTimeoutMs: 0 })).rejects.toThrow('closeTimeoutMs must be a finite number > 0, got 0');
+    await expect(redisRuleSource({ client: client(), key: 'k', channel: 'c', closeTimeoutMs: 0 })).rejects.toThrow(
+      'closeTimeoutMs must be a finite number > 0, got 0',
+    );
   });
 });
 
 describe('toRedisCommander with node-redis cluster clients', () => {
   it("refuses node-redis's createCluster() client, naming ioredis's Redis.Cluster", () => {
     const cluster = createCluster({ rootNodes: [{ url: server.url }] });
-    expect(() => redisCluster({ client: cluster })).toThrow("node-redis's cluster client (createCluster()) is not supported; use ioredis's Redis.Cluster");
+    expect(() => redisCluster({ client: cluster })).toThrow(
+      "node-redis's cluster client (createCluster()) is not supported; use ioredis's Redis.Cluster",
+    );
   });
 });

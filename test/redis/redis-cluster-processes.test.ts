@@ -6,12 +6,20 @@ const redisUrl = testRedisUrl();
 
 describe('redisCluster across processes', () => {
   it('lets two processes pass exactly the threshold between them', async () => {
-    const env = { FG_REDIS_URL: redisUrl, FG_PREFIX: `fg-test:processes:${process.pid}`, FG_NOW: String(T0), FG_THRESHOLD: '7', FG_CALLS: '10' };
+    const env = {
+      FG_REDIS_URL: redisUrl,
+      FG_PREFIX: `fg-test:processes:${process.pid}`,
+      FG_NOW: String(T0),
+      FG_THRESHOLD: '7',
+      FG_CALLS: '10',
+    };
     const workers = [new WorkerProcess('cluster-worker.ts', env), new WorkerProcess('cluster-worker.ts', env)];
     try {
       for (const worker of workers) expect(await worker.nextLine()).toBe('ready');
       for (const worker of workers) worker.send('go');
-      const results = await Promise.all(workers.map(async (worker) => JSON.parse(await worker.nextLine()) as { passed: number }));
+      const results = await Promise.all(
+        workers.map(async (worker) => JSON.parse(await worker.nextLine()) as { passed: number }),
+      );
       expect(results[0]!.passed + results[1]!.passed).toBe(7);
     } finally {
       for (const worker of workers) worker.kill();

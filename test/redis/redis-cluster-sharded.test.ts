@@ -30,7 +30,13 @@ interface Engine {
 }
 
 async function engine(options: Partial<RedisClusterOptions> = {}): Promise<Engine> {
-  const backend = redisCluster({ client: redis.cluster.client(), prefix, now: () => clock.now(), timeoutMs: 2000, ...options });
+  const backend = redisCluster({
+    client: redis.cluster.client(),
+    prefix,
+    now: () => clock.now(),
+    timeoutMs: 2000,
+    ...options,
+  });
   backends.push(backend);
   await backend.ready();
   const fg = new Floodgate({ clock, cluster: backend });
@@ -49,20 +55,30 @@ describe('redisCluster on a Redis Cluster', () => {
 
   it('checks an array-valued hotspot argument atomically across values without CROSSSLOT', async () => {
     const [a, b] = [await engine(), await engine()];
-    for (const e of [a, b]) e.fg.loadHotParamRules([{ resource: 'cart', paramIndex: 0, threshold: 2, cluster: { thresholdType: 'global' } }]);
+    for (const e of [a, b])
+      e.fg.loadHotParamRules([{ resource: 'cart', paramIndex: 0, threshold: 2, cluster: { thresholdType: 'global' } }]);
     await hit(a.fg, 'cart', { args: [['sku-1', 'sku-2', 'sku-3']] });
     await hit(b.fg, 'cart', { args: [['sku-3', 'sku-4']] });
     // sku-3 is spent: the whole call is refused, and sku-4 is not charged.
-    await expect(hit(a.fg, 'cart', { args: [['sku-4', 'sku-3']] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'sku-3' });
+    await expect(hit(a.fg, 'cart', { args: [['sku-4', 'sku-3']] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'sku-3',
+    });
     await hit(b.fg, 'cart', { args: [['sku-4']] });
     expect([...a.fallbacks, ...b.fallbacks]).toEqual([]);
   });
 
   it('paces an array-valued throttle hotspot argument on one shared schedule', async () => {
     const [a, b] = [await engine(), await engine()];
-    for (const e of [a, b]) e.fg.loadHotParamRules([{ resource: 'feed', paramIndex: 0, threshold: 10, behavior: 'throttle', cluster: { thresholdType: 'global' } }]);
+    for (const e of [a, b])
+      e.fg.loadHotParamRules([
+        { resource: 'feed', paramIndex: 0, threshold: 10, behavior: 'throttle', cluster: { thresholdType: 'global' } },
+      ]);
     await hit(a.fg, 'feed', { args: [['x', 'y']] });
-    await expect(hit(b.fg, 'feed', { args: [['y', 'z']] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'y' });
+    await expect(hit(b.fg, 'feed', { args: [['y', 'z']] })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'y',
+    });
     await clock.advance(100);
     await hit(b.fg, 'feed', { args: [['y', 'z']] });
     expect([...a.fallbacks, ...b.fallbacks]).toEqual([]);
@@ -72,7 +88,17 @@ describe('redisCluster on a Redis Cluster', () => {
     const pair = [await engine(), await engine()];
     const changes: string[][] = [[], []];
     pair.forEach((e, i) => e.fg.on('circuitStateChange', (event) => changes[i]!.push(`${event.from}->${event.to}`)));
-    for (const e of pair) e.fg.loadCircuitBreakerRules([{ resource: 'api', strategy: 'errorCount', threshold: 1, minRequestAmount: 1, retryTimeoutMs: 1000, cluster: true }]);
+    for (const e of pair)
+      e.fg.loadCircuitBreakerRules([
+        {
+          resource: 'api',
+          strategy: 'errorCount',
+          threshold: 1,
+          minRequestAmount: 1,
+          retryTimeoutMs: 1000,
+          cluster: true,
+        },
+      ]);
     // Subscribed to the breakers' channel (published from the slot's master, heard cluster-wide).
     for (const e of pair) await e.backend.ready();
     for (const e of pair) {
@@ -80,7 +106,10 @@ describe('redisCluster on a Redis Cluster', () => {
       entry.traceError(new Error('boom'));
       entry.exit();
     }
-    await until(() => pair.every((e) => e.fg.circuitState('api')[0]!.state === 'open'), 'both engines to learn the breaker opened');
+    await until(
+      () => pair.every((e) => e.fg.circuitState('api')[0]!.state === 'open'),
+      'both engines to learn the breaker opened',
+    );
     await clock.advance(1000);
     const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => pair[i % 2]!.fg.enter('api')));
     const probes = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -107,7 +136,10 @@ describe('redisCluster on a Redis Cluster', () => {
   it('rides out a failover of the slot’s master under load: no call waits past its timeout, and limits are shared again', async () => {
     const timeoutMs = 300;
     const marginMs = 250;
-    const pair = [await engine({ timeoutMs, failureThreshold: 3, coolDownMs: 200, now: () => Date.now() }), await engine({ timeoutMs, failureThreshold: 3, coolDownMs: 200, now: () => Date.now() })];
+    const pair = [
+      await engine({ timeoutMs, failureThreshold: 3, coolDownMs: 200, now: () => Date.now() }),
+      await engine({ timeoutMs, failureThreshold: 3, coolDownMs: 200, now: () => Date.now() }),
+    ];
     const rule = { resource: 'api', threshold: 1e9, cluster: { thresholdType: 'global' as const } };
     for (const e of pair) e.fg.loadFlowRules([rule]);
     const ruleKey = `${prefix}:w:{flow|api|reject|default#0}`;
@@ -136,7 +168,8 @@ describe('redisCluster on a Redis Cluster', () => {
       expect(after).not.toBe(before);
       // Keep the load on until both engines take their answers from Redis again.
       const deadline = Date.now() + 10_000;
-      while (pair.some((e) => e.backend.isDown) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (pair.some((e) => e.backend.isDown) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(pair.map((e) => e.backend.isDown)).toEqual([false, false]);
     } finally {
       stop = true;
@@ -149,7 +182,8 @@ describe('redisCluster on a Redis Cluster', () => {
     expect(slowest).toBeLessThan(timeoutMs + marginMs + loopDelay.maxMs());
 
     // Shared limiting after the failover: a new rule on the same slot's new master is exact.
-    for (const e of pair) e.fg.loadFlowRules([rule, { resource: 'after', threshold: 9, cluster: { thresholdType: 'global' } }]);
+    for (const e of pair)
+      e.fg.loadFlowRules([rule, { resource: 'after', threshold: 9, cluster: { thresholdType: 'global' } }]);
     expect(await countPasses(Array.from({ length: 30 }, (_, i) => hit(pair[i % 2]!.fg, 'after')))).toBe(9);
   }, 60_000);
 });

@@ -19,7 +19,12 @@ afterEach(async () => {
   await fixture.close();
 });
 
-const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({ resource: 'api', threshold: 5, cluster: { thresholdType: 'global' }, ...extra });
+const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({
+  resource: 'api',
+  threshold: 5,
+  cluster: { thresholdType: 'global' },
+  ...extra,
+});
 
 /** `count` calls, alternating between the engines, all in flight together. */
 function burst(engines: readonly Floodgate[], count: number, resource = 'api'): Promise<number> {
@@ -82,7 +87,12 @@ describe('redisCluster: global reject rules', () => {
   it('does not ask Redis again once it knows the window is full until a bucket leaves it', async () => {
     const client = fixture.client();
     const commander = countingCommander(client);
-    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
+    const backend = redisCluster({
+      client: commander,
+      prefix: fixture.prefix,
+      now: () => fixture.clock.now(),
+      timeoutMs: HEALTHY_TIMEOUT_MS,
+    });
     fixture.backends.push(backend);
     await backend.ready();
     const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
@@ -243,7 +253,12 @@ describe('redisCluster: leased tokens', () => {
 
   async function countedEngine(): Promise<{ fg: Floodgate; commander: ReturnType<typeof countingCommander> }> {
     const commander = countingCommander(fixture.client());
-    const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
+    const backend = redisCluster({
+      client: commander,
+      prefix: fixture.prefix,
+      now: () => fixture.clock.now(),
+      timeoutMs: HEALTHY_TIMEOUT_MS,
+    });
     fixture.backends.push(backend);
     await backend.ready();
     return { fg: new Floodgate({ clock: fixture.clock, cluster: backend }), commander };
@@ -261,7 +276,7 @@ describe('redisCluster: leased tokens', () => {
     const [a, b] = [await fixture.engine(), await fixture.engine()];
     for (const fg of [a, b]) fg.loadFlowRules([leasing]);
     let passes = 0;
-    for (let i = 0; i < 30; i++) passes += (await countPasses([hit(i % 2 === 0 ? a : b, 'api')]));
+    for (let i = 0; i < 30; i++) passes += await countPasses([hit(i % 2 === 0 ? a : b, 'api')]);
     expect(passes).toBe(10);
   });
 
@@ -324,7 +339,10 @@ describe('redisCluster: scripts', () => {
     await hit(a, 'slow');
     const admin = fixture.client();
     const keys = await admin.keys(`${fixture.prefix}:*`);
-    expect(keys.sort()).toEqual([`${fixture.prefix}:p:{flow|slow|throttle|default#0}`, `${fixture.prefix}:w:{flow|api|reject|default#0}`]);
+    expect(keys.sort()).toEqual([
+      `${fixture.prefix}:p:{flow|slow|throttle|default#0}`,
+      `${fixture.prefix}:w:{flow|api|reject|default#0}`,
+    ]);
     for (const key of keys) expect(await admin.pttl(key)).toBeGreaterThan(0);
   });
 });
@@ -347,7 +365,9 @@ describe('redisCluster: options', () => {
   it('rejects a bad option, naming it and the value', () => {
     const client = new Redis({ lazyConnect: true });
     expect(() => redisCluster({ client, timeoutMs: -1 })).toThrow('timeoutMs must be a finite number > 0, got -1');
-    expect(() => redisCluster({ client, failureThreshold: 1.5 })).toThrow('failureThreshold must be an integer > 0, got 1.5');
+    expect(() => redisCluster({ client, failureThreshold: 1.5 })).toThrow(
+      'failureThreshold must be an integer > 0, got 1.5',
+    );
     expect(() => redisCluster({ client, prefix: '' })).toThrow('prefix must be a non-empty string');
     expect(() => redisCluster({ client, timeout: 5 } as never)).toThrow('unknown option "timeout"');
     client.disconnect();

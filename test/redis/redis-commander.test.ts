@@ -1,5 +1,11 @@
 import { Floodgate, ManualClock } from '@floodgate/core';
-import { publishRules, redisCluster, redisRuleSource, toRedisCommander, type RedisClusterBackend } from '@floodgate/redis';
+import {
+  publishRules,
+  redisCluster,
+  redisRuleSource,
+  toRedisCommander,
+  type RedisClusterBackend,
+} from '@floodgate/redis';
 import Redis from 'ioredis';
 import { createClient, type RedisClientType } from 'redis';
 import { countPasses, HEALTHY_TIMEOUT_MS, hit, T0 } from './support/cluster-fixture';
@@ -34,7 +40,12 @@ describe('toRedisCommander with node-redis v5', () => {
     const clock = new ManualClock(T0);
     const engines: Floodgate[] = [];
     for (let i = 0; i < 2; i++) {
-      const backend = redisCluster({ client: await nodeRedis(), prefix, now: () => clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS });
+      const backend = redisCluster({
+        client: await nodeRedis(),
+        prefix,
+        now: () => clock.now(),
+        timeoutMs: HEALTHY_TIMEOUT_MS,
+      });
       backends.push(backend);
       await backend.ready();
       const fg = new Floodgate({ clock, cluster: backend });
@@ -96,6 +107,8 @@ describe('toRedisCommander', () => {
   });
 
   it('refuses what is not a Redis client', () => {
-    expect(() => toRedisCommander({ get: () => undefined })).toThrow('client must be an ioredis client, a node-redis client or a RedisCommander');
+    expect(() => toRedisCommander({ get: () => undefined })).toThrow(
+      'client must be an ioredis client, a node-redis client or a RedisCommander',
+    );
   });
 });

@@ -56,7 +56,8 @@ function windows(passes: readonly number[]): Map<number, number> {
   }
   const result = new Map<number, number>();
   for (const bucket of perBucket.keys()) {
-    for (const start of [bucket - 1, bucket]) result.set(start * BUCKET_MS, (perBucket.get(start) ?? 0) + (perBucket.get(start + 1) ?? 0));
+    for (const start of [bucket - 1, bucket])
+      result.set(start * BUCKET_MS, (perBucket.get(start) ?? 0) + (perBucket.get(start + 1) ?? 0));
   }
   return result;
 }
@@ -75,7 +76,11 @@ interface Drill {
  * both fell back and passed more than one window's worth locally; `recover`; keep the load until
  * both answer from Redis again and a full window more than 2 s after recovery has been counted.
  */
-async function drill({ fault, recover, fallsBack }: Drill): Promise<{ reports: DrillReport[]; faultAt: number; recoveredAt: number }> {
+async function drill({
+  fault,
+  recover,
+  fallsBack,
+}: Drill): Promise<{ reports: DrillReport[]; faultAt: number; recoveredAt: number }> {
   const prefix = `fg-test:drill:${process.pid}:${n++}`;
   const env = {
     FG_REDIS_URL: server.url,
@@ -107,7 +112,9 @@ async function drill({ fault, recover, fallsBack }: Drill): Promise<{ reports: D
     const recoveredAt = Date.now();
     await until(async () => {
       const statuses = await Promise.all(workers.map((w) => w.request<DrillStatus>('status')));
-      return statuses.every((s) => (!fallsBack || s.recoveries > 0) && s.latestCallAt >= recoveredAt + RECOVERY_MS + 2 * BUCKET_MS);
+      return statuses.every(
+        (s) => (!fallsBack || s.recoveries > 0) && s.latestCallAt >= recoveredAt + RECOVERY_MS + 2 * BUCKET_MS,
+      );
     }, 'both instances to recover and run a full window past the 2 s mark');
     const reports = await Promise.all(workers.map((w) => w.request<DrillReport>('stop')));
     return { reports, faultAt, recoveredAt };
@@ -120,7 +127,15 @@ async function drill({ fault, recover, fallsBack }: Drill): Promise<{ reports: D
  * The assertions every drill makes. Windows are the engine's (2 buckets of 500 ms on the wall
  * clock's grid), counted from every pass of both instances, by when the engine admitted it.
  */
-function expectSafe({ reports, faultAt, recoveredAt }: { reports: DrillReport[]; faultAt: number; recoveredAt: number }): void {
+function expectSafe({
+  reports,
+  faultAt,
+  recoveredAt,
+}: {
+  reports: DrillReport[];
+  faultAt: number;
+  recoveredAt: number;
+}): void {
   expect(reports.map((r) => r.failures)).toEqual([[], []]);
   expect(reports.map((r) => r.unhandledRejections)).toEqual([0, 0]);
   // No call waits past its timeout plus the margin, beyond what the machine held the process up.
@@ -128,7 +143,9 @@ function expectSafe({ reports, faultAt, recoveredAt }: { reports: DrillReport[];
   const all = windows(reports.flatMap((r) => r.passes));
   /** Windows within [from, to) holding more than `limit` passes, as [ms from the fault, passes]. */
   const over = (limit: number, from: number, to: number): [number, number][] =>
-    [...all].filter(([start, count]) => start >= from && start + 2 * BUCKET_MS <= to && count > limit).map(([start, count]) => [start - faultAt, count]);
+    [...all]
+      .filter(([start, count]) => start >= from && start + 2 * BUCKET_MS <= to && count > limit)
+      .map(([start, count]) => [start - faultAt, count]);
   const backAt = Math.min(...reports.map((r) => r.firstRecoveryAt || recoveredAt));
   const lastPass = Math.max(...reports.flatMap((r) => r.passes));
   // Shared limiting before the fault.
@@ -157,7 +174,9 @@ describe('fault drills: two processes under load', () => {
   }, 60_000);
 
   it('holds its bounds through SIGSTOP then SIGCONT of redis-server', async () => {
-    expectSafe(await drill({ fault: async () => server.freeze(), recover: async () => server.thaw(), fallsBack: true }));
+    expectSafe(
+      await drill({ fault: async () => server.freeze(), recover: async () => server.thaw(), fallsBack: true }),
+    );
   }, 60_000);
 
   it('holds its bounds through a kill and a restart on the same port', async () => {
@@ -174,10 +193,22 @@ describe('fault drills: two processes under load', () => {
   }, 60_000);
 
   it('holds its bounds through SCRIPT FLUSH', async () => {
-    expectSafe(await drill({ fault: async () => void (await admin.script('FLUSH')), recover: async () => undefined, fallsBack: false }));
+    expectSafe(
+      await drill({
+        fault: async () => void (await admin.script('FLUSH')),
+        recover: async () => undefined,
+        fallsBack: false,
+      }),
+    );
   }, 60_000);
 
   it('holds its bounds through FLUSHALL', async () => {
-    expectSafe(await drill({ fault: async () => void (await admin.flushall()), recover: async () => undefined, fallsBack: false }));
+    expectSafe(
+      await drill({
+        fault: async () => void (await admin.flushall()),
+        recover: async () => undefined,
+        fallsBack: false,
+      }),
+    );
   }, 60_000);
 });

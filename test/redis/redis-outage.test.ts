@@ -15,7 +15,12 @@ import { freePort } from '../support/test-services';
 
 const own = useOwnRedis('fg-test:outage');
 
-const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({ resource: 'api', threshold: 2, cluster: { thresholdType: 'global' }, ...extra });
+const rule = (extra: Partial<FlowRuleOptions> = {}): FlowRuleOptions => ({
+  resource: 'api',
+  threshold: 2,
+  cluster: { thresholdType: 'global' },
+  ...extra,
+});
 
 interface Watched {
   readonly fg: Floodgate;
@@ -33,7 +38,14 @@ interface Watched {
 async function watchedEngine(rules: FlowRuleOptions[], timeoutMs = 20): Promise<Watched> {
   const client = new Redis(own.server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
   own.fixture.clients.push(client);
-  const backend = redisCluster({ client, prefix: own.fixture.prefix, now: () => own.fixture.clock.now(), timeoutMs, failureThreshold: 2, coolDownMs: 1000 });
+  const backend = redisCluster({
+    client,
+    prefix: own.fixture.prefix,
+    now: () => own.fixture.clock.now(),
+    timeoutMs,
+    failureThreshold: 2,
+    coolDownMs: 1000,
+  });
   own.fixture.backends.push(backend);
   await backend.ready();
   const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
@@ -70,7 +82,11 @@ describe('redisCluster when Redis is paused', () => {
   it('decides by the local rule without waiting for Redis to answer', async () => {
     const w = await watchedEngine([rule()]);
     await whilePaused(async () => {
-      expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'ERR_FLOW_BLOCKED']);
+      expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual([
+        'pass',
+        'pass',
+        'ERR_FLOW_BLOCKED',
+      ]);
     });
   });
 
@@ -101,7 +117,9 @@ describe('redisCluster when Redis is paused', () => {
   });
 
   it('lets calls pass when the rule does not fall back to local', async () => {
-    const w = await watchedEngine([rule({ threshold: 1, cluster: { thresholdType: 'global', fallbackToLocal: false } })]);
+    const w = await watchedEngine([
+      rule({ threshold: 1, cluster: { thresholdType: 'global', fallbackToLocal: false } }),
+    ]);
     await whilePaused(async () => {
       expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass']);
     });
@@ -159,7 +177,12 @@ describe('redisCluster when Redis answers with an error', () => {
     const w = await watchedEngine([rule()], HEALTHY_TIMEOUT_MS);
     await own.admin.set(`${own.fixture.prefix}:w:{flow|api|reject|default#0}`, 'not a hash');
     expect(await outcome(w.fg)).toBe('pass');
-    expect(w.fallbacks).toEqual([expect.objectContaining({ reason: 'error', error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }) })]);
+    expect(w.fallbacks).toEqual([
+      expect.objectContaining({
+        reason: 'error',
+        error: expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }),
+      }),
+    ]);
   });
 });
 
@@ -179,7 +202,12 @@ describe('redisCluster when Redis is stopped', () => {
     await until(() => w.client.status === 'ready', 'the client to reconnect');
     await own.fixture.clock.advance(1000);
     // The restarted Redis holds no scripts: the probe meets NOSCRIPT and sends the script again.
-    expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual(['pass', 'pass', 'pass', 'ERR_FLOW_BLOCKED']);
+    expect([await outcome(w.fg), await outcome(w.fg), await outcome(w.fg), await outcome(w.fg)]).toEqual([
+      'pass',
+      'pass',
+      'pass',
+      'ERR_FLOW_BLOCKED',
+    ]);
     expect(w.recoveries).toEqual([{ backend: 'redis', downForMs: 1000 }]);
     expect(w.fallbacks).toHaveLength(3);
   });
@@ -191,13 +219,19 @@ describe('concurrent bursts while Redis is away (the local fallback admits atomi
   /** `count` run() calls at once on `engines` in turn; resolves to how many passed. */
   async function burstPasses(engines: readonly Floodgate[], count: number): Promise<number> {
     const outcomes = await Promise.all(
-      Array.from({ length: count }, (_, i) => engines[i % engines.length]!.run('api', () => true, { blockHandler: () => false })),
+      Array.from({ length: count }, (_, i) =>
+        engines[i % engines.length]!.run('api', () => true, { blockHandler: () => false }),
+      ),
     );
     return outcomes.filter(Boolean).length;
   }
 
   it('passes only the local threshold of 40 concurrent calls when Redis is unreachable', async () => {
-    const client = new Redis(`redis://127.0.0.1:${await freePort()}`, { maxRetriesPerRequest: 1, retryStrategy: () => 50, lazyConnect: false });
+    const client = new Redis(`redis://127.0.0.1:${await freePort()}`, {
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 50,
+      lazyConnect: false,
+    });
     client.on('error', () => undefined);
     own.fixture.clients.push(client);
     const backend = redisCluster({ client, prefix: own.fixture.prefix, timeoutMs: 20 });

@@ -26,7 +26,11 @@ function client(connectionName?: string): Redis {
   return c;
 }
 
-async function follow(fg: Floodgate, onError: (error: unknown) => void = () => undefined, connectionName?: string): Promise<RedisRuleSource> {
+async function follow(
+  fg: Floodgate,
+  onError: (error: unknown) => void = () => undefined,
+  connectionName?: string,
+): Promise<RedisRuleSource> {
   const source = await redisRuleSource({ client: client(connectionName), key, channel: key, floodgate: fg, onError });
   sources.push(source);
   return source;
@@ -66,7 +70,8 @@ describe('redisRuleSource', () => {
     await publishRules(client(), { key, channel: key }, rules(3));
     await loaded;
     for (const fg of [a, b]) expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
-    for (const fg of [a, b]) expect(fg.describeRules()).toEqual([expect.objectContaining({ layer: 'loaded', source: 'redis' })]);
+    for (const fg of [a, b])
+      expect(fg.describeRules()).toEqual([expect.objectContaining({ layer: 'loaded', source: 'redis' })]);
   });
 
   it('stores published rules in the key, for instances that start later', async () => {
@@ -82,11 +87,22 @@ describe('redisRuleSource', () => {
     await client().set(key, JSON.stringify(rules(5)));
     await follow(fg, (error) => errors.push(error));
     const rejected = next(fg, 'rulesRejected');
-    await client().publish(key, JSON.stringify({ flow: [{ resource: 'api', threshold: -1 }, { resource: 'api', threshold: 2, behavior: 'fast' }] }));
+    await client().publish(
+      key,
+      JSON.stringify({
+        flow: [
+          { resource: 'api', threshold: -1 },
+          { resource: 'api', threshold: 2, behavior: 'fast' },
+        ],
+      }),
+    );
     const event = await rejected;
     expect(event.issues).toEqual([
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
-      { path: 'flow[1].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"" },
+      {
+        path: 'flow[1].behavior',
+        message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"",
+      },
     ]);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
     expect(errors).toEqual([event.error]);
@@ -101,7 +117,10 @@ describe('redisRuleSource', () => {
     const rejected = next(fg, 'rulesRejected');
     await client().publish(key, '{ flow: oops');
     await until(() => errors.length === 1, 'the error');
-    expect(errors[0]).toMatchObject({ code: 'ERR_INVALID_RULE', issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }] });
+    expect(errors[0]).toMatchObject({
+      code: 'ERR_INVALID_RULE',
+      issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }],
+    });
     expect(await rejected).toMatchObject({ source: 'redis', error: errors[0] });
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 5 })]);
   });
@@ -125,7 +144,10 @@ describe('redisRuleSource', () => {
     const loaded = next(fg, 'rulesLoaded');
     // Drop only this test's subscriber connection (its duplicate keeps the client's name).
     const list = (await admin.client('LIST')) as string;
-    const ids = list.split('\n').filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line)).map((line) => /id=(\d+)/.exec(line)![1]!);
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `) && / sub=[1-9]/.test(line))
+      .map((line) => /id=(\d+)/.exec(line)![1]!);
     expect(ids).toHaveLength(1);
     await admin.client('KILL', 'ID', ids[0]!);
     await admin.set(key, JSON.stringify(rules(6)));
@@ -148,14 +170,18 @@ describe('redisRuleSource', () => {
   });
 
   it('throws on a missing key or channel', async () => {
-    await expect(redisRuleSource({ client: client(), key: '', channel: key })).rejects.toThrow('key must be a non-empty string');
+    await expect(redisRuleSource({ client: client(), key: '', channel: key })).rejects.toThrow(
+      'key must be a non-empty string',
+    );
   });
 });
 
 describe('publishRules', () => {
   it('refuses to publish an invalid rule set, writing nothing', async () => {
     const c = client();
-    await expect(publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: -5 }] })).rejects.toMatchObject({
+    await expect(
+      publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: -5 }] }),
+    ).rejects.toMatchObject({
       code: 'ERR_INVALID_RULE',
       issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -5' }],
     });
@@ -177,7 +203,9 @@ describe('publishRules', () => {
 
   it('validates what JSON makes of a value: a NaN threshold is published as null, and refused', async () => {
     const c = client();
-    await expect(publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: Number.NaN }] })).rejects.toMatchObject({
+    await expect(
+      publishRules(c, { key, channel: key }, { flow: [{ resource: 'api', threshold: Number.NaN }] }),
+    ).rejects.toMatchObject({
       issues: [{ path: 'flow[0].threshold', message: expect.stringContaining('got null') }],
     });
     expect(await c.get(key)).toBeNull();
@@ -187,7 +215,9 @@ describe('publishRules', () => {
     const c = client();
     const cyclic: Record<string, unknown> = { resource: 'api', threshold: 1 };
     cyclic.self = cyclic;
-    await expect(publishRules(c, { key, channel: key }, { flow: [cyclic as unknown as FlowRuleOptions] })).rejects.toMatchObject({
+    await expect(
+      publishRules(c, { key, channel: key }, { flow: [cyclic as unknown as FlowRuleOptions] }),
+    ).rejects.toMatchObject({
       code: 'ERR_INVALID_RULE',
       issues: [{ path: 'rules', message: expect.stringContaining('cannot be written as JSON') }],
     });

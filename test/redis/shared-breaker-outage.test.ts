@@ -1,4 +1,11 @@
-import { Floodgate, isBlockError, type CircuitBreakerRuleOptions, type CircuitStateChangeEvent, type ClusterFallbackEvent, type ClusterRecoverEvent } from '@floodgate/core';
+import {
+  Floodgate,
+  isBlockError,
+  type CircuitBreakerRuleOptions,
+  type CircuitStateChangeEvent,
+  type ClusterFallbackEvent,
+  type ClusterRecoverEvent,
+} from '@floodgate/core';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { useOwnRedis } from './support/cluster-fixture';
@@ -23,7 +30,15 @@ interface Instance {
 async function instance(rule: CircuitBreakerRuleOptions): Promise<Instance> {
   const client = new Redis(own.server.url, { retryStrategy: () => 5, maxRetriesPerRequest: 1 });
   own.fixture.clients.push(client);
-  const backend = redisCluster({ client, prefix: own.fixture.prefix, now: () => own.fixture.clock.now(), timeoutMs: 20, failureThreshold: 2, coolDownMs: 1000, onError: () => undefined });
+  const backend = redisCluster({
+    client,
+    prefix: own.fixture.prefix,
+    now: () => own.fixture.clock.now(),
+    timeoutMs: 20,
+    failureThreshold: 2,
+    coolDownMs: 1000,
+    onError: () => undefined,
+  });
   own.fixture.backends.push(backend);
   const fg = new Floodgate({ clock: own.fixture.clock, cluster: backend });
   fg.loadCircuitBreakerRules([rule]);
@@ -55,7 +70,14 @@ const pause = (): Promise<unknown> => own.admin.call('CLIENT', 'PAUSE', '60000',
 const stateOf = (x: Instance): string | undefined => x.fg.circuitState('api')[0]?.state;
 
 /** Opens on the first error: what one instance sees alone is enough for its local breaker. */
-const EAGER: CircuitBreakerRuleOptions = { resource: 'api', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 3000, cluster: true };
+const EAGER: CircuitBreakerRuleOptions = {
+  resource: 'api',
+  strategy: 'errorCount',
+  threshold: 0,
+  minRequestAmount: 1,
+  retryTimeoutMs: 3000,
+  cluster: true,
+};
 
 describe('a shared breaker while Redis is away', () => {
   it('falls back to its local breaker, saying so, once the completions it reports go unanswered', async () => {
@@ -72,9 +94,17 @@ describe('a shared breaker while Redis is away', () => {
   });
 
   it('keeps refusing until an open shared breaker’s deadline, then lets its local breaker decide', async () => {
-    const rule: CircuitBreakerRuleOptions = { resource: 'api', strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 6, retryTimeoutMs: 3000, cluster: true };
+    const rule: CircuitBreakerRuleOptions = {
+      resource: 'api',
+      strategy: 'errorRatio',
+      threshold: 0.5,
+      minRequestAmount: 6,
+      retryTimeoutMs: 3000,
+      cluster: true,
+    };
     const [a, b] = [await instance(rule), await instance(rule)];
-    for (const x of [a, b]) for (const outcome of ['ok', 'error', 'error'] as const) expect(await call(x, outcome)).toBe('pass');
+    for (const x of [a, b])
+      for (const outcome of ['ok', 'error', 'error'] as const) expect(await call(x, outcome)).toBe('pass');
     await until(() => stateOf(a) === 'open' && stateOf(b) === 'open', 'both to learn the shared breaker opened');
     await pause();
     await own.fixture.clock.advance(2000);

@@ -40,18 +40,33 @@ interface Instance {
 
 async function instance(options: Partial<RedisClusterOptions> = {}): Promise<Instance> {
   const commander = countingCommander(fixture.client());
-  const backend = redisCluster({ client: commander, prefix: fixture.prefix, now: () => fixture.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS, ...options });
+  const backend = redisCluster({
+    client: commander,
+    prefix: fixture.prefix,
+    now: () => fixture.clock.now(),
+    timeoutMs: HEALTHY_TIMEOUT_MS,
+    ...options,
+  });
   fixture.backends.push(backend);
   await backend.ready();
   const fg = new Floodgate({ clock: fixture.clock, cluster: backend });
   const changes: string[] = [];
   const fallbacks: ClusterFallbackEvent[] = [];
-  fg.on('circuitStateChange', (e: CircuitStateChangeEvent) => changes.push(`${e.from}->${e.to}${e.value === undefined ? '' : `:${e.value}`}`));
+  fg.on('circuitStateChange', (e: CircuitStateChangeEvent) =>
+    changes.push(`${e.from}->${e.to}${e.value === undefined ? '' : `:${e.value}`}`),
+  );
   fg.on('clusterFallback', (e) => fallbacks.push(e));
   return { fg, backend, commander, changes, fallbacks };
 }
 
-const RULE: CircuitBreakerRuleOptions = { resource: 'api', strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 6, retryTimeoutMs: 5000, cluster: true };
+const RULE: CircuitBreakerRuleOptions = {
+  resource: 'api',
+  strategy: 'errorRatio',
+  threshold: 0.5,
+  minRequestAmount: 6,
+  retryTimeoutMs: 5000,
+  cluster: true,
+};
 
 /** Loads `rule` on every instance and waits until each is subscribed to the breakers' channel. */
 async function load(instances: readonly Instance[], rule: CircuitBreakerRuleOptions = RULE): Promise<void> {
@@ -77,8 +92,19 @@ const stateOf = (x: Instance): string | undefined => x.fg.circuitState('api')[0]
 
 /** Opens the shared breaker from two instances, three calls each (4 errors in 6). */
 async function trip(a: Instance, b: Instance): Promise<void> {
-  for (const [x, outcome] of [[a, 'ok'], [a, 'error'], [a, 'error'], [b, 'ok'], [b, 'error'], [b, 'error']] as const) await call(x, outcome);
-  await until(() => stateOf(a) === 'open' && stateOf(b) === 'open', 'both instances to learn the shared breaker opened');
+  for (const [x, outcome] of [
+    [a, 'ok'],
+    [a, 'error'],
+    [a, 'error'],
+    [b, 'ok'],
+    [b, 'error'],
+    [b, 'error'],
+  ] as const)
+    await call(x, outcome);
+  await until(
+    () => stateOf(a) === 'open' && stateOf(b) === 'open',
+    'both instances to learn the shared breaker opened',
+  );
 }
 
 describe('a shared breaker opening', () => {
@@ -95,7 +121,15 @@ describe('a shared breaker opening', () => {
   it('stays closed at exactly the threshold ratio, and opens past it (Sentinel’s >)', async () => {
     const [a, b] = [await instance(), await instance()];
     await load([a, b]);
-    for (const [x, outcome] of [[a, 'ok'], [b, 'error'], [a, 'error'], [b, 'ok'], [a, 'ok'], [b, 'error']] as const) await call(x, outcome);
+    for (const [x, outcome] of [
+      [a, 'ok'],
+      [b, 'error'],
+      [a, 'error'],
+      [b, 'ok'],
+      [a, 'ok'],
+      [b, 'error'],
+    ] as const)
+      await call(x, outcome);
     expect([stateOf(a), stateOf(b)]).toEqual(['closed', 'closed']);
     await call(a, 'error');
     await until(() => stateOf(b) === 'open', 'b to learn the breaker opened');
@@ -104,8 +138,21 @@ describe('a shared breaker opening', () => {
 
   it('counts slow calls from every instance for slowRequestRatio', async () => {
     const [a, b] = [await instance(), await instance()];
-    await load([a, b], { resource: 'api', strategy: 'slowRequestRatio', maxAllowedRtMs: 100, threshold: 0.5, minRequestAmount: 4, retryTimeoutMs: 5000, cluster: true });
-    for (const [x, rtMs] of [[a, 150], [b, 150], [a, 10], [b, 150]] as const) {
+    await load([a, b], {
+      resource: 'api',
+      strategy: 'slowRequestRatio',
+      maxAllowedRtMs: 100,
+      threshold: 0.5,
+      minRequestAmount: 4,
+      retryTimeoutMs: 5000,
+      cluster: true,
+    });
+    for (const [x, rtMs] of [
+      [a, 150],
+      [b, 150],
+      [a, 10],
+      [b, 150],
+    ] as const) {
       const entry = await x.fg.enter('api');
       await fixture.clock.advance(rtMs);
       entry.exit();
@@ -117,7 +164,14 @@ describe('a shared breaker opening', () => {
 
   it('opens on the error count of every instance together', async () => {
     const [a, b] = [await instance(), await instance()];
-    await load([a, b], { resource: 'api', strategy: 'errorCount', threshold: 2, minRequestAmount: 1, retryTimeoutMs: 5000, cluster: true });
+    await load([a, b], {
+      resource: 'api',
+      strategy: 'errorCount',
+      threshold: 2,
+      minRequestAmount: 1,
+      retryTimeoutMs: 5000,
+      cluster: true,
+    });
     await call(a, 'error');
     await call(b, 'error');
     expect(stateOf(a)).toBe('closed');
@@ -131,7 +185,13 @@ describe('a shared breaker opening', () => {
     await load([a, b], { ...RULE, minRequestAmount: 4 });
     for (const x of [a, b, a]) await call(x, 'error');
     await fixture.clock.advance(1000);
-    for (const [x, outcome] of [[b, 'ok'], [a, 'ok'], [b, 'error'], [a, 'ok']] as const) await call(x, outcome);
+    for (const [x, outcome] of [
+      [b, 'ok'],
+      [a, 'ok'],
+      [b, 'error'],
+      [a, 'ok'],
+    ] as const)
+      await call(x, outcome);
     expect([stateOf(a), stateOf(b)]).toEqual(['closed', 'closed']);
   });
 
@@ -140,7 +200,14 @@ describe('a shared breaker opening', () => {
     a.fg.loadCircuitBreakerRules([{ ...RULE, threshold: 0.9 }]);
     b.fg.loadCircuitBreakerRules([RULE]);
     for (const x of [a, b]) await x.backend.ready();
-    for (const [x, outcome] of [[a, 'ok'], [a, 'error'], [a, 'error'], [a, 'ok'], [a, 'error']] as const) await call(x, outcome);
+    for (const [x, outcome] of [
+      [a, 'ok'],
+      [a, 'error'],
+      [a, 'error'],
+      [a, 'ok'],
+      [a, 'error'],
+    ] as const)
+      await call(x, outcome);
     // b's completion is judged by b's threshold, on the window both filled.
     await call(b, 'error');
     await until(() => stateOf(a) === 'open', 'a to learn b opened the breaker');
@@ -159,7 +226,11 @@ describe('a shared breaker’s state machine', () => {
   });
   // Calls one after another; each shorter than any retryTimeoutMs, so a probe never outlives its lease.
   const steps = fc.array(
-    fc.record({ advanceMs: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 4000 })), rtMs: fc.integer({ min: 0, max: 400 }), error: fc.boolean() }),
+    fc.record({
+      advanceMs: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 4000 })),
+      rtMs: fc.integer({ min: 0, max: 400 }),
+      error: fc.boolean(),
+    }),
     { minLength: 1, maxLength: 40 },
   );
 
@@ -173,49 +244,57 @@ describe('a shared breaker’s state machine', () => {
     }
   }
 
-  it('decides every call of one instance as core’s local breaker does (property)', async () => {
-    const x = await instance();
-    await fc.assert(
-      fc.asyncProperty(rules, steps, async (r, list) => {
-        const resource = `r${n++}`;
-        const threshold = r.strategy === 'errorCount' ? r.count : r.ratio;
-        const rule: CircuitBreakerRuleOptions = {
-          resource,
-          strategy: r.strategy,
-          threshold,
-          ...(r.strategy === 'slowRequestRatio' ? { maxAllowedRtMs: 200 } : {}),
-          minRequestAmount: r.minRequestAmount,
-          statIntervalMs: r.window[0]!,
-          bucketCount: r.window[1]!,
-          retryTimeoutMs: r.retryTimeoutMs,
-          halfOpenProbes: r.halfOpenProbes,
-        };
-        // The local engine runs on the same clock, so both see the same times.
-        const local = new Floodgate({ clock: fixture.clock });
-        local.loadCircuitBreakerRules([rule]);
-        x.fg.loadCircuitBreakerRules([{ ...rule, cluster: true }]);
-        const stateOf = (fg: Floodgate): unknown => {
-          const { state, retryAfterMs } = fg.circuitState(resource)[0]!;
-          return { state, retryAfterMs };
-        };
-        for (const [i, { advanceMs, rtMs, error }] of list.entries()) {
-          await fixture.clock.advance(advanceMs);
-          // The same call on both, at the same times.
-          const calls = [await enter(x.fg, resource), await enter(local, resource)];
-          await fixture.clock.advance(rtMs);
-          for (const c of calls) {
-            if (typeof c === 'string') continue;
-            if (error) c.traceError(new Error('boom'));
-            c.exit();
+  it(
+    'decides every call of one instance as core’s local breaker does (property)',
+    async () => {
+      const x = await instance();
+      await fc.assert(
+        fc.asyncProperty(rules, steps, async (r, list) => {
+          const resource = `r${n++}`;
+          const threshold = r.strategy === 'errorCount' ? r.count : r.ratio;
+          const rule: CircuitBreakerRuleOptions = {
+            resource,
+            strategy: r.strategy,
+            threshold,
+            ...(r.strategy === 'slowRequestRatio' ? { maxAllowedRtMs: 200 } : {}),
+            minRequestAmount: r.minRequestAmount,
+            statIntervalMs: r.window[0]!,
+            bucketCount: r.window[1]!,
+            retryTimeoutMs: r.retryTimeoutMs,
+            halfOpenProbes: r.halfOpenProbes,
+          };
+          // The local engine runs on the same clock, so both see the same times.
+          const local = new Floodgate({ clock: fixture.clock });
+          local.loadCircuitBreakerRules([rule]);
+          x.fg.loadCircuitBreakerRules([{ ...rule, cluster: true }]);
+          const stateOf = (fg: Floodgate): unknown => {
+            const { state, retryAfterMs } = fg.circuitState(resource)[0]!;
+            return { state, retryAfterMs };
+          };
+          for (const [i, { advanceMs, rtMs, error }] of list.entries()) {
+            await fixture.clock.advance(advanceMs);
+            // The same call on both, at the same times.
+            const calls = [await enter(x.fg, resource), await enter(local, resource)];
+            await fixture.clock.advance(rtMs);
+            for (const c of calls) {
+              if (typeof c === 'string') continue;
+              if (error) c.traceError(new Error('boom'));
+              c.exit();
+            }
+            await settled(x);
+            const outcome = (c: Entry | string): string => (typeof c === 'string' ? c : 'pass');
+            expect({ i, call: outcome(calls[0]!), state: stateOf(x.fg) }).toEqual({
+              i,
+              call: outcome(calls[1]!),
+              state: stateOf(local),
+            });
           }
-          await settled(x);
-          const outcome = (c: Entry | string): string => (typeof c === 'string' ? c : 'pass');
-          expect({ i, call: outcome(calls[0]!), state: stateOf(x.fg) }).toEqual({ i, call: outcome(calls[1]!), state: stateOf(local) });
-        }
-      }),
-      propertyRuns(60),
-    );
-  }, Math.max(600_000, propertyTimeoutMs(60)));
+        }),
+        propertyRuns(60),
+      );
+    },
+    Math.max(600_000, propertyTimeoutMs(60)),
+  );
 });
 
 describe('a shared breaker while closed', () => {
@@ -248,7 +327,9 @@ describe('a shared breaker while closed', () => {
 describe('a shared breaker half-open', () => {
   /** Enters `api` on each instance in turn, all at once; the entries that passed, and the refusals. */
   async function rush(instances: readonly Instance[], count: number): Promise<{ passed: Entry[]; refused: unknown[] }> {
-    const results = await Promise.allSettled(Array.from({ length: count }, (_, i) => instances[i % instances.length]!.fg.enter('api')));
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) => instances[i % instances.length]!.fg.enter('api')),
+    );
     const passed = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     for (const reason of refused) if (!isBlockError(reason)) throw reason;
@@ -311,7 +392,13 @@ describe('a shared breaker half-open', () => {
     await fixture.clock.advance(5000);
     await call(b);
     expect(stateOf(b)).toBe('closed');
-    expect(b.changes).toEqual([`closed->open:${4 / 6}`, 'open->halfOpen', 'halfOpen->open:1', 'open->halfOpen', 'halfOpen->closed']);
+    expect(b.changes).toEqual([
+      `closed->open:${4 / 6}`,
+      'open->halfOpen',
+      'halfOpen->open:1',
+      'open->halfOpen',
+      'halfOpen->closed',
+    ]);
     lost.exit();
   });
 
@@ -359,26 +446,47 @@ describe('a shared breaker half-open', () => {
     await until(() => stateOf(a) === 'closed' && stateOf(b) === 'closed', 'both to learn the breaker closed');
   });
 
-  it('lends exactly min(halfOpenProbes, calls) probes, whatever the calls and instances (property)', async () => {
-    const xs = [await instance(), await instance(), await instance()];
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 24 }), async (halfOpenProbes, calls) => {
-        const resource = `r${n++}`;
-        for (const x of xs) x.fg.loadCircuitBreakerRules([{ resource, strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000, halfOpenProbes, cluster: true }]);
-        const failed = await xs[0]!.fg.enter(resource);
-        failed.traceError(new Error('boom'));
-        failed.exit();
-        await settled(...xs);
-        await fixture.clock.advance(1000);
-        const results = await Promise.allSettled(Array.from({ length: calls }, (_, i) => xs[i % xs.length]!.fg.enter(resource)));
-        const probes = results.filter((r) => r.status === 'fulfilled');
-        expect(probes).toHaveLength(Math.min(halfOpenProbes, calls));
-        for (const r of probes) (r as PromiseFulfilledResult<Entry>).value.exit();
-        await settled(...xs);
-      }),
-      propertyRuns(25),
-    );
-  }, propertyTimeoutMs(25));
+  it(
+    'lends exactly min(halfOpenProbes, calls) probes, whatever the calls and instances (property)',
+    async () => {
+      const xs = [await instance(), await instance(), await instance()];
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 1, max: 24 }),
+          async (halfOpenProbes, calls) => {
+            const resource = `r${n++}`;
+            for (const x of xs)
+              x.fg.loadCircuitBreakerRules([
+                {
+                  resource,
+                  strategy: 'errorCount',
+                  threshold: 0,
+                  minRequestAmount: 1,
+                  retryTimeoutMs: 1000,
+                  halfOpenProbes,
+                  cluster: true,
+                },
+              ]);
+            const failed = await xs[0]!.fg.enter(resource);
+            failed.traceError(new Error('boom'));
+            failed.exit();
+            await settled(...xs);
+            await fixture.clock.advance(1000);
+            const results = await Promise.allSettled(
+              Array.from({ length: calls }, (_, i) => xs[i % xs.length]!.fg.enter(resource)),
+            );
+            const probes = results.filter((r) => r.status === 'fulfilled');
+            expect(probes).toHaveLength(Math.min(halfOpenProbes, calls));
+            for (const r of probes) (r as PromiseFulfilledResult<Entry>).value.exit();
+            await settled(...xs);
+          },
+        ),
+        propertyRuns(25),
+      );
+    },
+    propertyTimeoutMs(25),
+  );
 });
 
 describe('a shared breaker’s events', () => {

@@ -27,7 +27,8 @@ interface Case {
 }
 
 /** Thresholds and durations from small to near the limits (products far beyond 2^53). */
-const big = (max: number): fc.Arbitrary<number> => fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max }));
+const big = (max: number): fc.Arbitrary<number> =>
+  fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max }));
 
 /**
  * Threshold and duration: independent, or equal and large (a refill's `elapsed × threshold` is
@@ -39,35 +40,36 @@ const sizes = fc.oneof(
     burstCount: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 50 })),
     durationMs: fc.oneof(big(2 ** 40), fc.double({ min: 0.5, max: 5000, noNaN: true })),
   }),
-  fc.record({ size: fc.integer({ min: 2 ** 30, max: 2 ** 45 }), burstCount: fc.integer({ min: 1, max: 60 }) }).map(({ size, burstCount }) => ({ threshold: size, burstCount, durationMs: size })),
+  fc
+    .record({ size: fc.integer({ min: 2 ** 30, max: 2 ** 45 }), burstCount: fc.integer({ min: 1, max: 60 }) })
+    .map(({ size, burstCount }) => ({ threshold: size, burstCount, durationMs: size })),
 );
 
-const cases: fc.Arbitrary<Case> = sizes
-  .chain(({ threshold, burstCount, durationMs }) =>
-    fc.record({
-      threshold: fc.constant(threshold),
-      burstCount: fc.constant(burstCount),
-      durationMs: fc.constant(durationMs),
-      steps: fc.array(
-        fc.record({
-          // Within a duration, just past one, or many durations later (integer times).
-          advanceMs: fc.oneof(
-            fc.integer({ min: 0, max: Math.max(1, Math.floor(durationMs)) }),
-            fc.integer({ min: Math.floor(durationMs), max: Math.floor(durationMs) + 60 }),
-            fc.integer({ min: Math.floor(durationMs), max: Math.floor(durationMs * 2) }),
-            fc.integer({ min: 0, max: Math.min(2 ** 48, Math.floor(durationMs * 7)) }),
-          ),
-          // A few tokens, any number, or nearly the whole bucket (a refill then decides).
-          acquireCount: fc.oneof(
-            fc.integer({ min: 1, max: 3 }),
-            fc.integer({ min: 1, max: threshold + burstCount }),
-            fc.integer({ min: Math.max(1, threshold + burstCount - 70), max: threshold + burstCount }),
-          ),
-        }),
-        { minLength: 1, maxLength: 12 },
-      ),
-    }),
-  );
+const cases: fc.Arbitrary<Case> = sizes.chain(({ threshold, burstCount, durationMs }) =>
+  fc.record({
+    threshold: fc.constant(threshold),
+    burstCount: fc.constant(burstCount),
+    durationMs: fc.constant(durationMs),
+    steps: fc.array(
+      fc.record({
+        // Within a duration, just past one, or many durations later (integer times).
+        advanceMs: fc.oneof(
+          fc.integer({ min: 0, max: Math.max(1, Math.floor(durationMs)) }),
+          fc.integer({ min: Math.floor(durationMs), max: Math.floor(durationMs) + 60 }),
+          fc.integer({ min: Math.floor(durationMs), max: Math.floor(durationMs * 2) }),
+          fc.integer({ min: 0, max: Math.min(2 ** 48, Math.floor(durationMs * 7)) }),
+        ),
+        // A few tokens, any number, or nearly the whole bucket (a refill then decides).
+        acquireCount: fc.oneof(
+          fc.integer({ min: 1, max: 3 }),
+          fc.integer({ min: 1, max: threshold + burstCount }),
+          fc.integer({ min: Math.max(1, threshold + burstCount - 70), max: threshold + burstCount }),
+        ),
+      }),
+      { minLength: 1, maxLength: 12 },
+    ),
+  }),
+);
 
 /** 'pass', or 'block' with its retryAfterMs. */
 type Outcome = ['pass'] | ['block', number | undefined];
@@ -86,41 +88,47 @@ describe('the Lua token bucket', () => {
     await clock.advance(size + 17);
     // 5 left + size + 17 refilled = size + 22, below the bucket's size + 60.
     (await shared.enter(rule.resource, { args: ['v'], acquireCount: size + 22 })).exit();
-    await expect(shared.enter(rule.resource, { args: ['v'], acquireCount: 1 })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED' });
+    await expect(shared.enter(rule.resource, { args: ['v'], acquireCount: 1 })).rejects.toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+    });
   });
 
-  it('decides every call as core’s local hotspot token bucket does', async () => {
-    // One backend; each case runs on a clock of its own, read by the backend as the shared time.
-    let clock = new ManualClock(T0);
-    const backend = await fixture.backend({ now: () => clock.now() });
-    await fc.assert(
-      fc.asyncProperty(cases, async ({ threshold, burstCount, durationMs, steps }) => {
-        clock = new ManualClock(T0);
-        const rule = { resource: `r${n++}`, paramIndex: 0, threshold, burstCount, durationMs };
-        const local = new Floodgate({ clock });
-        local.loadHotParamRules([rule]);
-        const shared = new Floodgate({ clock, cluster: backend });
-        shared.loadHotParamRules([{ ...rule, cluster: { thresholdType: 'global' } }]);
-        let at = 0;
-        for (const { advanceMs, acquireCount } of steps) {
-          at += advanceMs;
-          await clock.advance(advanceMs);
-          const options = { args: ['v'], acquireCount };
-          const expected = outcomeOf(local.tryEntry(rule.resource, options));
-          let actual: Outcome;
-          try {
-            (await shared.enter(rule.resource, options)).exit();
-            actual = ['pass'];
-          } catch (error) {
-            if (!isBlockError(error)) throw error;
-            actual = ['block', error.retryAfterMs];
+  it(
+    'decides every call as core’s local hotspot token bucket does',
+    async () => {
+      // One backend; each case runs on a clock of its own, read by the backend as the shared time.
+      let clock = new ManualClock(T0);
+      const backend = await fixture.backend({ now: () => clock.now() });
+      await fc.assert(
+        fc.asyncProperty(cases, async ({ threshold, burstCount, durationMs, steps }) => {
+          clock = new ManualClock(T0);
+          const rule = { resource: `r${n++}`, paramIndex: 0, threshold, burstCount, durationMs };
+          const local = new Floodgate({ clock });
+          local.loadHotParamRules([rule]);
+          const shared = new Floodgate({ clock, cluster: backend });
+          shared.loadHotParamRules([{ ...rule, cluster: { thresholdType: 'global' } }]);
+          let at = 0;
+          for (const { advanceMs, acquireCount } of steps) {
+            at += advanceMs;
+            await clock.advance(advanceMs);
+            const options = { args: ['v'], acquireCount };
+            const expected = outcomeOf(local.tryEntry(rule.resource, options));
+            let actual: Outcome;
+            try {
+              (await shared.enter(rule.resource, options)).exit();
+              actual = ['pass'];
+            } catch (error) {
+              if (!isBlockError(error)) throw error;
+              actual = ['block', error.retryAfterMs];
+            }
+            expect({ at, acquireCount, outcome: actual }).toEqual({ at, acquireCount, outcome: expected });
           }
-          expect({ at, acquireCount, outcome: actual }).toEqual({ at, acquireCount, outcome: expected });
-        }
-      }),
-      propertyRuns(150),
-    );
-  }, propertyTimeoutMs(150));
+        }),
+        propertyRuns(150),
+      );
+    },
+    propertyTimeoutMs(150),
+  );
 });
 
 function outcomeOf(result: unknown): Outcome {

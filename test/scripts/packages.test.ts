@@ -1,7 +1,15 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalFields, entryPointsOf, manifestProblems, sourceOf, workspacePackages, writeEsmWrapper, type WorkspacePackage } from '../../scripts/packages';
+import {
+  canonicalFields,
+  entryPointsOf,
+  manifestProblems,
+  sourceOf,
+  workspacePackages,
+  writeEsmWrapper,
+  type WorkspacePackage,
+} from '../../scripts/packages';
 
 /** A package in a temp dir whose built entry point is `cjs` (CommonJS source text). */
 function builtPackage(cjs: string): WorkspacePackage {
@@ -59,23 +67,35 @@ describe('scripts/packages', () => {
     const pkg = track(builtPackage(''));
     expect(manifestProblems(pkg)).toEqual(
       expect.arrayContaining([
-        expect.stringContaining('@floodgate/example: package.json "files" should be ["dist","src"] (run: npx tsx scripts/packages.ts fix)'),
+        expect.stringContaining(
+          '@floodgate/example: package.json "files" should be ["dist","src"] (run: npx tsx scripts/packages.ts fix)',
+        ),
         expect.stringContaining('README.md is missing'),
       ]),
     );
   });
 
   it('writes an ES module wrapper that re-exports the CommonJS names and its default, with matching types', () => {
-    const pkg = track(builtPackage('"use strict"; exports.plugin = function plugin() {}; exports.LIMIT = 3; exports.default = exports.plugin;'));
+    const pkg = track(
+      builtPackage(
+        '"use strict"; exports.plugin = function plugin() {}; exports.LIMIT = 3; exports.default = exports.plugin;',
+      ),
+    );
     writeEsmWrapper(pkg, pkg.entryPoints[0]!);
     const mjs = readFileSync(join(pkg.dir, 'dist', 'index.mjs'), 'utf8');
-    expect(mjs).toContain("import cjs from './index.js';\nexport const {\n  plugin,\n  LIMIT,\n} = cjs;\nexport default cjs.default;\n");
-    expect(readFileSync(join(pkg.dir, 'dist', 'index.d.mts'), 'utf8')).toContain("export * from './index.js';\nexport { plugin as default } from './index.js';\n");
+    expect(mjs).toContain(
+      "import cjs from './index.js';\nexport const {\n  plugin,\n  LIMIT,\n} = cjs;\nexport default cjs.default;\n",
+    );
+    expect(readFileSync(join(pkg.dir, 'dist', 'index.d.mts'), 'utf8')).toContain(
+      "export * from './index.js';\nexport { plugin as default } from './index.js';\n",
+    );
   });
 
   it('refuses a default export that has no name, since its types could not say what it is', () => {
     const pkg = track(builtPackage('"use strict"; exports.default = function () {};'));
-    expect(() => writeEsmWrapper(pkg, pkg.entryPoints[0]!)).toThrow('@floodgate/example (.): the default export must also be exported by name (export { x as default })');
+    expect(() => writeEsmWrapper(pkg, pkg.entryPoints[0]!)).toThrow(
+      '@floodgate/example (.): the default export must also be exported by name (export { x as default })',
+    );
   });
 
   it('knows which source builds each file of dist/, and that a stray file has none', () => {

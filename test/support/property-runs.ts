@@ -22,7 +22,10 @@ export function propertyRuns<T>(runs: number): Parameters<T> {
   const env = process.env;
   const numRuns = runsOf(runs);
   const seedText = env.FLOODGATE_PROPERTY_SEED;
-  const seed = seedText === 'random' ? Date.now() ^ (Math.random() * 0x100000000) : (integer(seedText, 'FLOODGATE_PROPERTY_SEED') ?? CI_SEED);
+  const seed =
+    seedText === 'random'
+      ? Date.now() ^ (Math.random() * 0x100000000)
+      : (integer(seedText, 'FLOODGATE_PROPERTY_SEED') ?? CI_SEED);
   return { seed, numRuns, endOnFailure: true };
 }
 

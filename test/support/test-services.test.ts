@@ -16,9 +16,18 @@ import {
 const ROOT = join(__dirname, '..', '..');
 
 /** Runs `npm run <script> [-- args]` from the repository's root in `env`; resolves to what it did. */
-function npmRun(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+function npmRun(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', script, '--', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 50_000 });
+    const child = spawn('npm', ['run', '--silent', script, '--', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 50_000,
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -29,7 +29,11 @@ import Redis from 'ioredis';
 
 /** The programs the tests use: the variable that names each, its Debian package and path. */
 export const PROGRAMS = Object.freeze({
-  'redis-server': { variable: 'FLOODGATE_REDIS_SERVER_BIN', debianPackage: 'redis-server', debianPath: '/usr/bin/redis-server' },
+  'redis-server': {
+    variable: 'FLOODGATE_REDIS_SERVER_BIN',
+    debianPackage: 'redis-server',
+    debianPath: '/usr/bin/redis-server',
+  },
   prometheus: { variable: 'FLOODGATE_PROMETHEUS_BIN', debianPackage: 'prometheus', debianPath: '/usr/bin/prometheus' },
   chromium: { variable: 'FLOODGATE_CHROMIUM_BIN', debianPackage: 'chromium', debianPath: '/usr/bin/chromium' },
 } as const);
@@ -58,11 +62,17 @@ function isExecutableFile(path: string): boolean {
 }
 
 function onPath(command: string, env: Env): string | undefined {
-  return (env.PATH ?? '').split(delimiter).map((dir) => join(dir, command)).find(isExecutableFile);
+  return (env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, command))
+    .find(isExecutableFile);
 }
 
 function pretendMissing(env: Env): string[] {
-  return (env[PRETEND_MISSING_VARIABLE] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (env[PRETEND_MISSING_VARIABLE] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -73,7 +83,8 @@ export function findProgram(name: ProgramName, env: Env = process.env): string |
   const { variable, debianPath } = PROGRAMS[name];
   const given = env[variable];
   if (given !== undefined && given !== '') {
-    if (!isExecutableFile(given)) throw new Error(`${variable}=${given}: no executable file there (unset it to use ${name} from PATH)`);
+    if (!isExecutableFile(given))
+      throw new Error(`${variable}=${given}: no executable file there (unset it to use ${name} from PATH)`);
     return given;
   }
   if (pretendMissing(env).includes(name)) return undefined;
@@ -85,15 +96,23 @@ function aptGetCommand(env: Env): { readonly command: readonly string[] } | { re
   if (pretendMissing(env).length > 0) return { reason: `${PRETEND_MISSING_VARIABLE} is set` };
   if (onPath('apt-get', env) === undefined) return { reason: 'apt-get is not on PATH' };
   if (process.getuid?.() === 0) return { command: ['apt-get'] };
-  if (onPath('sudo', env) !== undefined && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0) return { command: ['sudo', '-n', 'apt-get'] };
+  if (onPath('sudo', env) !== undefined && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0)
+    return { command: ['sudo', '-n', 'apt-get'] };
   return { reason: 'that needs root or sudo without a password' };
 }
 
 /** The one message for programs that are missing and that this may not install, and why. */
-export function missingProgramsMessage(missing: readonly ProgramName[], reason: string, env: Env = process.env): string {
+export function missingProgramsMessage(
+  missing: readonly ProgramName[],
+  reason: string,
+  env: Env = process.env,
+): string {
   const packages = missing.map((name) => PROGRAMS[name].debianPackage).join(' ');
   const variables = missing.map((name) => PROGRAMS[name].variable).join(', ');
-  const command = onPath('apt-get', env) === undefined ? `(your package manager's packages for ${packages})` : `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y ${packages}`;
+  const command =
+    onPath('apt-get', env) === undefined
+      ? `(your package manager's packages for ${packages})`
+      : `${process.getuid?.() === 0 ? '' : 'sudo '}apt-get install -y ${packages}`;
   const them = missing.length > 1 ? 'them' : 'it';
   return (
     `npm test needs ${missing.join(', ')}, not installed here, and may not install ${them} itself (${reason}). Install ${them} with:\n\n` +
@@ -110,7 +129,10 @@ function aptGet(command: readonly string[], args: readonly string[]): string {
     maxBuffer: 64 * 1024 * 1024,
   });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  if (result.status !== 0) throw new Error(`${command.join(' ')} ${args.join(' ')} failed (${result.error?.message ?? `exit code ${result.status}`}):\n${output.split('\n').slice(-15).join('\n')}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command.join(' ')} ${args.join(' ')} failed (${result.error?.message ?? `exit code ${result.status}`}):\n${output.split('\n').slice(-15).join('\n')}`,
+    );
   return output;
 }
 
@@ -119,7 +141,10 @@ function aptGet(command: readonly string[], args: readonly string[]): string {
  * allowed (and `apt-get update` first only if that call fails).
  * @throws Error with {@link missingProgramsMessage} when some are missing and may not be installed.
  */
-export function providePrograms(env: Env = process.env, log: (line: string) => void = console.log): Record<ProgramName, string> {
+export function providePrograms(
+  env: Env = process.env,
+  log: (line: string) => void = console.log,
+): Record<ProgramName, string> {
   const names = Object.keys(PROGRAMS) as ProgramName[];
   let missing = names.filter((name) => findProgram(name, env) === undefined);
   if (missing.length > 0) {
@@ -136,14 +161,25 @@ export function providePrograms(env: Env = process.env, log: (line: string) => v
       aptGet(command, install);
     }
     missing = names.filter((name) => findProgram(name, env) === undefined);
-    if (missing.length > 0) throw new Error(`apt-get installed ${packages.join(', ')}, yet ${missing.join(', ')} cannot be found on PATH or at ${missing.map((n) => PROGRAMS[n].debianPath).join(', ')}`);
+    if (missing.length > 0)
+      throw new Error(
+        `apt-get installed ${packages.join(', ')}, yet ${missing.join(', ')} cannot be found on PATH or at ${missing.map((n) => PROGRAMS[n].debianPath).join(', ')}`,
+      );
   }
   return Object.fromEntries(names.map((name) => [name, findProgram(name, env)!])) as Record<ProgramName, string>;
 }
 
 /** Resolves to undefined when a Redis at `url` answers PING within `timeoutMs`, else to why not. */
 export async function redisProblem(url: string, timeoutMs = REDIS_ANSWER_TIMEOUT_MS): Promise<string | undefined> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, disconnectTimeout: 50 });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    disconnectTimeout: 50,
+  });
   let cause: string | undefined; // the socket's error, which says more than the rejection ('Connection is closed.')
   client.on('error', (error: Error) => (cause ??= error.message));
   try {
@@ -165,7 +201,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -188,7 +226,11 @@ export interface RedisServer {
 
 /** Starts redis-server on `port` and waits until it answers PING. */
 async function launchRedis(bin: string, port: number): Promise<ChildProcess> {
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const ended = new Promise<string>((resolve) => {
@@ -198,7 +240,10 @@ async function launchRedis(bin: string, port: number): Promise<ChildProcess> {
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const outcome = await Promise.race([ended, redisProblem(url, 200).then((problem) => (problem === undefined ? 'up' : undefined))]);
+    const outcome = await Promise.race([
+      ended,
+      redisProblem(url, 200).then((problem) => (problem === undefined ? 'up' : undefined)),
+    ]);
     if (outcome === 'up') {
       child.removeAllListeners('exit');
       // Should this process exit without stopping the server (an uncaught error), the server goes
@@ -265,7 +310,8 @@ export async function startRedisServer(): Promise<RedisServer> {
  */
 export function serviceBinary(name: ProgramName): string {
   const found = findProgram(name);
-  if (found === undefined) throw new Error(missingProgramsMessage([name], 'tests never install programs; npm test does, before they run'));
+  if (found === undefined)
+    throw new Error(missingProgramsMessage([name], 'tests never install programs; npm test does, before they run'));
   return found;
 }
 
@@ -275,7 +321,10 @@ export function serviceBinary(name: ProgramName): string {
  */
 export function testRedisUrl(): string {
   const url = process.env[REDIS_URL_VARIABLE];
-  if (url === undefined || url === '') throw new Error(`${REDIS_URL_VARIABLE} is not set: jest's globalSetup (test/support/jest-global-setup.ts) sets it; run the tests with npm test or npx jest`);
+  if (url === undefined || url === '')
+    throw new Error(
+      `${REDIS_URL_VARIABLE} is not set: jest's globalSetup (test/support/jest-global-setup.ts) sets it; run the tests with npm test or npx jest`,
+    );
   return url;
 }
 
@@ -286,7 +335,9 @@ export function testRedisUrl(): string {
 async function checkGivenRedis(url: string): Promise<void> {
   const problem = await redisProblem(url);
   if (problem !== undefined) {
-    throw new Error(`${REDIS_URL_VARIABLE}=${url}: no Redis answers there (${problem}). Start that Redis, or unset ${REDIS_URL_VARIABLE} to let npm test start its own redis-server.`);
+    throw new Error(
+      `${REDIS_URL_VARIABLE}=${url}: no Redis answers there (${problem}). Start that Redis, or unset ${REDIS_URL_VARIABLE} to let npm test start its own redis-server.`,
+    );
   }
 }
 
@@ -328,7 +379,11 @@ if (require.main === module) {
     const given = process.env[REDIS_URL_VARIABLE];
     if (given !== undefined && given !== '') await checkGivenRedis(given);
     const redis = given ? `${REDIS_URL_VARIABLE}=${given} answers` : 'jest starts its own redis-server';
-    console.log(`${Object.entries(programs).map(([name, path]) => `${name}: ${path}`).join(', ')}; Redis: ${redis}`);
+    console.log(
+      `${Object.entries(programs)
+        .map(([name, path]) => `${name}: ${path}`)
+        .join(', ')}; Redis: ${redis}`,
+    );
   })().then(
     () => process.exit(0),
     (error: unknown) => {

@@ -23,7 +23,14 @@ export {
 export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';
-export { processProbe, ProcessProbe, PROCESS_PROBE_DEFAULTS, type SystemProbe, type SystemSignals, type ProcessProbeOptions } from './kernel/system-probe';
+export {
+  processProbe,
+  ProcessProbe,
+  PROCESS_PROBE_DEFAULTS,
+  type SystemProbe,
+  type SystemSignals,
+  type ProcessProbeOptions,
+} from './kernel/system-probe';
 export { ManualProbe } from './kernel/manual-probe';
 export type { OutcomeHandlers, ErrorMatcher } from './engine/run-outcome';
 export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from './kernel/statistic-node';
@@ -43,11 +50,22 @@ export type {
 } from './circuit-breaker/circuit-breaker-rule';
 export type { HotParamRule, HotParamRuleOptions, HotParamMetric, HotParamBehavior } from './hot-param/hot-param-rule';
 export type { AuthorityRule, AuthorityRuleOptions, AuthorityStrategy } from './authority/authority';
-export { SYSTEM_RULE_DEFAULTS, type SystemRule, type SystemRuleOptions, type SystemLimit, type SystemBlockErrorOptions } from './system/system-rule';
+export {
+  SYSTEM_RULE_DEFAULTS,
+  type SystemRule,
+  type SystemRuleOptions,
+  type SystemLimit,
+  type SystemBlockErrorOptions,
+} from './system/system-rule';
 export { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from './kernel/rule-reader';
 
 // Rule sources
-export { fileRuleSource, FileRuleSource, FILE_RULE_SOURCE_DEFAULTS, type FileRuleSourceOptions } from './sources/file-rule-source';
+export {
+  fileRuleSource,
+  FileRuleSource,
+  FILE_RULE_SOURCE_DEFAULTS,
+  type FileRuleSourceOptions,
+} from './sources/file-rule-source';
 
 // Errors
 export {

@@ -40,12 +40,25 @@
     return JSON.stringify(rest);
   }
 
-  const SUMMARY_KEYS = ['strategy', 'metric', 'behavior', 'threshold', 'maxAllowedRtMs', 'paramIndex', 'paramKey', 'limitOrigin', 'origins', 'retryTimeoutMs'];
+  const SUMMARY_KEYS = [
+    'strategy',
+    'metric',
+    'behavior',
+    'threshold',
+    'maxAllowedRtMs',
+    'paramIndex',
+    'paramKey',
+    'limitOrigin',
+    'origins',
+    'retryTimeoutMs',
+  ];
 
   /** The fields that tell a rule apart, for the breaker and block tables. */
   function ruleSummary(rule) {
     const parts = [];
-    for (const key of SUMMARY_KEYS) if (rule && rule[key] !== undefined && rule[key] !== 'default') parts.push(`${key}: ${JSON.stringify(rule[key])}`);
+    for (const key of SUMMARY_KEYS)
+      if (rule && rule[key] !== undefined && rule[key] !== 'default')
+        parts.push(`${key}: ${JSON.stringify(rule[key])}`);
     return parts.join(', ');
   }
 
@@ -121,7 +134,13 @@
     card.dataset.resource = name;
     card.appendChild(el('div', 'name', name));
     const figures = el('div', 'figures');
-    for (const [key, label] of [['pass', 'pass/s'], ['block', 'block/s'], ['error', 'error/s'], ['rtMs', 'RT ms'], ['concurrency', 'in flight']]) {
+    for (const [key, label] of [
+      ['pass', 'pass/s'],
+      ['block', 'block/s'],
+      ['error', 'error/s'],
+      ['rtMs', 'RT ms'],
+      ['concurrency', 'in flight'],
+    ]) {
       const figure = el('span', `figure ${key}`);
       const value = el('b', undefined, '0');
       value.dataset.figure = key;
@@ -148,12 +167,17 @@
         value.textContent = String(key === 'concurrency' ? entry.concurrency : latest[key]);
       }
       const [rates, rt] = entry.card.querySelectorAll('canvas');
-      draw(rates, entry.points, [['pass', '--pass'], ['block', '--block'], ['error', '--error']]);
+      draw(rates, entry.points, [
+        ['pass', '--pass'],
+        ['block', '--block'],
+        ['error', '--error'],
+      ]);
       draw(rt, entry.points, [['rtMs', '--rt']]);
     }
     $('resources-empty').hidden = state.series.size > 0;
     const total = state.series.size + state.hiddenResources;
-    $('resources-note').textContent = state.hiddenResources > 0 ? `(${state.series.size} of ${total} shown)` : total > 0 ? `(${total})` : '';
+    $('resources-note').textContent =
+      state.hiddenResources > 0 ? `(${state.series.size} of ${total} shown)` : total > 0 ? `(${total})` : '';
     $('summary').textContent = `${total} resources · ${state.rules.length} rules`;
   }
 
@@ -213,7 +237,8 @@
       row.appendChild(el('td', 'rule', ruleSummary(breaker.rule)));
       const cell = el('td');
       cell.appendChild(el('span', `state ${breaker.state}`, breaker.state));
-      if (breaker.retryAfterMs !== undefined) cell.appendChild(document.createTextNode(` (probing in ${Math.ceil(breaker.retryAfterMs / 1000)} s)`));
+      if (breaker.retryAfterMs !== undefined)
+        cell.appendChild(document.createTextNode(` (probing in ${Math.ceil(breaker.retryAfterMs / 1000)} s)`));
       row.appendChild(cell);
       const transitions = el('td');
       const list = el('ul', 'transitions');
@@ -253,8 +278,12 @@
       row.appendChild(el('td', 'kind', d.kind));
       row.appendChild(el('td', 'resource', d.resource));
       row.appendChild(el('td', 'rule', ruleText(d.rule)));
-      row.appendChild(el('td', 'source', d.layer === 'declared' ? 'declared by code (read-only)' : `loaded (${d.source})`));
-      row.appendChild(el('td', 'status', d.inForce ? 'in force' : 'shadowed: loaded rules of this kind and resource take precedence'));
+      row.appendChild(
+        el('td', 'source', d.layer === 'declared' ? 'declared by code (read-only)' : `loaded (${d.source})`),
+      );
+      row.appendChild(
+        el('td', 'status', d.inForce ? 'in force' : 'shadowed: loaded rules of this kind and resource take precedence'),
+      );
       body.appendChild(row);
     }
     $('rules-empty').hidden = state.rules.length > 0;
@@ -262,7 +291,13 @@
     box.hidden = state.rejected === undefined || state.rejected === null;
     box.replaceChildren();
     if (!box.hidden) {
-      box.appendChild(el('div', undefined, `Rules from ${state.rejected.source} were rejected ${ago(state.rejected.at)}; the rules in force stayed:`));
+      box.appendChild(
+        el(
+          'div',
+          undefined,
+          `Rules from ${state.rejected.source} were rejected ${ago(state.rejected.at)}; the rules in force stayed:`,
+        ),
+      );
       box.appendChild(issueList(state.rejected.issues));
     }
     $('summary').textContent = `${state.series.size + state.hiddenResources} resources · ${state.rules.length} rules`;

@@ -4,7 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Floodgate } from '@floodgate/core';
 import { LiveFeed } from './live-feed';
-import { expressMount, fastifyMount, koaMount, type DashboardHandler, type ExpressMiddleware, type FastifyPluginLike, type HandleOptions, type KoaMiddleware } from './mounts';
+import {
+  expressMount,
+  fastifyMount,
+  koaMount,
+  type DashboardHandler,
+  type ExpressMiddleware,
+  type FastifyPluginLike,
+  type HandleOptions,
+  type KoaMiddleware,
+} from './mounts';
 import { RuleEditor, type RuleStore } from './rule-editor';
 
 /** Options of {@link dashboard}. */
@@ -96,7 +105,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   'dashboard.css': 'text/css; charset=utf-8',
 };
 const SECURITY_HEADERS = Object.freeze({
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -116,7 +126,10 @@ export class Dashboard {
   private readonly maxPages: number;
 
   /** @internal Use {@link dashboard}. */
-  constructor(fg: Floodgate, options: Required<Omit<DashboardOptions, 'token' | 'store'>> & Pick<DashboardOptions, 'token' | 'store'>) {
+  constructor(
+    fg: Floodgate,
+    options: Required<Omit<DashboardOptions, 'token' | 'store'>> & Pick<DashboardOptions, 'token' | 'store'>,
+  ) {
     this.feed = new LiveFeed(fg, options);
     this.editor = new RuleEditor(fg, options.token, options.store, options.maxBodyBytes);
     this.maxPages = options.maxPages;
@@ -158,7 +171,9 @@ export class Dashboard {
     }
     if (route === '/api/rules') {
       if (method !== 'PUT' && method !== 'POST') return notAllowed(res, 'PUT, POST');
-      return this.editor.edit(req, options.body).then((answer) => sendJson(res, answer.status, answer.body, answer.headers));
+      return this.editor
+        .edit(req, options.body)
+        .then((answer) => sendJson(res, answer.status, answer.body, answer.headers));
     }
     return sendJson(res, 404, { message: 'Not found' });
   }
@@ -192,7 +207,8 @@ export class Dashboard {
   async listen(options: DashboardListenOptions = {}): Promise<DashboardServer> {
     const host = options.host ?? '127.0.0.1';
     const server = createServer((req, res) => {
-      if (!allowedHost(req.headers.host, host, server)) return void sendJson(res, 421, { message: 'This dashboard answers only to its own address' });
+      if (!allowedHost(req.headers.host, host, server))
+        return void sendJson(res, 421, { message: 'This dashboard answers only to its own address' });
       void this.handle(req, res);
     });
     await new Promise<void>((resolve, reject) => {
@@ -225,7 +241,8 @@ export class Dashboard {
 
   /** One page's server-sent events: a snapshot, then a tick per interval and rule changes. */
   private stream(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.feed.pageCount >= this.maxPages) return sendJson(res, 503, { message: `At most ${this.maxPages} pages may be connected at once` });
+    if (this.feed.pageCount >= this.maxPages)
+      return sendJson(res, 503, { message: `At most ${this.maxPages} pages may be connected at once` });
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -267,33 +284,55 @@ export class Dashboard {
  */
 export function dashboard(fg: Floodgate, options: DashboardOptions = {}): Dashboard {
   const where = 'dashboard(fg, options)';
-  if (typeof fg !== 'object' || fg === null || typeof fg.describeRules !== 'function') throw new TypeError(`${where}: fg must be a Floodgate engine`);
+  if (typeof fg !== 'object' || fg === null || typeof fg.describeRules !== 'function')
+    throw new TypeError(`${where}: fg must be a Floodgate engine`);
   if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object`);
   const known = new Set(['token', 'store', ...Object.keys(RANGES)]);
-  for (const key of Object.keys(options)) if (!known.has(key)) throw new TypeError(`${where}: options.${key} is not an option (known: ${[...known].join(', ')})`);
+  for (const key of Object.keys(options))
+    if (!known.has(key))
+      throw new TypeError(`${where}: options.${key} is not an option (known: ${[...known].join(', ')})`);
   const { token, store } = options;
-  if (token !== undefined && (typeof token !== 'string' || token.length === 0)) throw new TypeError(`${where}: options.token must be a non-empty string, got ${JSON.stringify(token)}`);
-  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.write !== 'function' || typeof store.name !== 'string')) {
-    throw new TypeError(`${where}: options.store must have a name and a write(rules) method, such as fileRuleSource(fg, path)`);
+  if (token !== undefined && (typeof token !== 'string' || token.length === 0))
+    throw new TypeError(`${where}: options.token must be a non-empty string, got ${JSON.stringify(token)}`);
+  if (
+    store !== undefined &&
+    (typeof store !== 'object' || store === null || typeof store.write !== 'function' || typeof store.name !== 'string')
+  ) {
+    throw new TypeError(
+      `${where}: options.store must have a name and a write(rules) method, such as fileRuleSource(fg, path)`,
+    );
   }
   const resolved: Record<string, number> = {};
   for (const [key, [min, max]] of Object.entries(RANGES)) {
-    const value = (options as Record<string, unknown>)[key] ?? DASHBOARD_DEFAULTS[key as keyof typeof DASHBOARD_DEFAULTS];
+    const value =
+      (options as Record<string, unknown>)[key] ?? DASHBOARD_DEFAULTS[key as keyof typeof DASHBOARD_DEFAULTS];
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      throw new TypeError(`${where}: options.${key} must be an integer within [${min}, ${max}], got ${JSON.stringify(value)}`);
+      throw new TypeError(
+        `${where}: options.${key} must be an integer within [${min}, ${max}], got ${JSON.stringify(value)}`,
+      );
     }
     resolved[key] = value;
   }
   return new Dashboard(fg, { ...(resolved as Required<Omit<DashboardOptions, 'token' | 'store'>>), token, store });
 }
 
-function send(res: ServerResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<void> {
+function send(
+  res: ServerResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string | Buffer,
+): Promise<void> {
   if (!res.headersSent) res.writeHead(status, { ...SECURITY_HEADERS, ...headers });
   res.end(body);
   return Promise.resolve();
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<void> {
   return send(res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(body));
 }
 

@@ -1,4 +1,13 @@
-import type { BlockEvent, CircuitBreakerRule, CircuitState, CircuitStateChangeEvent, Floodgate, RuleDescription, RuleIssue, RuleKindKey } from '@floodgate/core';
+import type {
+  BlockEvent,
+  CircuitBreakerRule,
+  CircuitState,
+  CircuitStateChangeEvent,
+  Floodgate,
+  RuleDescription,
+  RuleIssue,
+  RuleKindKey,
+} from '@floodgate/core';
 
 /** One second of one resource, as the page charts it. */
 export interface SecondPoint {
@@ -53,7 +62,11 @@ export interface Snapshot {
   readonly now: number;
   readonly intervalMs: number;
   readonly historySeconds: number;
-  readonly resources: readonly { readonly name: string; readonly concurrency: number; readonly points: readonly SecondPoint[] }[];
+  readonly resources: readonly {
+    readonly name: string;
+    readonly concurrency: number;
+    readonly points: readonly SecondPoint[];
+  }[];
   /** Tracked resources beyond `maxResources`, not shown. */
   readonly hiddenResources: number;
   readonly breakers: readonly BreakerView[];
@@ -69,7 +82,11 @@ export interface Snapshot {
 /** What changed in one interval. */
 export interface Tick {
   readonly now: number;
-  readonly resources: readonly { readonly name: string; readonly concurrency: number; readonly points: readonly SecondPoint[] }[];
+  readonly resources: readonly {
+    readonly name: string;
+    readonly concurrency: number;
+    readonly points: readonly SecondPoint[];
+  }[];
   readonly hiddenResources: number;
   readonly breakers: readonly BreakerView[];
   readonly blocks: readonly BlockView[];
@@ -167,7 +184,11 @@ export class LiveFeed {
       now: this.fg.clock.now(),
       intervalMs: this.limits.intervalMs,
       historySeconds: this.limits.historySeconds,
-      resources: [...this.series].map(([name, series]) => ({ name, concurrency: this.concurrency(name), points: series.points })),
+      resources: [...this.series].map(([name, series]) => ({
+        name,
+        concurrency: this.concurrency(name),
+        points: series.points,
+      })),
       hiddenResources: this.hidden,
       breakers: this.breakers(),
       ...this.rulesPayloadObject(),
@@ -232,9 +253,13 @@ export class LiveFeed {
         series = { points: [], next: Number.NEGATIVE_INFINITY };
         this.series.set(name, series);
       }
-      const points = this.fg.history(name, series.next).map(
-        (s): SecondPoint => ({ t: s.startMs, pass: s.pass, block: s.block, error: s.error, rtMs: Math.round(s.avgRtMs * 10) / 10 }),
-      );
+      const points = this.fg.history(name, series.next).map((s): SecondPoint => ({
+        t: s.startMs,
+        pass: s.pass,
+        block: s.block,
+        error: s.error,
+        rtMs: Math.round(s.avgRtMs * 10) / 10,
+      }));
       if (points.length > 0) {
         series.next = points[points.length - 1]!.t + 1;
         series.points.push(...points);
@@ -272,7 +297,8 @@ export class LiveFeed {
     const key = breakerKey(event.resource, event.rule);
     let list = this.transitions.get(key);
     if (list === undefined) {
-      if (this.transitions.size >= MAX_BREAKERS_REMEMBERED) this.transitions.delete(this.transitions.keys().next().value as string);
+      if (this.transitions.size >= MAX_BREAKERS_REMEMBERED)
+        this.transitions.delete(this.transitions.keys().next().value as string);
       list = [];
       this.transitions.set(key, list);
     }

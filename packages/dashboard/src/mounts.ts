@@ -15,10 +15,19 @@ export interface HandleOptions {
 }
 
 /** The dashboard's framework-neutral handler (`Dashboard.handle`), which every mount calls. */
-export type DashboardHandler = (req: IncomingMessage, res: ServerResponse, path: string, options: HandleOptions) => Promise<void>;
+export type DashboardHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  options: HandleOptions,
+) => Promise<void>;
 
 /** An Express middleware (`(req, res, next)`), typed without Express. */
-export type ExpressMiddleware = (req: IncomingMessage & { originalUrl?: string; body?: unknown }, res: ServerResponse, next: (error?: unknown) => void) => void;
+export type ExpressMiddleware = (
+  req: IncomingMessage & { originalUrl?: string; body?: unknown },
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
 
 /** What a Koa middleware receives, typed without Koa. */
 export interface KoaContextLike {
@@ -36,7 +45,10 @@ export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) 
 /** The part of a Fastify instance the plugin uses, typed without Fastify. */
 export interface FastifyInstanceLike {
   removeAllContentTypeParsers(): void;
-  addContentTypeParser(type: string, parser: (request: unknown, payload: unknown, done: (error: Error | null, body?: unknown) => void) => void): void;
+  addContentTypeParser(
+    type: string,
+    parser: (request: unknown, payload: unknown, done: (error: Error | null, body?: unknown) => void) => void,
+  ): void;
   route(options: {
     method: string[];
     url: string;
@@ -75,13 +87,18 @@ export function expressMount(handle: DashboardHandler): ExpressMiddleware {
 /** Koa: answers paths under `prefix` itself (`ctx.respond = false`), passes the others on. */
 export function koaMount(handle: DashboardHandler, prefix: string): KoaMiddleware {
   if (typeof prefix !== 'string' || !prefix.startsWith('/') || prefix.endsWith('/')) {
-    throw new TypeError(`dashboard.koa(prefix): prefix must start with '/' and not end with one, e.g. '/floodgate', got ${JSON.stringify(prefix)}`);
+    throw new TypeError(
+      `dashboard.koa(prefix): prefix must start with '/' and not end with one, e.g. '/floodgate', got ${JSON.stringify(prefix)}`,
+    );
   }
   return async function floodgateDashboard(ctx, next) {
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next() as Promise<void>;
     ctx.respond = false;
     const rest = ctx.originalUrl.slice(prefix.length);
-    await handle(ctx.req, ctx.res, rest.startsWith('?') ? '' : rest, { originalUrl: ctx.originalUrl, body: ctx.request.body });
+    await handle(ctx.req, ctx.res, rest.startsWith('?') ? '' : rest, {
+      originalUrl: ctx.originalUrl,
+      body: ctx.request.body,
+    });
   };
 }
 

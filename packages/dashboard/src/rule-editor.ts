@@ -1,6 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { normalizeRuleSet, RuleValidationError, type Floodgate, type RuleIssue, type RuleSetOptions } from '@floodgate/core';
+import {
+  normalizeRuleSet,
+  RuleValidationError,
+  type Floodgate,
+  type RuleIssue,
+  type RuleSetOptions,
+} from '@floodgate/core';
 
 /**
  * A durable place for rules, written through by the dashboard's edits so that every instance
@@ -76,10 +82,22 @@ export class RuleEditor {
       body = parsedBody !== undefined ? parsedBody : JSON.parse(await readBody(req, this.maxBodyBytes));
     } catch (error) {
       if (error instanceof BodyError) return { status: error.status, body: { message: error.message } };
-      return { status: 400, body: { message: 'The body is not valid JSON', issues: [{ path: '', message: `is not valid JSON (${(error as Error).message})` }] } };
+      return {
+        status: 400,
+        body: {
+          message: 'The body is not valid JSON',
+          issues: [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
+        },
+      };
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return { status: 422, body: { message: 'Rules rejected', issues: [{ path: 'rules', message: 'must be an object of rule lists by kind' }] } };
+      return {
+        status: 422,
+        body: {
+          message: 'Rules rejected',
+          issues: [{ path: 'rules', message: 'must be an object of rule lists by kind' }],
+        },
+      };
     }
     const rules: Record<string, unknown> = {};
     for (const kind of Object.keys(this.fg.getRules())) rules[kind] = [];
@@ -96,22 +114,32 @@ export class RuleEditor {
         await this.store.write(rules);
       }
     } catch (error) {
-      if (error instanceof RuleValidationError) return { status: 422, body: { message: 'Rules rejected; nothing was applied', issues: error.issues } };
-      return { status: 502, body: { message: `The rule store "${this.target}" could not write the rules: ${String(error)}` } };
+      if (error instanceof RuleValidationError)
+        return { status: 422, body: { message: 'Rules rejected; nothing was applied', issues: error.issues } };
+      return {
+        status: 502,
+        body: { message: `The rule store "${this.target}" could not write the rules: ${String(error)}` },
+      };
     }
     return { status: 200, body: { message: `Rules applied through ${this.target}`, via: this.target } };
   }
 
   /** The answer for a request that may not edit, or `undefined` when it may. */
   private refuse(req: IncomingMessage): EditAnswer | undefined {
-    if (this.tokenDigest === undefined) return { status: 403, body: { message: 'The dashboard is read-only: no token is configured' } };
+    if (this.tokenDigest === undefined)
+      return { status: 403, body: { message: 'The dashboard is read-only: no token is configured' } };
     const header = req.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer (.+)$/i.exec(header.trim()) : null;
     if (match === null || !timingSafeEqual(digest(match[1]!), this.tokenDigest)) {
-      return { status: 401, body: { message: 'A valid token is required to edit rules (authorization: Bearer <token>)' }, headers: { 'www-authenticate': 'Bearer' } };
+      return {
+        status: 401,
+        body: { message: 'A valid token is required to edit rules (authorization: Bearer <token>)' },
+        headers: { 'www-authenticate': 'Bearer' },
+      };
     }
     const type = req.headers['content-type'] ?? '';
-    if (!/^application\/json(\s*;|$)/i.test(type)) return { status: 415, body: { message: `Rules must be sent as application/json, got ${JSON.stringify(type)}` } };
+    if (!/^application\/json(\s*;|$)/i.test(type))
+      return { status: 415, body: { message: `Rules must be sent as application/json, got ${JSON.stringify(type)}` } };
     return undefined;
   }
 }

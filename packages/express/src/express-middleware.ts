@@ -164,9 +164,15 @@ function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', op
       const method = req.method === 'HEAD' && route?.methods.head !== true ? 'GET' : req.method;
       const params = req.params as RouteParams;
       if (template !== undefined && guard.isNewRoute(method, template.text)) {
-        for (const layer of route!.stack) layer.handle[GUARD]?.routePolicy(method, template.text, params, template.paramNames);
+        for (const layer of route!.stack)
+          layer.handle[GUARD]?.routePolicy(method, template.text, params, template.paramNames);
       }
-      verdict = guard.guardRoute(res, req, guard.routePolicy(method, template?.text, params, template?.paramNames), params);
+      verdict = guard.guardRoute(
+        res,
+        req,
+        guard.routePolicy(method, template?.text, params, template?.paramNames),
+        params,
+      );
     } catch (err) {
       return next(err);
     }
@@ -176,7 +182,13 @@ function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', op
 }
 
 /** Goes on (`next()`), answers a block, or does nothing for a client that left. */
-function settle(guard: Guard, verdict: GuardVerdict | Promise<GuardVerdict>, req: Request, res: Response, next: NextFunction): void {
+function settle(
+  guard: Guard,
+  verdict: GuardVerdict | Promise<GuardVerdict>,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): void {
   if (verdict === undefined) return next();
   if (verdict instanceof Promise) {
     verdict.then((v) => settle(guard, v, req, res, next), next);

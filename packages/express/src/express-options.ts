@@ -22,6 +22,9 @@ export type CircuitBreakerOptions = RouteFactoryOptions<Request, ExpressFallback
 /** Options of {@link hotParam}: a hotspot rule's fields, `param`, and the common options. */
 export type HotParamOptions = RouteFactoryOptions<Request, ExpressFallback, RouteHotParamOptions<Request>>;
 /** Options of {@link blockErrorHandler}. */
-export type BlockErrorHandlerOptions = Pick<HttpOptions<Request, ExpressFallback>, 'floodgate' | 'onBlock' | 'fallback' | 'headers'>;
+export type BlockErrorHandlerOptions = Pick<
+  HttpOptions<Request, ExpressFallback>,
+  'floodgate' | 'onBlock' | 'fallback' | 'headers'
+>;
 /** Options of {@link ipKey}. */
 export type IpKeyOptions = CoreIpKeyOptions;

@@ -48,7 +48,10 @@ interface Way {
  * to pick from (`settles`: whether one request confirming a lone template is enough), or why
  * it has no template.
  */
-type Resolution = { readonly only: RouteTemplate } | { readonly ways: readonly Way[]; readonly settles: boolean } | { readonly problem: string };
+type Resolution =
+  | { readonly only: RouteTemplate }
+  | { readonly ways: readonly Way[]; readonly settles: boolean }
+  | { readonly problem: string };
 
 const resolutions = new WeakMap<object, WeakMap<object, Resolution>>();
 
@@ -85,7 +88,11 @@ export function routeTemplate(req: Request, route: { readonly path: unknown }, n
   const { ways, settles } = resolution;
   const template = pick(ways, req.baseUrl, req.path);
   if (template === undefined) {
-    throw unknownTemplate(name, route, `its mount paths do not match "${req.baseUrl}" (a sub-app mounted through a router, or at several paths)`);
+    throw unknownTemplate(
+      name,
+      route,
+      `its mount paths do not match "${req.baseUrl}" (a sub-app mounted through a router, or at several paths)`,
+    );
   }
   // A route reachable one way: confirmed by this request, its template is all there is to read.
   if (settles && ways.length === 1 && ways[0]!.templates.length === 1) byRoute.set(route, { only: template });
@@ -93,7 +100,9 @@ export function routeTemplate(req: Request, route: { readonly path: unknown }, n
 }
 
 function unknownTemplate(name: string, route: { readonly path: unknown }, problem: string): TypeError {
-  return new TypeError(`${name} cannot tell the template of the route "${String(route.path)}": ${problem}; give it a resource`);
+  return new TypeError(
+    `${name} cannot tell the template of the route "${String(route.path)}": ${problem}; give it a resource`,
+  );
 }
 
 /** Walks the app's routers once for the ways down to `route`. */
@@ -103,13 +112,20 @@ function resolve(app: ExpressApp, route: unknown): Resolution {
   for (const mounts of appMounts(app)) {
     for (const [inner, routeLayer] of waysIn(app.router.stack, route, new Set())) {
       const way = wayOf([...mounts, ...inner], routeLayer);
-      if (way === undefined) return { problem: "a router it is mounted through does not keep its path (Express's router package before 2.3)" };
+      if (way === undefined)
+        return {
+          problem: "a router it is mounted through does not keep its path (Express's router package before 2.3)",
+        };
       const key = way.templates.map((t) => t.text).join('\n');
       if (!seen.has(key)) ways.push(way);
       seen.add(key);
     }
   }
-  if (ways.length === 0) return { problem: "no way down to it was found from the app serving it (Express's router package before 2.3 keeps no mount paths)" };
+  if (ways.length === 0)
+    return {
+      problem:
+        "no way down to it was found from the app serving it (Express's router package before 2.3 keeps no mount paths)",
+    };
   // A sub-app mounted at several paths keeps only the last as its mountpath: its routes' requests
   // are each matched, so those through another mount fail, every time, rather than take its name.
   return { ways, settles: app.parent === undefined };
@@ -123,7 +139,9 @@ function appMounts(app: ExpressApp): Layer[][] {
   const parent = app.parent;
   if (parent === undefined) return [[]];
   const mountpath = flat(app.mountpath ?? '/');
-  const layers = parent.router.stack.filter((layer) => layer.route === undefined && layer.handle.stack === undefined && samePaths(pathsOf(layer), mountpath));
+  const layers = parent.router.stack.filter(
+    (layer) => layer.route === undefined && layer.handle.stack === undefined && samePaths(pathsOf(layer), mountpath),
+  );
   return appMounts(parent).flatMap((outer) => layers.map((layer) => [...outer, layer]));
 }
 
@@ -135,7 +153,8 @@ function waysIn(stack: readonly Layer[], route: unknown, visiting: Set<unknown>)
     const nested = layer.handle.stack;
     if (layer.route !== undefined || !Array.isArray(nested) || visiting.has(nested)) continue;
     visiting.add(nested);
-    for (const [mounts, routeLayer] of waysIn(nested as Layer[], route, visiting)) found.push([[layer, ...mounts], routeLayer]);
+    for (const [mounts, routeLayer] of waysIn(nested as Layer[], route, visiting))
+      found.push([[layer, ...mounts], routeLayer]);
     visiting.delete(nested);
   }
   return found;
@@ -179,7 +198,9 @@ function flat(paths: PathAlternative | readonly unknown[]): PathAlternative[] {
 }
 
 function samePaths(a: readonly PathAlternative[] | undefined, b: readonly PathAlternative[]): boolean {
-  return a !== undefined && a.length === b.length && a.every((path, i) => path === b[i] || String(path) === String(b[i]));
+  return (
+    a !== undefined && a.length === b.length && a.every((path, i) => path === b[i] || String(path) === String(b[i]))
+  );
 }
 
 /**

@@ -1,5 +1,13 @@
 import { isBlockError, type BlockError } from '@floodgate/core';
-import { HttpGuard, ipAddressKey, templateParamNames, type GuardVerdict, type IpKeyOptions, type RouteParams, type RoutePolicy } from '@floodgate/core/http';
+import {
+  HttpGuard,
+  ipAddressKey,
+  templateParamNames,
+  type GuardVerdict,
+  type IpKeyOptions,
+  type RouteParams,
+  type RoutePolicy,
+} from '@floodgate/core/http';
 import type {
   FastifyError,
   FastifyInstance,
@@ -61,16 +69,28 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
     for (const method of methods) {
       if (method === 'HEAD' && methods.includes('GET')) continue;
       const shared = method === 'HEAD' ? getPolicies.get(route.url) : undefined;
-      const policy = shared?.config === config ? shared.policy : guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate', paramNames);
+      const policy =
+        shared?.config === config
+          ? shared.policy
+          : guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate', paramNames);
       policies.set(method, policy);
       if (method === 'GET') getPolicies.set(route.url, { config, policy });
     }
     if (methods.includes('HEAD') && methods.includes('GET')) policies.set('HEAD', policies.get('GET')!);
     const only = policies.size === 1 ? policies.values().next().value : undefined;
-    const hook = function floodgateRoute(request: FastifyRequest, reply: FastifyReply, hookDone: HookHandlerDoneFunction): void {
+    const hook = function floodgateRoute(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      hookDone: HookHandlerDoneFunction,
+    ): void {
       let verdict: GuardVerdict | Promise<GuardVerdict>;
       try {
-        verdict = guard.guardRoute(reply.raw, request, only ?? policies.get(request.method)!, request.params as RouteParams);
+        verdict = guard.guardRoute(
+          reply.raw,
+          request,
+          only ?? policies.get(request.method)!,
+          request.params as RouteParams,
+        );
       } catch (err) {
         return hookDone(err as Error);
       }
@@ -87,7 +107,12 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
  * route's own error handler, else up to the instance's.
  */
 function answeringBlocks(guard: Guard, routeHandler: ErrorHandler | undefined): ErrorHandler {
-  return function floodgateErrorHandler(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  return function floodgateErrorHandler(
+    this: FastifyInstance,
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) {
     if (isBlockError(error) && !reply.sent) return answerBlock(guard, error, request, reply)?.then(() => undefined);
     if (!isBlockError(error)) guard.traceError(reply.raw, error);
     if (routeHandler !== undefined) return routeHandler.call(this, error, request, reply);
@@ -99,7 +124,12 @@ function answeringBlocks(guard: Guard, routeHandler: ErrorHandler | undefined): 
  * Answers a block with the fallback, else the problem response. Returns the fallback's
  * promise, if any; what throws synchronously is the caller's.
  */
-function answerBlock(guard: Guard, error: BlockError, request: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined {
+function answerBlock(
+  guard: Guard,
+  error: BlockError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<unknown> | undefined {
   const fallback = guard.answer(reply.raw, request, error);
   if (fallback !== undefined) {
     const result = fallback(request, reply, error);
@@ -132,7 +162,13 @@ function lowerCased(headers: Readonly<Record<string, string>>): Readonly<Record<
  * Ends an `onRequest` hook: `done()` when the request passed, the answer to a block (the hook
  * chain then stops), nothing for a client that left; errors go to `done(err)`.
  */
-function settle(guard: Guard, verdict: GuardVerdict | Promise<GuardVerdict>, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+function settle(
+  guard: Guard,
+  verdict: GuardVerdict | Promise<GuardVerdict>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
   if (verdict === undefined) return done();
   if (verdict instanceof Promise) {
     verdict.then((v) => settle(guard, v, request, reply, done), done);

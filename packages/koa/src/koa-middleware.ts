@@ -18,7 +18,11 @@ const NO_PARAMS: RouteParams = Object.freeze({});
 interface RouterContext {
   readonly routerPath?: string;
   readonly params?: RouteParams;
-  readonly matched?: readonly { readonly path: string; readonly methods: readonly string[]; readonly stack: readonly { [GUARD]?: Guard }[] }[];
+  readonly matched?: readonly {
+    readonly path: string;
+    readonly methods: readonly string[];
+    readonly stack: readonly { [GUARD]?: Guard }[];
+  }[];
 }
 
 /**
@@ -42,7 +46,13 @@ interface RouterContext {
 export function resilience(options?: ResilienceOptions): Middleware {
   const guard = HttpGuard.resilience<Context, KoaFallback>(options, 'resilience()', { caseSensitive: false });
   return function floodgateResilience(ctx: Context, next: Next): Promise<void> {
-    return proceed(guard, guard.hasRoutes ? guard.guardRoutes(ctx.res, ctx, ctx.method, ctx.originalUrl) : undefined, ctx, next, true);
+    return proceed(
+      guard,
+      guard.hasRoutes ? guard.guardRoutes(ctx.res, ctx, ctx.method, ctx.originalUrl) : undefined,
+      ctx,
+      next,
+      true,
+    );
   };
 }
 
@@ -159,7 +169,13 @@ async function answerBlock(guard: Guard, error: BlockError, ctx: Context): Promi
  * that left. Downstream, a `BlockError` is answered when `answerDeeper` (the block mapping) and
  * rethrown otherwise; any other error is recorded for circuit breakers and rethrown.
  */
-async function proceed(guard: Guard, verdict: GuardVerdict | Promise<GuardVerdict>, ctx: Context, next: Next, answerDeeper: boolean): Promise<void> {
+async function proceed(
+  guard: Guard,
+  verdict: GuardVerdict | Promise<GuardVerdict>,
+  ctx: Context,
+  next: Next,
+  answerDeeper: boolean,
+): Promise<void> {
   if (verdict instanceof Promise) verdict = await verdict;
   if (verdict === 'aborted') return;
   if (verdict !== undefined) return answerBlock(guard, verdict, ctx);

@@ -22,6 +22,9 @@ export type CircuitBreakerOptions = RouteFactoryOptions<Context, KoaFallback, Ro
 /** Options of {@link hotParam}: a hotspot rule's fields, `param`, and the common options. */
 export type HotParamOptions = RouteFactoryOptions<Context, KoaFallback, RouteHotParamOptions<Context>>;
 /** Options of {@link blockErrorHandler}. */
-export type BlockErrorHandlerOptions = Pick<HttpOptions<Context, KoaFallback>, 'floodgate' | 'onBlock' | 'fallback' | 'headers'>;
+export type BlockErrorHandlerOptions = Pick<
+  HttpOptions<Context, KoaFallback>,
+  'floodgate' | 'onBlock' | 'fallback' | 'headers'
+>;
 /** Options of {@link ipKey}. */
 export type IpKeyOptions = CoreIpKeyOptions;

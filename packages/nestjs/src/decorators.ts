@@ -120,7 +120,10 @@ function ruleDecorator(name: string, option: HandlerRuleOption, options: unknown
     const issues: RuleIssue[] = [];
     const rule = readHandlerRule(option, input, '', issues);
     if (rule?.resource !== undefined && site.isClass) {
-      issues.push({ path: 'resource', message: 'names one handler\'s resource: give it on the handler, not on the controller' });
+      issues.push({
+        path: 'resource',
+        message: "names one handler's resource: give it on the handler, not on the controller",
+      });
     }
     if (rule === undefined || issues.length > 0) throw new RuleValidationError(issues, `${name} on ${site.label}`);
     const key_ = NESTJS_METADATA_KEYS[option];
@@ -130,10 +133,18 @@ function ruleDecorator(name: string, option: HandlerRuleOption, options: unknown
   };
 }
 
-function siteOf(name: string, target: object, key: string | symbol | undefined, descriptor: PropertyDescriptor | undefined): Site {
-  if (key === undefined && typeof target === 'function') return { holder: target, label: target.name || '(anonymous class)', isClass: true };
+function siteOf(
+  name: string,
+  target: object,
+  key: string | symbol | undefined,
+  descriptor: PropertyDescriptor | undefined,
+): Site {
+  if (key === undefined && typeof target === 'function')
+    return { holder: target, label: target.name || '(anonymous class)', isClass: true };
   if (typeof key === 'object' && key !== null && 'kind' in key) {
-    throw new TypeError(`${name} is a NestJS decorator: compile with experimentalDecorators and emitDecoratorMetadata, as NestJS requires`);
+    throw new TypeError(
+      `${name} is a NestJS decorator: compile with experimentalDecorators and emitDecoratorMetadata, as NestJS requires`,
+    );
   }
   const owner = typeof target === 'function' ? target : (target as { constructor?: { name?: string } }).constructor;
   const label = `${owner?.name || '(anonymous class)'}.${String(key)}`;

@@ -1,4 +1,12 @@
-import { normalizeRuleSet, RuleValidationError, type BlockError, type Floodgate, type RuleIssue, type RuleSet, type RuleSetOptions } from '@floodgate/core';
+import {
+  normalizeRuleSet,
+  RuleValidationError,
+  type BlockError,
+  type Floodgate,
+  type RuleIssue,
+  type RuleSet,
+  type RuleSetOptions,
+} from '@floodgate/core';
 import { HttpGuard, type RateLimitHeadersDraft } from '@floodgate/core/http';
 import type { ExecutionContext, FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import {
@@ -120,7 +128,9 @@ export interface FloodgateOptionsFactory {
  * `forRoot` or `forRootAsync` itself.
  * @throws RuleValidationError naming a value that is not a boolean.
  */
-export function readDefinitionOptions(input: { readonly global?: unknown; readonly exceptionFilter?: unknown } | undefined): { readonly global: boolean; readonly exceptionFilter: boolean } {
+export function readDefinitionOptions(
+  input: { readonly global?: unknown; readonly exceptionFilter?: unknown } | undefined,
+): { readonly global: boolean; readonly exceptionFilter: boolean } {
   const issues: RuleIssue[] = [];
   const read = (key: (typeof DEFINITION_KEYS)[number]): boolean => {
     const value = input?.[key];
@@ -167,16 +177,32 @@ const DEFAULT_KEYS = ['rateLimit', 'circuitBreaker', 'hotParam'] as const;
  */
 export function readModuleOptions(input: unknown): NormalizedModuleOptions {
   const issues: RuleIssue[] = [];
-  const obj = input === undefined ? {} : typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
-  if (obj === undefined) throw new RuleValidationError([{ path: 'options', message: `must be an object, got ${show(input)}` }], 'Invalid FloodgateModule options');
+  const obj =
+    input === undefined
+      ? {}
+      : typeof input === 'object' && input !== null && !Array.isArray(input)
+        ? (input as Record<string, unknown>)
+        : undefined;
+  if (obj === undefined)
+    throw new RuleValidationError(
+      [{ path: 'options', message: `must be an object, got ${show(input)}` }],
+      'Invalid FloodgateModule options',
+    );
   for (const key of Object.keys(obj)) {
     if ((DEFINITION_KEYS as readonly string[]).includes(key)) {
-      issues.push({ path: key, message: 'is decided when the module is defined: give it to forRootAsync({ ... }) itself, not from its factory' });
+      issues.push({
+        path: key,
+        message: 'is decided when the module is defined: give it to forRootAsync({ ... }) itself, not from its factory',
+      });
     } else if (!(HTTP_KEYS as readonly string[]).includes(key) && !(OWN_KEYS as readonly string[]).includes(key)) {
-      issues.push({ path: key, message: `unknown option (allowed: ${[...HTTP_KEYS, ...OWN_KEYS, ...DEFINITION_KEYS].join(', ')})` });
+      issues.push({
+        path: key,
+        message: `unknown option (allowed: ${[...HTTP_KEYS, ...OWN_KEYS, ...DEFINITION_KEYS].join(', ')})`,
+      });
     }
   }
-  if (obj.skipIf !== undefined && typeof obj.skipIf !== 'function') issues.push({ path: 'skipIf', message: `must be a function, got ${show(obj.skipIf)}` });
+  if (obj.skipIf !== undefined && typeof obj.skipIf !== 'function')
+    issues.push({ path: 'skipIf', message: `must be a function, got ${show(obj.skipIf)}` });
 
   let rules: Partial<RuleSet> | undefined;
   if (obj.rules !== undefined) {
@@ -184,7 +210,8 @@ export function readModuleOptions(input: unknown): NormalizedModuleOptions {
       rules = normalizeRuleSet(obj.rules);
     } catch (error) {
       if (!(error instanceof RuleValidationError)) throw error;
-      for (const issue of error.issues) issues.push({ path: issue.path === 'rules' ? 'rules' : at('rules', issue.path), message: issue.message });
+      for (const issue of error.issues)
+        issues.push({ path: issue.path === 'rules' ? 'rules' : at('rules', issue.path), message: issue.message });
     }
   }
 
@@ -196,14 +223,21 @@ export function readModuleOptions(input: unknown): NormalizedModuleOptions {
     } else {
       for (const [option, value] of Object.entries(table)) {
         if (!(DEFAULT_KEYS as readonly string[]).includes(option)) {
-          issues.push({ path: at('defaults', option), message: `unknown option (allowed: ${DEFAULT_KEYS.join(', ')})` });
+          issues.push({
+            path: at('defaults', option),
+            message: `unknown option (allowed: ${DEFAULT_KEYS.join(', ')})`,
+          });
           continue;
         }
         const list: readonly unknown[] = Array.isArray(value) ? value : [value];
         list.forEach((item, i) => {
           const path = Array.isArray(value) ? `defaults.${option}[${i}]` : `defaults.${option}`;
           const rule = readHandlerRule(option as HandlerRuleOption, item, path, issues);
-          if (rule?.resource !== undefined) issues.push({ path: at(path, 'resource'), message: 'a default applies to many handlers, each under its own resource: give no resource' });
+          if (rule?.resource !== undefined)
+            issues.push({
+              path: at(path, 'resource'),
+              message: 'a default applies to many handlers, each under its own resource: give no resource',
+            });
           else if (rule !== undefined) defaults[option as HandlerRuleOption].push(rule);
         });
       }
@@ -219,6 +253,7 @@ export function readModuleOptions(input: unknown): NormalizedModuleOptions {
     if (!(error instanceof RuleValidationError)) throw error;
     issues.push(...error.issues);
   }
-  if (issues.length > 0 || guard === undefined) throw new RuleValidationError(issues, 'Invalid FloodgateModule options');
+  if (issues.length > 0 || guard === undefined)
+    throw new RuleValidationError(issues, 'Invalid FloodgateModule options');
   return { guard, rules, defaults, skipIf: obj.skipIf as NormalizedModuleOptions['skipIf'] };
 }

@@ -43,7 +43,11 @@ export class FloodgateModule {
     const decided = readDefinitionOptions(given);
     // The rest is validated at start-up, with everything else (a non-object included).
     const { global: _global, exceptionFilter: _filter, ...rest } = given ?? {};
-    return definition([{ provide: FLOODGATE_MODULE_OPTIONS, useValue: given === undefined ? options : rest }], [], decided);
+    return definition(
+      [{ provide: FLOODGATE_MODULE_OPTIONS, useValue: given === undefined ? options : rest }],
+      [],
+      decided,
+    );
   }
 
   /**
@@ -64,16 +68,32 @@ export class FloodgateModule {
     const ways = (['useFactory', 'useClass', 'useExisting'] as const).filter((key) => options?.[key] !== undefined);
     if (ways.length !== 1) {
       throw new RuleValidationError(
-        [{ path: 'options', message: ways.length === 0 ? 'needs one of useFactory, useClass or useExisting' : `give one of ${ways.join(', ')}, not both` }],
+        [
+          {
+            path: 'options',
+            message:
+              ways.length === 0
+                ? 'needs one of useFactory, useClass or useExisting'
+                : `give one of ${ways.join(', ')}, not both`,
+          },
+        ],
         'Invalid FloodgateModule.forRootAsync options',
       );
     }
-    const create = (factory: FloodgateOptionsFactory): ReturnType<FloodgateOptionsFactory['createFloodgateOptions']> => factory.createFloodgateOptions();
+    const create = (factory: FloodgateOptionsFactory): ReturnType<FloodgateOptionsFactory['createFloodgateOptions']> =>
+      factory.createFloodgateOptions();
     const providers: Provider[] = [];
     if (options.useFactory !== undefined) {
-      providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
+      providers.push({
+        provide: FLOODGATE_MODULE_OPTIONS,
+        useFactory: options.useFactory,
+        inject: options.inject ?? [],
+      });
     } else if (options.useClass !== undefined) {
-      providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: create, inject: [options.useClass] }, { provide: options.useClass, useClass: options.useClass });
+      providers.push(
+        { provide: FLOODGATE_MODULE_OPTIONS, useFactory: create, inject: [options.useClass] },
+        { provide: options.useClass, useClass: options.useClass },
+      );
     } else {
       providers.push({ provide: FLOODGATE_MODULE_OPTIONS, useFactory: create, inject: [options.useExisting!] });
     }
@@ -81,7 +101,11 @@ export class FloodgateModule {
   }
 }
 
-function definition(optionProviders: Provider[], imports: NonNullable<DynamicModule['imports']>, decided: { readonly global: boolean; readonly exceptionFilter: boolean }): DynamicModule {
+function definition(
+  optionProviders: Provider[],
+  imports: NonNullable<DynamicModule['imports']>,
+  decided: { readonly global: boolean; readonly exceptionFilter: boolean },
+): DynamicModule {
   const providers: Provider[] = [
     ...optionProviders,
     { provide: FLOODGATE_MODULE_DEFINITION, useValue: decided },

@@ -1,6 +1,30 @@
-import { getGuardedMethods, isBlockError, RuleValidationError, type BlockError, type Floodgate, type RuleIssue, type RuleSet } from '@floodgate/core';
-import type { BlockResponse, GuardVerdict, HttpGuard, HttpResponseLike, RouteParams, RoutePolicy, RouteOptions } from '@floodgate/core/http';
-import { Inject, Injectable, RequestMethod, type ExecutionContext, type OnModuleDestroy, type OnModuleInit, type Type } from '@nestjs/common';
+import {
+  getGuardedMethods,
+  isBlockError,
+  RuleValidationError,
+  type BlockError,
+  type Floodgate,
+  type RuleIssue,
+  type RuleSet,
+} from '@floodgate/core';
+import type {
+  BlockResponse,
+  GuardVerdict,
+  HttpGuard,
+  HttpResponseLike,
+  RouteParams,
+  RoutePolicy,
+  RouteOptions,
+} from '@floodgate/core/http';
+import {
+  Inject,
+  Injectable,
+  RequestMethod,
+  type ExecutionContext,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  type Type,
+} from '@nestjs/common';
 import { INTERCEPTORS_METADATA, METHOD_METADATA, MODULE_PATH, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { NESTJS_METADATA_KEYS } from './decorators';
@@ -34,7 +58,11 @@ interface HandlerSite {
 }
 
 const OPTIONS: readonly HandlerRuleOption[] = ['rateLimit', 'circuitBreaker', 'hotParam'];
-const DECORATOR: Readonly<Record<HandlerRuleOption, string>> = { rateLimit: '@RateLimit', circuitBreaker: '@CircuitBreaker', hotParam: '@HotParam' };
+const DECORATOR: Readonly<Record<HandlerRuleOption, string>> = {
+  rateLimit: '@RateLimit',
+  circuitBreaker: '@CircuitBreaker',
+  hotParam: '@HotParam',
+};
 const NO_PARAMS: RouteParams = Object.freeze({});
 /** Route parameter names in a Nest (path-to-regexp 8) path: `:id`, `*splat`. */
 const PATH_PARAM = /[:*]([A-Za-z_$][\w$]*)/g;
@@ -99,7 +127,12 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
         const handler = (controller.prototype as Record<string, unknown>)[name];
         if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
         // A route handler: Nest calls it with the route's resolved arguments.
-        const site: HandlerSite = { controller, name, handler: handler as HandlerMethod, routes: routesOf(modulePaths, controller, handler as HandlerMethod) };
+        const site: HandlerSite = {
+          controller,
+          name,
+          handler: handler as HandlerMethod,
+          routes: routesOf(modulePaths, controller, handler as HandlerMethod),
+        };
         found.push({ site, rules: this.check(site, issues) });
       }
     }
@@ -139,11 +172,16 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
    * left. Synchronous unless a rule in force may queue the request.
    * @returns `undefined` (go on to the handler), a `BlockError` (to throw), or `'aborted'`.
    */
-  admit(handler: GuardedHandler, request: { readonly params?: unknown }, response: unknown): GuardVerdict | Promise<GuardVerdict> {
+  admit(
+    handler: GuardedHandler,
+    request: { readonly params?: unknown },
+    response: unknown,
+  ): GuardVerdict | Promise<GuardVerdict> {
     const raw = nodeResponse(response);
     // A client that left during the guards: its response's close has fired, so an entry now would never exit.
     if (raw.closed === true || raw.destroyed === true) return 'aborted';
-    const params = typeof request.params === 'object' && request.params !== null ? (request.params as RouteParams) : NO_PARAMS;
+    const params =
+      typeof request.params === 'object' && request.params !== null ? (request.params as RouteParams) : NO_PARAMS;
     return this.guard.guardRoute(raw, request, handler.policy, params);
   }
 
@@ -175,16 +213,25 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
       carried += shared.length;
       rules[option] = shared.length > 0 ? shared : this.defaults[option];
     }
-    const skipped = this.reflector.getAllAndOverride<boolean | undefined>(NESTJS_METADATA_KEYS.skip, [site.handler, site.controller]) === true;
+    const skipped =
+      this.reflector.getAllAndOverride<boolean | undefined>(NESTJS_METADATA_KEYS.skip, [
+        site.handler,
+        site.controller,
+      ]) === true;
     if (skipped) {
-      if (carried > 0) issues.push({ path: label, message: 'carries Floodgate rules but @SkipFloodgate() leaves it unguarded: remove one of them' });
+      if (carried > 0)
+        issues.push({
+          path: label,
+          message: 'carries Floodgate rules but @SkipFloodgate() leaves it unguarded: remove one of them',
+        });
       return null;
     }
     const covered = this.definition.global || [site.handler, site.controller].some(usesInterceptor);
     if (!covered && carried > 0) {
       issues.push({
         path: label,
-        message: 'carries Floodgate rules but no FloodgateInterceptor guards it: add @UseInterceptors(FloodgateInterceptor) to it or its controller, or use FloodgateModule.forRoot({ global: true })',
+        message:
+          'carries Floodgate rules but no FloodgateInterceptor guards it: add @UseInterceptors(FloodgateInterceptor) to it or its controller, or use FloodgateModule.forRoot({ global: true })',
       });
     }
     if (covered) {
@@ -198,14 +245,23 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
         });
       }
     }
-    const resources = new Set(OPTIONS.flatMap((option) => own[option].map((rule) => rule.resource)).filter((r) => r !== undefined));
-    if (resources.size > 1) issues.push({ path: label, message: `its decorators name different resources (${[...resources].join(', ')}): give one` });
+    const resources = new Set(
+      OPTIONS.flatMap((option) => own[option].map((rule) => rule.resource)).filter((r) => r !== undefined),
+    );
+    if (resources.size > 1)
+      issues.push({
+        path: label,
+        message: `its decorators name different resources (${[...resources].join(', ')}): give one`,
+      });
     for (const rule of rules.hotParam) {
       if (rule.source?.kind !== 'param' || site.routes === undefined) continue;
       for (const route of site.routes) {
         const names = paramNames(route.path);
         if (!names.includes(rule.source.name)) {
-          issues.push({ path: `${label} @HotParam.param`, message: `"${rule.source.name}" is not a parameter of the route ${route.method} ${route.path} (it has: ${names.join(', ') || 'none'})` });
+          issues.push({
+            path: `${label} @HotParam.param`,
+            message: `"${rule.source.name}" is not a parameter of the route ${route.method} ${route.path} (it has: ${names.join(', ') || 'none'})`,
+          });
         }
       }
     }
@@ -220,7 +276,10 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
     const route = {
       rateLimit: rules.rateLimit.map((rule) => rule.fields),
       circuitBreaker: rules.circuitBreaker.map((rule) => rule.fields),
-      hotParam: rules.hotParam.map((rule) => ({ ...rule.fields, param: hotParamReader(rule.source!, `@HotParam on ${label}`) })),
+      hotParam: rules.hotParam.map((rule) => ({
+        ...rule.fields,
+        param: hotParamReader(rule.source!, `@HotParam on ${label}`),
+      })),
     } as unknown as RouteOptions<unknown, never>;
     return { resource, policy: this.guard.declareRoute(resource, route, label) };
   }
@@ -228,7 +287,10 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   /** A handler first seen by a request (not found at start-up): checked and declared now. */
   private guardLate(controller: ControllerClass, handler: HandlerMethod): GuardedHandler | null {
     const prototype = controller.prototype as object;
-    const name = this.scanner.getAllMethodNames(prototype).find((key) => (prototype as Record<string, unknown>)[key] === handler) ?? handler.name;
+    const name =
+      this.scanner
+        .getAllMethodNames(prototype)
+        .find((key) => (prototype as Record<string, unknown>)[key] === handler) ?? handler.name;
     const site: HandlerSite = { controller, name, handler, routes: undefined };
     const issues: RuleIssue[] = [];
     const rules = this.check(site, issues);
@@ -256,7 +318,8 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
     const seen = new Set<unknown>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = wrapper.metatype;
-      if (typeof type !== 'function' || seen.has(type) || typeof type.prototype !== 'object' || type.prototype === null) continue;
+      if (typeof type !== 'function' || seen.has(type) || typeof type.prototype !== 'object' || type.prototype === null)
+        continue;
       seen.add(type);
       for (const name of this.scanner.getAllMethodNames(type.prototype as object)) {
         const method = (type.prototype as Record<string, unknown>)[name];
@@ -272,7 +335,10 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Module rules naming a controller must name one of its handlers (and a route parameter for hotspots). */
-  private checkModuleRules(found: readonly { site: HandlerSite; rules: Record<HandlerRuleOption, readonly HandlerRule[]> | null }[], issues: RuleIssue[]): void {
+  private checkModuleRules(
+    found: readonly { site: HandlerSite; rules: Record<HandlerRuleOption, readonly HandlerRule[]> | null }[],
+    issues: RuleIssue[],
+  ): void {
     if (this.rules === undefined) return;
     const byResource = new Map<string, HandlerSite>();
     /** Per controller name, each handler's resource (`null`: skipped). */
@@ -303,13 +369,20 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
         if (kind !== 'hotParams' || site === undefined) return;
         const hot = rule as RuleSet['hotParams'][number];
         if (hot.paramKey === undefined) {
-          issues.push({ path: `${path}.paramIndex`, message: 'a handler resource is entered before its arguments are resolved: name a route parameter with paramKey, or use @HotParam' });
+          issues.push({
+            path: `${path}.paramIndex`,
+            message:
+              'a handler resource is entered before its arguments are resolved: name a route parameter with paramKey, or use @HotParam',
+          });
           return;
         }
         for (const route of site.routes ?? []) {
           const names = paramNames(route.path);
           if (!names.includes(hot.paramKey)) {
-            issues.push({ path: `${path}.paramKey`, message: `"${hot.paramKey}" is not a parameter of the route ${route.method} ${route.path} (it has: ${names.join(', ') || 'none'})` });
+            issues.push({
+              path: `${path}.paramKey`,
+              message: `"${hot.paramKey}" is not a parameter of the route ${route.method} ${route.path} (it has: ${names.join(', ') || 'none'})`,
+            });
           }
         }
       });
@@ -319,7 +392,8 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
   /** The path(s) a module is mounted at by `RouterModule` (for route parameters), if any. */
   private modulePaths(module: unknown): readonly string[] {
     if (typeof module !== 'function') return [''];
-    const path: unknown = Reflect.getMetadata(MODULE_PATH + this.modules.applicationId, module) ?? Reflect.getMetadata(MODULE_PATH, module);
+    const path: unknown =
+      Reflect.getMetadata(MODULE_PATH + this.modules.applicationId, module) ?? Reflect.getMetadata(MODULE_PATH, module);
     return typeof path === 'string' ? [path] : [''];
   }
 }
@@ -329,18 +403,30 @@ function usesInterceptor(target: ControllerClass | HandlerMethod): boolean {
   const interceptors = Reflect.getMetadata(INTERCEPTORS_METADATA, target) as readonly unknown[] | undefined;
   return (interceptors ?? []).some((item) => {
     const type = typeof item === 'function' ? item : (item as { constructor?: unknown } | null)?.constructor;
-    return typeof type === 'function' && (type as { readonly floodgateInterceptor?: boolean }).floodgateInterceptor === true;
+    return (
+      typeof type === 'function' && (type as { readonly floodgateInterceptor?: boolean }).floodgateInterceptor === true
+    );
   });
 }
 
 /** Each route of a handler: method and full path (module, controller and method paths). */
-function routesOf(modulePaths: readonly string[], controller: ControllerClass, handler: HandlerMethod): { method: string; path: string }[] {
+function routesOf(
+  modulePaths: readonly string[],
+  controller: ControllerClass,
+  handler: HandlerMethod,
+): { method: string; path: string }[] {
   const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number] ?? 'GET';
   const routes: { method: string; path: string }[] = [];
   for (const base of modulePaths) {
     for (const prefix of asList(Reflect.getMetadata(PATH_METADATA, controller))) {
       for (const path of asList(Reflect.getMetadata(PATH_METADATA, handler))) {
-        routes.push({ method, path: `/${[base, prefix, path].map((p) => p.replace(/^\/+|\/+$/g, '')).filter((p) => p !== '').join('/')}` });
+        routes.push({
+          method,
+          path: `/${[base, prefix, path]
+            .map((p) => p.replace(/^\/+|\/+$/g, ''))
+            .filter((p) => p !== '')
+            .join('/')}`,
+        });
       }
     }
   }
@@ -358,7 +444,10 @@ function paramNames(path: string): string[] {
 
 /** The handler's resource: the one its own decorators name (never its controller's or a default's), else `Controller.method`. */
 function resourceOf(site: HandlerSite, rules: Record<HandlerRuleOption, readonly HandlerRule[]>): string {
-  return OPTIONS.flatMap((option) => rules[option]).find((rule) => rule.resource !== undefined)?.resource ?? `${site.controller.name}.${site.name}`;
+  return (
+    OPTIONS.flatMap((option) => rules[option]).find((rule) => rule.resource !== undefined)?.resource ??
+    `${site.controller.name}.${site.name}`
+  );
 }
 
 function labelOf(site: HandlerSite): string {
@@ -367,7 +456,9 @@ function labelOf(site: HandlerSite): string {
 }
 
 /** The Node response of Express's `res` (itself) or Fastify's `reply` (`reply.raw`). */
-function nodeResponse(response: unknown): HttpResponseLike & { readonly closed?: boolean; readonly destroyed?: boolean } {
+function nodeResponse(
+  response: unknown,
+): HttpResponseLike & { readonly closed?: boolean; readonly destroyed?: boolean } {
   const raw = (response as { readonly raw?: { readonly on?: unknown } }).raw;
   return (raw !== undefined && typeof raw.on === 'function' ? raw : response) as HttpResponseLike;
 }

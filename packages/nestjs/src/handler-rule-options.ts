@@ -101,11 +101,12 @@ const SOURCE_KEYS = ['param', 'query', 'header', 'user', 'ip'] as const;
 
 /** Options of the core decorators that have no meaning on a Nest handler, with what to do instead. */
 const NOT_HERE: Readonly<Record<string, string>> = Object.freeze({
-  floodgate: 'the engine is the module\'s: FloodgateModule.forRoot({ floodgate })',
+  floodgate: "the engine is the module's: FloodgateModule.forRoot({ floodgate })",
   fallback: 'blocks are answered by FloodgateExceptionFilter; replace it to answer otherwise',
   blockHandler: 'blocks are answered by FloodgateExceptionFilter; replace it to answer otherwise',
   exceptionsToIgnore: 'give the module an isFailure(status, error) option',
-  paramIndex: 'handler arguments are not resolved yet when the request is admitted: name the value with param, query, header, user or ip',
+  paramIndex:
+    'handler arguments are not resolved yet when the request is admitted: name the value with param, query, header, user or ip',
   paramKey: 'name the value with param, query, header, user or ip',
 });
 
@@ -116,7 +117,12 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * Validates one rule of a handler (a decorator's options, or a module default), recording every
  * problem in `issues` under `path`; returns the rule when it had none.
  */
-export function readHandlerRule(option: HandlerRuleOption, input: unknown, path: string, issues: RuleIssue[]): HandlerRule | undefined {
+export function readHandlerRule(
+  option: HandlerRuleOption,
+  input: unknown,
+  path: string,
+  issues: RuleIssue[],
+): HandlerRule | undefined {
   const before = issues.length;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     issues.push({ path: path || 'options', message: `must be an object, got ${show(input)}` });
@@ -140,7 +146,8 @@ export function readHandlerRule(option: HandlerRuleOption, input: unknown, path:
     for (const key of SOURCE_KEYS) delete fields[key];
   }
   // The engine's own validation of the rule's fields, with any resource and parameter name.
-  const probe = option === 'hotParam' ? { ...fields, resource: 'handler', paramKey: 'value' } : { ...fields, resource: 'handler' };
+  const probe =
+    option === 'hotParam' ? { ...fields, resource: 'handler', paramKey: 'value' } : { ...fields, resource: 'handler' };
   try {
     normalizeRuleSet({ [KIND_OF[option]]: [probe] });
   } catch (error) {
@@ -176,20 +183,29 @@ function readSource(fields: Record<string, unknown>, path: string, issues: RuleI
   }
   if (key === 'param' && typeof value === 'function') return { kind: 'function', read: value as HotParamReader };
   if (typeof value !== 'string' || value.length === 0) {
-    const what = key === 'param' ? 'a route parameter name or a function (request) => value' : `a non-empty ${key === 'header' ? 'header' : key === 'user' ? 'property' : 'parameter'} name`;
+    const what =
+      key === 'param'
+        ? 'a route parameter name or a function (request) => value'
+        : `a non-empty ${key === 'header' ? 'header' : key === 'user' ? 'property' : 'parameter'} name`;
     issues.push({ path: at(path, key), message: `must be ${what}, got ${show(value)}` });
     return undefined;
   }
   if (key === 'header') {
     if (!HEADER_NAME.test(value)) {
-      issues.push({ path: at(path, 'header'), message: `must be a header name (letters, digits and !#$%&'*+.^_\`|~-), got ${show(value)}` });
+      issues.push({
+        path: at(path, 'header'),
+        message: `must be a header name (letters, digits and !#$%&'*+.^_\`|~-), got ${show(value)}`,
+      });
       return undefined;
     }
     // Node and Fastify give header names in lower case: a name in any case reads the same header.
     return { kind: 'header', name: value.toLowerCase() };
   }
   if (key === 'user' && value.split('.').some((part) => part.length === 0)) {
-    issues.push({ path: at(path, 'user'), message: `must be a property name or a dotted path ('org.id'), got ${show(value)}` });
+    issues.push({
+      path: at(path, 'user'),
+      message: `must be a property name or a dotted path ('org.id'), got ${show(value)}`,
+    });
     return undefined;
   }
   return { kind: key, name: value };

@@ -65,7 +65,8 @@ export function hotParamReader(source: HotParamSource, label: string): (request:
         const user = request.user;
         if (user === undefined || user === null) return ABSENT_VALUE;
         let value: unknown = user;
-        for (const part of path) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
+        for (const part of path)
+          value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
         if (value === undefined) {
           const keys = typeof user === 'object' ? Object.keys(user).join(', ') || 'none' : typeof user;
           throw new TypeError(`${label}: req.user has no "${source.name}" (it has: ${keys})`);
@@ -116,7 +117,13 @@ function collect(value: object, found: Set<unknown>, depth: number): void {
   if (depth > MAX_DEPTH) return;
   for (const item of Array.isArray(value) ? value : Object.values(value)) {
     if (typeof item === 'object' && item !== null) collect(item as object, found, depth + 1);
-    else if (typeof item === 'string' || typeof item === 'number' || typeof item === 'bigint' || typeof item === 'boolean') found.add(item);
+    else if (
+      typeof item === 'string' ||
+      typeof item === 'number' ||
+      typeof item === 'bigint' ||
+      typeof item === 'boolean'
+    )
+      found.add(item);
     else found.add(ABSENT_VALUE);
   }
 }
@@ -136,7 +143,10 @@ export function ipKey(ip: unknown): string {
     const [high, low] = [groups[6]!, groups[7]!];
     return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
 }
 
 /** Dotted decimal without leading zeros, or undefined when `address` is not IPv4. */

@@ -4,4 +4,10 @@
  * `instrumentFloodgate(fg, { meterProvider })`.
  * @packageDocumentation
  */
-export { instrumentFloodgate, OPENTELEMETRY_DEFAULTS, METER_NAME, BLOCK_SPAN_EVENT, type OpenTelemetryOptions } from './instrument-floodgate';
+export {
+  instrumentFloodgate,
+  OPENTELEMETRY_DEFAULTS,
+  METER_NAME,
+  BLOCK_SPAN_EVENT,
+  type OpenTelemetryOptions,
+} from './instrument-floodgate';

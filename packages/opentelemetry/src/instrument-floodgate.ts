@@ -1,6 +1,18 @@
 import type { BlockEvent, Floodgate } from '@floodgate/core';
-import { BREAKER_STATE_VALUES, METRIC_DESCRIPTIONS as D, MetricsReader, type MetricsReaderOptions } from '@floodgate/core/metrics';
-import { metrics, trace, type Attributes, type BatchObservableCallback, type MeterProvider, type Observable } from '@opentelemetry/api';
+import {
+  BREAKER_STATE_VALUES,
+  METRIC_DESCRIPTIONS as D,
+  MetricsReader,
+  type MetricsReaderOptions,
+} from '@floodgate/core/metrics';
+import {
+  metrics,
+  trace,
+  type Attributes,
+  type BatchObservableCallback,
+  type MeterProvider,
+  type Observable,
+} from '@opentelemetry/api';
 
 /** Options of {@link instrumentFloodgate}. */
 export interface OpenTelemetryOptions extends MetricsReaderOptions {
@@ -47,29 +59,70 @@ export const BLOCK_SPAN_EVENT = 'floodgate.block';
 export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetryOptions = {}): () => void {
   const issues: { path: string; message: string }[] = [];
   const provider = options?.meterProvider ?? metrics.getMeterProvider();
-  if (typeof provider?.getMeter !== 'function') issues.push({ path: 'options.meterProvider', message: 'must be an OpenTelemetry MeterProvider' });
+  if (typeof provider?.getMeter !== 'function')
+    issues.push({ path: 'options.meterProvider', message: 'must be an OpenTelemetry MeterProvider' });
   const spanEvents = options?.spanEvents ?? OPENTELEMETRY_DEFAULTS.spanEvents;
-  if (typeof spanEvents !== 'boolean') issues.push({ path: 'options.spanEvents', message: `must be true or false, got ${JSON.stringify(spanEvents)}` });
-  const reader = new MetricsReader(floodgate, options, { context: 'Invalid instrumentFloodgate options', ownKeys: ['meterProvider', 'spanEvents'], issues });
+  if (typeof spanEvents !== 'boolean')
+    issues.push({ path: 'options.spanEvents', message: `must be true or false, got ${JSON.stringify(spanEvents)}` });
+  const reader = new MetricsReader(floodgate, options, {
+    context: 'Invalid instrumentFloodgate options',
+    ownKeys: ['meterProvider', 'spanEvents'],
+    issues,
+  });
 
   const meter = provider.getMeter(METER_NAME);
-  const calls = (name: string, description: string) => meter.createObservableCounter(name, { description, unit: '{call}' });
+  const calls = (name: string, description: string) =>
+    meter.createObservableCounter(name, { description, unit: '{call}' });
   const passes = calls('floodgate.passes', D.passes);
   const cancels = calls('floodgate.cancels', D.cancels);
   const blocks = calls('floodgate.blocks', D.blocks);
   const successes = calls('floodgate.successes', D.successes);
   const errors = calls('floodgate.errors', D.errors);
   const timeouts = calls('floodgate.timeouts', D.timeouts);
-  const rtBucket = calls('floodgate.response_time.bucket', 'Exited calls whose response time was at most floodgate.le seconds (cumulative).');
+  const rtBucket = calls(
+    'floodgate.response_time.bucket',
+    'Exited calls whose response time was at most floodgate.le seconds (cumulative).',
+  );
   const rtCount = calls('floodgate.response_time.count', 'Exited calls.');
-  const rtSum = meter.createObservableCounter('floodgate.response_time.sum', { description: 'Sum of the response times of exited calls.', unit: 's' });
-  const concurrency = meter.createObservableUpDownCounter('floodgate.concurrency', { description: D.concurrency, unit: '{call}' });
+  const rtSum = meter.createObservableCounter('floodgate.response_time.sum', {
+    description: 'Sum of the response times of exited calls.',
+    unit: 's',
+  });
+  const concurrency = meter.createObservableUpDownCounter('floodgate.concurrency', {
+    description: D.concurrency,
+    unit: '{call}',
+  });
   const breakerState = meter.createObservableGauge('floodgate.circuit_breaker.state', { description: D.breakerState });
-  const breakers = meter.createObservableUpDownCounter('floodgate.circuit_breakers', { description: D.breakers, unit: '{breaker}' });
-  const transitions = meter.createObservableCounter('floodgate.circuit_breaker.transitions', { description: D.transitions, unit: '{transition}' });
+  const breakers = meter.createObservableUpDownCounter('floodgate.circuit_breakers', {
+    description: D.breakers,
+    unit: '{breaker}',
+  });
+  const transitions = meter.createObservableCounter('floodgate.circuit_breaker.transitions', {
+    description: D.transitions,
+    unit: '{transition}',
+  });
   const fallbacks = calls('floodgate.cluster.fallbacks', D.fallbacks);
-  const listenerErrors = meter.createObservableCounter('floodgate.listener_errors', { description: D.listenerErrors, unit: '{error}' });
-  const observables: Observable[] = [passes, cancels, blocks, successes, errors, timeouts, rtBucket, rtCount, rtSum, concurrency, breakerState, breakers, transitions, fallbacks, listenerErrors];
+  const listenerErrors = meter.createObservableCounter('floodgate.listener_errors', {
+    description: D.listenerErrors,
+    unit: '{error}',
+  });
+  const observables: Observable[] = [
+    passes,
+    cancels,
+    blocks,
+    successes,
+    errors,
+    timeouts,
+    rtBucket,
+    rtCount,
+    rtSum,
+    concurrency,
+    breakerState,
+    breakers,
+    transitions,
+    fallbacks,
+    listenerErrors,
+  ];
   const les = reader.rtBucketsMs.map((ms) => String(ms / 1000));
 
   const collect: BatchObservableCallback = (result) => {
@@ -78,24 +131,45 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
       const resource: Attributes = { 'floodgate.resource': r.resource };
       result.observe(passes, r.passed, resource);
       result.observe(cancels, r.cancelled, resource);
-      for (const b of r.blocksByRule) result.observe(blocks, b.count, { 'floodgate.resource': r.resource, 'floodgate.kind': b.kind, 'floodgate.rule': b.ruleId });
+      for (const b of r.blocksByRule)
+        result.observe(blocks, b.count, {
+          'floodgate.resource': r.resource,
+          'floodgate.kind': b.kind,
+          'floodgate.rule': b.ruleId,
+        });
       result.observe(successes, r.succeeded, resource);
       result.observe(errors, r.failed, resource);
       result.observe(timeouts, r.timedOut, resource);
       const count = r.rtCumulative[r.rtCumulative.length - 1]!;
-      les.forEach((le, i) => result.observe(rtBucket, r.rtCumulative[i]!, { 'floodgate.resource': r.resource, 'floodgate.le': le }));
+      les.forEach((le, i) =>
+        result.observe(rtBucket, r.rtCumulative[i]!, { 'floodgate.resource': r.resource, 'floodgate.le': le }),
+      );
       result.observe(rtBucket, count, { 'floodgate.resource': r.resource, 'floodgate.le': '+Inf' });
       result.observe(rtCount, count, resource);
       result.observe(rtSum, r.rtSumMs / 1000, resource);
       result.observe(concurrency, r.concurrency, resource);
     }
-    for (const b of snapshot.breakers) result.observe(breakerState, BREAKER_STATE_VALUES[b.state], { 'floodgate.resource': b.resource, 'floodgate.rule': b.ruleId });
-    for (const state of Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[]) result.observe(breakers, snapshot.breakersByState[state], { 'floodgate.state': state });
+    for (const b of snapshot.breakers)
+      result.observe(breakerState, BREAKER_STATE_VALUES[b.state], {
+        'floodgate.resource': b.resource,
+        'floodgate.rule': b.ruleId,
+      });
+    for (const state of Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[])
+      result.observe(breakers, snapshot.breakersByState[state], { 'floodgate.state': state });
     for (const t of snapshot.transitions) {
-      result.observe(transitions, t.count, { 'floodgate.resource': t.resource, 'floodgate.rule': t.ruleId, 'floodgate.from': t.from, 'floodgate.to': t.to });
+      result.observe(transitions, t.count, {
+        'floodgate.resource': t.resource,
+        'floodgate.rule': t.ruleId,
+        'floodgate.from': t.from,
+        'floodgate.to': t.to,
+      });
     }
     for (const f of snapshot.fallbacks) {
-      result.observe(fallbacks, f.count, { 'floodgate.resource': f.resource, 'floodgate.reason': f.reason, 'floodgate.decided_by': f.decidedBy });
+      result.observe(fallbacks, f.count, {
+        'floodgate.resource': f.resource,
+        'floodgate.reason': f.reason,
+        'floodgate.decided_by': f.decidedBy,
+      });
     }
     result.observe(listenerErrors, snapshot.listenerErrors);
   };

@@ -1,5 +1,12 @@
 import type { Floodgate } from '@floodgate/core';
-import { BREAKER_STATE_VALUES, METRIC_DESCRIPTIONS as HELP, MetricsReader, type MetricsReaderOptions, type MetricsSnapshot, type ResourceMetrics } from '@floodgate/core/metrics';
+import {
+  BREAKER_STATE_VALUES,
+  METRIC_DESCRIPTIONS as HELP,
+  MetricsReader,
+  type MetricsReaderOptions,
+  type MetricsSnapshot,
+  type ResourceMetrics,
+} from '@floodgate/core/metrics';
 import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from 'prom-client';
 
 /** Options of {@link collectMetrics}. */
@@ -51,7 +58,10 @@ const DEFINITIONS: readonly MetricDefinition[] = [
     type: 'counter',
     help: HELP.blocks,
     aggregator: 'sum',
-    samples: (s) => s.resources.flatMap((r) => r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count }))),
+    samples: (s) =>
+      s.resources.flatMap((r) =>
+        r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count })),
+      ),
   },
   perResource('successes_total', HELP.successes, (r) => r.succeeded),
   perResource('errors_total', HELP.errors, (r) => r.failed),
@@ -66,7 +76,8 @@ const DEFINITIONS: readonly MetricDefinition[] = [
       const bucket = `${name}_bucket`;
       for (const r of s.resources) {
         const resource = r.resource;
-        for (let i = 0; i < buckets.length; i++) out.push({ resource, metricName: bucket, labels: buckets[i]!, value: r.rtCumulative[i]! });
+        for (let i = 0; i < buckets.length; i++)
+          out.push({ resource, metricName: bucket, labels: buckets[i]!, value: r.rtCumulative[i]! });
         out.push(
           { resource, metricName: `${name}_sum`, labels: NO_LABELS, value: r.rtSumMs / 1000 },
           { resource, metricName: `${name}_count`, labels: NO_LABELS, value: r.rtCumulative[buckets.length - 1]! },
@@ -75,40 +86,77 @@ const DEFINITIONS: readonly MetricDefinition[] = [
       return out;
     },
   },
-  { name: 'concurrency', type: 'gauge', help: HELP.concurrency, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: r.concurrency })) },
+  {
+    name: 'concurrency',
+    type: 'gauge',
+    help: HELP.concurrency,
+    aggregator: 'sum',
+    samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: r.concurrency })),
+  },
   {
     name: 'circuit_breaker_state',
     type: 'gauge',
     help: HELP.breakerState,
     aggregator: 'max',
-    samples: (s) => s.breakers.map((b) => ({ resource: b.resource, labels: { rule: b.ruleId }, value: BREAKER_STATE_VALUES[b.state] })),
+    samples: (s) =>
+      s.breakers.map((b) => ({
+        resource: b.resource,
+        labels: { rule: b.ruleId },
+        value: BREAKER_STATE_VALUES[b.state],
+      })),
   },
   {
     name: 'circuit_breakers',
     type: 'gauge',
     help: HELP.breakers,
     aggregator: 'sum',
-    samples: (s) => (Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[]).map((state) => ({ labels: { state }, value: s.breakersByState[state] })),
+    samples: (s) =>
+      (Object.keys(BREAKER_STATE_VALUES) as (keyof typeof BREAKER_STATE_VALUES)[]).map((state) => ({
+        labels: { state },
+        value: s.breakersByState[state],
+      })),
   },
   {
     name: 'circuit_breaker_transitions_total',
     type: 'counter',
     help: HELP.transitions,
     aggregator: 'sum',
-    samples: (s) => s.transitions.map((t) => ({ resource: t.resource, labels: { rule: t.ruleId, from: t.from, to: t.to }, value: t.count })),
+    samples: (s) =>
+      s.transitions.map((t) => ({
+        resource: t.resource,
+        labels: { rule: t.ruleId, from: t.from, to: t.to },
+        value: t.count,
+      })),
   },
   {
     name: 'cluster_fallbacks_total',
     type: 'counter',
     help: HELP.fallbacks,
     aggregator: 'sum',
-    samples: (s) => s.fallbacks.map((f) => ({ resource: f.resource, labels: { reason: f.reason, decided_by: f.decidedBy }, value: f.count })),
+    samples: (s) =>
+      s.fallbacks.map((f) => ({
+        resource: f.resource,
+        labels: { reason: f.reason, decided_by: f.decidedBy },
+        value: f.count,
+      })),
   },
-  { name: 'listener_errors_total', type: 'counter', help: HELP.listenerErrors, aggregator: 'sum', samples: (s) => [{ labels: NO_LABELS, value: s.listenerErrors }] },
+  {
+    name: 'listener_errors_total',
+    type: 'counter',
+    help: HELP.listenerErrors,
+    aggregator: 'sum',
+    samples: (s) => [{ labels: NO_LABELS, value: s.listenerErrors }],
+  },
 ];
 
 function perResource(name: string, help: string, value: (r: ResourceMetrics) => number): MetricDefinition {
-  return { name, type: 'counter', help, aggregator: 'sum', samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: value(r) })) };
+  return {
+    name,
+    type: 'counter',
+    help,
+    aggregator: 'sum',
+    samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: value(r) })),
+  };
 }
 
 /** What every metric of one exporter shares: the scrape's snapshot, the buckets' labels, one `{ resource }` object per resource. */
@@ -175,7 +223,13 @@ class EngineMetric {
   private expose(shape: (sample: Sample) => object): Promise<ExposedMetric> {
     try {
       const values = this.definition.samples(this.scrape.snapshot(), this.name, this.scrape.buckets).map(shape);
-      return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
+      return Promise.resolve({
+        name: this.name,
+        help: this.help,
+        type: this.type,
+        aggregator: this.aggregator,
+        values,
+      });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -217,9 +271,16 @@ export function collectMetrics(floodgate: Floodgate, options: PrometheusMetricsO
   }
   const prefix = options?.prefix ?? PROMETHEUS_METRICS_DEFAULTS.prefix;
   if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
-    issues.push({ path: 'options.prefix', message: `must be letters, digits, '_' and ':', not starting with a digit, got ${JSON.stringify(prefix)}` });
+    issues.push({
+      path: 'options.prefix',
+      message: `must be letters, digits, '_' and ':', not starting with a digit, got ${JSON.stringify(prefix)}`,
+    });
   }
-  const reader = new MetricsReader(floodgate, options, { context: 'Invalid collectMetrics options', ownKeys: ['registry', 'prefix'], issues });
+  const reader = new MetricsReader(floodgate, options, {
+    context: 'Invalid collectMetrics options',
+    ownKeys: ['registry', 'prefix'],
+    issues,
+  });
   let cached: MetricsSnapshot | undefined;
   const resourceLabels = new Map<string, Labels>(); // bounded: resources past the cap are 'other'
   const scrape: Scrape = {
@@ -231,7 +292,10 @@ export function collectMetrics(floodgate: Floodgate, options: PrometheusMetricsO
       }
       return cached;
     },
-    buckets: Object.freeze([...reader.rtBucketsMs.map((ms) => Object.freeze({ le: ms / 1000 })), Object.freeze({ le: '+Inf' })]),
+    buckets: Object.freeze([
+      ...reader.rtBucketsMs.map((ms) => Object.freeze({ le: ms / 1000 })),
+      Object.freeze({ le: '+Inf' }),
+    ]),
     resourceLabels: (resource) => {
       let labels = resourceLabels.get(resource);
       if (labels === undefined) resourceLabels.set(resource, (labels = Object.freeze({ resource })));

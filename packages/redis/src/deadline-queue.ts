@@ -43,7 +43,10 @@ export class DeadlineQueue {
   private arm(deadline: number): void {
     // The sweep runs after the next poll phase (setImmediate): when the event loop was busy,
     // replies already in the socket are read first, and only calls still unanswered time out.
-    this.timer = setTimeout(() => setImmediate(() => this.sweep()), Math.max(0, Math.ceil(deadline - performance.now())));
+    this.timer = setTimeout(
+      () => setImmediate(() => this.sweep()),
+      Math.max(0, Math.ceil(deadline - performance.now())),
+    );
     this.timer.unref();
   }
 

@@ -42,7 +42,11 @@ export class InstanceRegistry {
   /** Sends a heartbeat now; resolves with the live instances. Skipped while not connected. */
   async beat(): Promise<number> {
     if (this.closed || !this.commander.isReady()) return this.live;
-    const reply = await HEARTBEAT_SCRIPT.run(this.commander, [this.key], [this.sharedNow(), this.id, String(this.ttlMs)]);
+    const reply = await HEARTBEAT_SCRIPT.run(
+      this.commander,
+      [this.key],
+      [this.sharedNow(), this.id, String(this.ttlMs)],
+    );
     const count = Number(reply);
     if (!this.closed && count >= 1) this.live = count;
     return this.live;

@@ -5,7 +5,11 @@ import { withTimeout } from './with-timeout';
 export interface IoRedisLike {
   status: string;
   call(command: string, ...args: string[]): Promise<unknown>;
-  multi(): { set(key: string, value: string): unknown; publish(channel: string, message: string): unknown; exec(): Promise<unknown> };
+  multi(): {
+    set(key: string, value: string): unknown;
+    publish(channel: string, message: string): unknown;
+    exec(): Promise<unknown>;
+  };
   duplicate(): IoRedisLike;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
@@ -79,4 +83,3 @@ export class IoRedisCommander implements RedisCommander {
     };
   }
 }
-

@@ -25,7 +25,11 @@ export class MultiKeyCheck implements QueuedCheck {
  * `1` passed, `2` passed after waiting `ms` (pacing), `0` refused by its key at `index` with
  * `ms` to wait before a retry (-1: never).
  */
-export function resolveMultiKey(reply: unknown, batch: readonly MultiKeyCheck[], recoveredAfterMs: number | undefined): void {
+export function resolveMultiKey(
+  reply: unknown,
+  batch: readonly MultiKeyCheck[],
+  recoveredAfterMs: number | undefined,
+): void {
   for (let i = 0; i < batch.length; i++) {
     const status = replyNumber(reply, 3 * i);
     const ms = replyNumber(reply, 3 * i + 1);
@@ -34,7 +38,13 @@ export function resolveMultiKey(reply: unknown, batch: readonly MultiKeyCheck[],
     let decision: ClusterDecision;
     if (status === 1) decision = extra === undefined ? PASS : { status: 'pass', ...extra };
     else if (status === 2) decision = { status: 'wait', waitMs: ms, ...extra };
-    else decision = { status: 'block', retryAfterMs: ms < 0 ? undefined : ms, index: replyNumber(reply, 3 * i + 2), ...extra };
+    else
+      decision = {
+        status: 'block',
+        retryAfterMs: ms < 0 ? undefined : ms,
+        index: replyNumber(reply, 3 * i + 2),
+        ...extra,
+      };
     batch[i]!.resolve(decision);
   }
 }

@@ -6,7 +6,11 @@ export interface NodeRedisLike {
   readonly isReady: boolean;
   readonly isOpen: boolean;
   sendCommand(args: readonly string[]): Promise<unknown>;
-  multi(): { set(key: string, value: string): unknown; publish(channel: string, message: string): unknown; exec(): Promise<unknown> };
+  multi(): {
+    set(key: string, value: string): unknown;
+    publish(channel: string, message: string): unknown;
+    exec(): Promise<unknown>;
+  };
   duplicate(): NodeRedisLike;
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;

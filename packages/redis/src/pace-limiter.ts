@@ -32,13 +32,18 @@ export class PaceLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
     return this.acquireEach(acquireCount, [scope], [threshold ?? this.spec.threshold]);
   }
 
-  acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
+  acquireEach(
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+  ): Promise<ClusterDecision> {
     if (acquireCount <= 0) return Promise.resolve(PASS);
     const keys: string[] = [];
     const costs: number[] = [];
     for (let i = 0; i < scopes.length; i++) {
       const threshold = this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType);
-      if (threshold <= 0) return Promise.resolve(i === 0 ? BLOCK : { status: 'block', retryAfterMs: undefined, index: i });
+      if (threshold <= 0)
+        return Promise.resolve(i === 0 ? BLOCK : { status: 'block', retryAfterMs: undefined, index: i });
       keys.push(scopeKey(this.baseKey, scopes[i]!));
       costs.push((this.spec.durationMs * acquireCount) / threshold);
     }
@@ -61,7 +66,11 @@ export class PaceLimiter implements ClusterLimiter, BatchCodec<MultiKeyCheck> {
       for (let j = 0; j < check.keys.length; j++) {
         const costMs = check.values[j]!;
         // Idle for this long, a key's latest pass no longer delays anyone.
-        args.push(String(keyIndex(keys, indexes, check.keys[j]!)), String(costMs), String(Math.min(Math.ceil(costMs + maxQueue) + 1000, Number.MAX_SAFE_INTEGER)));
+        args.push(
+          String(keyIndex(keys, indexes, check.keys[j]!)),
+          String(costMs),
+          String(Math.min(Math.ceil(costMs + maxQueue) + 1000, Number.MAX_SAFE_INTEGER)),
+        );
       }
     }
     return { keys, args };

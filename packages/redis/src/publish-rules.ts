@@ -20,12 +20,19 @@ export interface PublishRulesTarget {
  * @example
  * await publishRules(redis, { key: 'shop:rules', channel: 'shop:rules' }, { flow: [{ resource: 'checkout', threshold: 50 }] });
  */
-export async function publishRules(client: RedisClientLike, target: PublishRulesTarget, rules: RuleSetOptions): Promise<void> {
+export async function publishRules(
+  client: RedisClientLike,
+  target: PublishRulesTarget,
+  rules: RuleSetOptions,
+): Promise<void> {
   let json: string;
   try {
     json = JSON.stringify(rules);
   } catch (error) {
-    throw new RuleValidationError([{ path: 'rules', message: `cannot be written as JSON (${(error as Error).message})` }], 'Rules not published');
+    throw new RuleValidationError(
+      [{ path: 'rules', message: `cannot be written as JSON (${(error as Error).message})` }],
+      'Rules not published',
+    );
   }
   // Not a string for `undefined` (from JavaScript callers): normalizeRuleSet names the missing object.
   const published: unknown = typeof json === 'string' ? JSON.parse(json) : undefined;

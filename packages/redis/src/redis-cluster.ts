@@ -30,7 +30,15 @@ import { TokenBucketLimiter } from './token-bucket-limiter';
 import { WindowLimiter } from './window-limiter';
 import { withTimeout } from './with-timeout';
 
-const SCRIPTS = [WINDOW_SCRIPT, WINDOW_RELEASE_SCRIPT, PACE_SCRIPT, TOKEN_BUCKET_SCRIPT, TOKEN_BUCKET_RELEASE_SCRIPT, BREAKER_SCRIPT, HEARTBEAT_SCRIPT];
+const SCRIPTS = [
+  WINDOW_SCRIPT,
+  WINDOW_RELEASE_SCRIPT,
+  PACE_SCRIPT,
+  TOKEN_BUCKET_SCRIPT,
+  TOKEN_BUCKET_RELEASE_SCRIPT,
+  BREAKER_SCRIPT,
+  HEARTBEAT_SCRIPT,
+];
 
 /** Options of {@link redisCluster}. */
 export interface RedisClusterOptions {
@@ -96,8 +104,19 @@ export interface RedisClusterOptions {
 }
 
 const OPTION_KEYS = [
-  'client', 'prefix', 'timeoutMs', 'readyTimeoutMs', 'closeTimeoutMs', 'failureThreshold', 'coolDownMs', 'heartbeatIntervalMs',
-  'instanceTtlMs', 'breakerRefreshMs', 'now', 'instanceId', 'onError',
+  'client',
+  'prefix',
+  'timeoutMs',
+  'readyTimeoutMs',
+  'closeTimeoutMs',
+  'failureThreshold',
+  'coolDownMs',
+  'heartbeatIntervalMs',
+  'instanceTtlMs',
+  'breakerRefreshMs',
+  'now',
+  'instanceId',
+  'onError',
 ];
 
 /**
@@ -131,7 +150,10 @@ export class RedisClusterBackend implements ClusterBackend {
     const sharedNow = shared === undefined ? () => '' : () => String(shared());
     const localNow = shared ?? (() => performance.now());
     this.storeBreaker = new BackendBreaker(o.failureThreshold, o.coolDownMs);
-    const onError = o.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis backend: ${String(error)}`, { code: 'FLOODGATE_REDIS' }));
+    const onError =
+      o.onError ??
+      ((error: unknown) =>
+        process.emitWarning(`Floodgate Redis backend: ${String(error)}`, { code: 'FLOODGATE_REDIS' }));
     this.onError = onError;
     this.readyTimeoutMs = o.readyTimeoutMs;
     this.closeTimeoutMs = o.closeTimeoutMs;
@@ -153,7 +175,8 @@ export class RedisClusterBackend implements ClusterBackend {
       prefix: o.prefix,
       sharedNow,
       localNow,
-      effectiveThreshold: (threshold: number, type: ClusterThresholdType) => (type === 'perInstance' ? threshold * registry.count : threshold),
+      effectiveThreshold: (threshold: number, type: ClusterThresholdType) =>
+        type === 'perInstance' ? threshold * registry.count : threshold,
     };
     // Check the server as soon as the connection is up, whether or not ready() is awaited.
     this.connect().catch((error: unknown) => {
@@ -195,7 +218,13 @@ export class RedisClusterBackend implements ClusterBackend {
    * breaker is made.
    */
   breaker(spec: ClusterBreakerSpec): ClusterBreaker {
-    return new RedisBreaker(spec, this.ctx, this.channel, this.breakerRefreshMs, `${this.registry.id}:${randomUUID().slice(0, 8)}:`);
+    return new RedisBreaker(
+      spec,
+      this.ctx,
+      this.channel,
+      this.breakerRefreshMs,
+      `${this.registry.id}:${randomUUID().slice(0, 8)}:`,
+    );
   }
 
   /**
@@ -210,7 +239,9 @@ export class RedisClusterBackend implements ClusterBackend {
   ready(): Promise<void> {
     const ready = this.connect().then(() => this.channel.ready());
     return withTimeout(ready, this.readyTimeoutMs, () => {
-      const state = this.commander.isReady() ? 'connected, but INFO or SCRIPT LOAD did not answer' : 'the connection is not ready';
+      const state = this.commander.isReady()
+        ? 'connected, but INFO or SCRIPT LOAD did not answer'
+        : 'the connection is not ready';
       return new Error(`redisCluster: Redis not ready within readyTimeoutMs (${this.readyTimeoutMs} ms): ${state}`);
     });
   }
@@ -256,10 +287,14 @@ export class RedisClusterBackend implements ClusterBackend {
   close(): Promise<void> {
     if (this.closing === undefined) {
       this.gate.close();
-      const stopping = Promise.all([this.registry.stop(), this.channel.close(this.closeTimeoutMs)]).then(() => undefined);
-      this.closing = withTimeout(stopping, this.closeTimeoutMs, () => new Error(`redisCluster: close() did not reach Redis within closeTimeoutMs (${this.closeTimeoutMs} ms)`)).catch(
-        (error: unknown) => this.onError(error),
+      const stopping = Promise.all([this.registry.stop(), this.channel.close(this.closeTimeoutMs)]).then(
+        () => undefined,
       );
+      this.closing = withTimeout(
+        stopping,
+        this.closeTimeoutMs,
+        () => new Error(`redisCluster: close() did not reach Redis within closeTimeoutMs (${this.closeTimeoutMs} ms)`),
+      ).catch((error: unknown) => this.onError(error));
     }
     return this.closing;
   }
@@ -286,19 +321,29 @@ interface ResolvedOptions extends Required<Omit<RedisClusterOptions, 'now' | 'in
 }
 
 function validate(options: RedisClusterOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`redisCluster(options): options must be an object, got ${String(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`redisCluster(options): options must be an object, got ${String(options)}`);
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.includes(key)) throw new TypeError(`redisCluster(options): unknown option "${key}" (allowed: ${OPTION_KEYS.join(', ')})`);
+    if (!OPTION_KEYS.includes(key))
+      throw new TypeError(`redisCluster(options): unknown option "${key}" (allowed: ${OPTION_KEYS.join(', ')})`);
   }
-  if (options.client === undefined || options.client === null) throw new TypeError('redisCluster(options): client is required (an ioredis or node-redis client)');
+  if (options.client === undefined || options.client === null)
+    throw new TypeError('redisCluster(options): client is required (an ioredis or node-redis client)');
   const prefix = options.prefix ?? D.prefix;
-  if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError(`redisCluster(options): prefix must be a non-empty string, got ${JSON.stringify(prefix)}`);
-  if (/[{}]/.test(prefix)) throw new TypeError(`redisCluster(options): prefix must not contain { or } (Floodgate adds its own Redis Cluster hash tags), got ${JSON.stringify(prefix)}`);
+  if (typeof prefix !== 'string' || prefix.length === 0)
+    throw new TypeError(`redisCluster(options): prefix must be a non-empty string, got ${JSON.stringify(prefix)}`);
+  if (/[{}]/.test(prefix))
+    throw new TypeError(
+      `redisCluster(options): prefix must not contain { or } (Floodgate adds its own Redis Cluster hash tags), got ${JSON.stringify(prefix)}`,
+    );
   for (const fn of ['now', 'onError'] as const) {
-    if (options[fn] !== undefined && typeof options[fn] !== 'function') throw new TypeError(`redisCluster(options): ${fn} must be a function`);
+    if (options[fn] !== undefined && typeof options[fn] !== 'function')
+      throw new TypeError(`redisCluster(options): ${fn} must be a function`);
   }
   if (options.instanceId !== undefined && (typeof options.instanceId !== 'string' || options.instanceId === '')) {
-    throw new TypeError(`redisCluster(options): instanceId must be a non-empty string, got ${JSON.stringify(options.instanceId)}`);
+    throw new TypeError(
+      `redisCluster(options): instanceId must be a non-empty string, got ${JSON.stringify(options.instanceId)}`,
+    );
   }
   return {
     client: options.client,
@@ -317,10 +362,17 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
   };
 }
 
-function positive(options: RedisClusterOptions, key: keyof RedisClusterOptions, fallback: number, integer = false): number {
+function positive(
+  options: RedisClusterOptions,
+  key: keyof RedisClusterOptions,
+  fallback: number,
+  integer = false,
+): number {
   const value = options[key] ?? fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new RangeError(`redisCluster(options): ${key} must be ${integer ? 'an integer' : 'a finite number'} > 0, got ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+    throw new RangeError(
+      `redisCluster(options): ${key} must be ${integer ? 'an integer' : 'a finite number'} > 0, got ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+    );
   }
   return value;
 }

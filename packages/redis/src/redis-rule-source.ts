@@ -90,7 +90,9 @@ export class RedisRuleSource {
       return;
     }
     if (this.received !== before || value === null || value === undefined) return;
-    this.apply(typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value));
+    this.apply(
+      typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value),
+    );
   }
 
   /**
@@ -109,7 +111,10 @@ export class RedisRuleSource {
     try {
       rules = JSON.parse(text) as RuleSetOptions;
     } catch (error) {
-      const rejected = new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from Redis key "${this.options.key}" rejected`);
+      const rejected = new RuleValidationError(
+        [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
+        `Rules from Redis key "${this.options.key}" rejected`,
+      );
       this.engine.reportRejectedRules(rejected, { source: 'redis' });
       this.onError(rejected);
       return;
@@ -136,20 +141,36 @@ export class RedisRuleSource {
  * await source.close();
  */
 export async function redisRuleSource(options: RedisRuleSourceOptions): Promise<RedisRuleSource> {
-  if (typeof options !== 'object' || options === null) throw new TypeError('redisRuleSource(options): options must be an object');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('redisRuleSource(options): options must be an object');
   for (const field of ['key', 'channel'] as const) {
     if (typeof options[field] !== 'string' || options[field] === '') {
-      throw new TypeError(`redisRuleSource(options): ${field} must be a non-empty string, got ${JSON.stringify(options[field])}`);
+      throw new TypeError(
+        `redisRuleSource(options): ${field} must be a non-empty string, got ${JSON.stringify(options[field])}`,
+      );
     }
   }
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('redisRuleSource(options): onError must be a function');
+  if (options.onError !== undefined && typeof options.onError !== 'function')
+    throw new TypeError('redisRuleSource(options): onError must be a function');
   const closeTimeoutMs = options.closeTimeoutMs;
-  if (closeTimeoutMs !== undefined && (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs <= 0)) {
-    throw new RangeError(`redisRuleSource(options): closeTimeoutMs must be a finite number > 0, got ${String(closeTimeoutMs)}`);
+  if (
+    closeTimeoutMs !== undefined &&
+    (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs <= 0)
+  ) {
+    throw new RangeError(
+      `redisRuleSource(options): closeTimeoutMs must be a finite number > 0, got ${String(closeTimeoutMs)}`,
+    );
   }
   const onError =
-    options.onError ?? ((error: unknown) => process.emitWarning(`Floodgate Redis rule source: ${String(error)}`, { code: 'FLOODGATE_RULE_SOURCE' }));
-  const source = new RedisRuleSource(toRedisCommander(options.client), options, options.floodgate ?? defaultFloodgate, onError);
+    options.onError ??
+    ((error: unknown) =>
+      process.emitWarning(`Floodgate Redis rule source: ${String(error)}`, { code: 'FLOODGATE_RULE_SOURCE' }));
+  const source = new RedisRuleSource(
+    toRedisCommander(options.client),
+    options,
+    options.floodgate ?? defaultFloodgate,
+    onError,
+  );
   await source.start();
   return source;
 }

@@ -14,7 +14,9 @@ export class RedisVersionError extends Error {
     /** The `redis_version` the server reported. */
     readonly version: string,
   ) {
-    super(`Floodgate cluster mode needs Redis >= ${MIN_REDIS_VERSION} (its scripts read TIME before writing, which Redis allows from 5.0), but the server reports redis_version ${version}`);
+    super(
+      `Floodgate cluster mode needs Redis >= ${MIN_REDIS_VERSION} (its scripts read TIME before writing, which Redis allows from 5.0), but the server reports redis_version ${version}`,
+    );
   }
 }
 
@@ -35,7 +37,8 @@ export function supportsScripts(version: string): boolean {
 export async function checkServerVersion(commander: RedisCommander): Promise<string> {
   const info = String(await commander.send(['INFO', 'server']));
   const version = /^redis_version:([^\r\n]+)/m.exec(info)?.[1]?.trim();
-  if (version === undefined) throw new Error(`Floodgate cluster mode: the server's INFO names no redis_version: ${info.slice(0, 200)}`);
+  if (version === undefined)
+    throw new Error(`Floodgate cluster mode: the server's INFO names no redis_version: ${info.slice(0, 200)}`);
   if (!supportsScripts(version)) throw new RedisVersionError(version);
   return version;
 }

@@ -44,7 +44,12 @@ export function readView(reply: unknown): ClusterBreakerView {
   const state = CIRCUIT_STATES[replyNumber(reply, 1)];
   if (state === undefined) throw new TypeError(`Unexpected reply from Redis: ${JSON.stringify(reply)}`);
   const value = String((reply as unknown[])[3]);
-  return { version: replyNumber(reply, 0), state, retryAfterMs: replyNumber(reply, 2), value: value === '' ? undefined : Number(value) };
+  return {
+    version: replyNumber(reply, 0),
+    state,
+    retryAfterMs: replyNumber(reply, 2),
+    value: value === '' ? undefined : Number(value),
+  };
 }
 
 /**
@@ -175,7 +180,12 @@ export class RedisBreaker implements ClusterBreaker, ChannelMember {
   }
 
   /** @internal The answer to a batch: the state for the listener, then each call's decision. */
-  answered(reply: unknown, ops: readonly string[], waiters: readonly Waiter[], recoveredAfterMs: number | undefined): void {
+  answered(
+    reply: unknown,
+    ops: readonly string[],
+    waiters: readonly Waiter[],
+    recoveredAfterMs: number | undefined,
+  ): void {
     const view = readView(reply);
     // Every decision is read before anyone is told: a reply that cannot be read fails whole.
     const decisions: ClusterBreakerDecision[] = [];

@@ -92,7 +92,8 @@ export class StoreGate {
   /** Runs `script` on `keys` within the timeout; `handler` hears how it went. */
   run(script: RedisScript, keys: readonly string[], args: readonly string[], handler: ReplyHandler): void {
     if (this.closed) return handler.unavailable(NOT_READY);
-    if (this.incompatible !== undefined) return handler.unavailable({ status: 'unavailable', reason: 'error', error: this.incompatible });
+    if (this.incompatible !== undefined)
+      return handler.unavailable({ status: 'unavailable', reason: 'error', error: this.incompatible });
     if (this.breaker.admit(this.localNow()) === Admission.Skip) return handler.unavailable(BREAKER_OPEN);
     if (!this.commander.isReady()) {
       this.failed();

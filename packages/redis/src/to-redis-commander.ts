@@ -16,7 +16,8 @@ export type RedisClientLike = RedisCommander | IoRedisLike | NodeRedisLike | obj
  */
 export function toRedisCommander(client: RedisClientLike): RedisCommander {
   const c = client as Record<string, unknown>;
-  if (typeof c.send === 'function' && typeof c.isReady === 'function' && typeof c.subscribe === 'function') return client as RedisCommander;
+  if (typeof c.send === 'function' && typeof c.isReady === 'function' && typeof c.subscribe === 'function')
+    return client as RedisCommander;
   if (typeof c.call === 'function' && typeof c.status === 'string') return new IoRedisCommander(client as IoRedisLike);
   if (typeof c.sendCommand === 'function' && 'isReady' in c) return new NodeRedisCommander(client as NodeRedisLike);
   if (typeof c.sendCommand === 'function' && 'masters' in c) {
@@ -26,4 +27,3 @@ export function toRedisCommander(client: RedisClientLike): RedisCommander {
   }
   throw new TypeError('client must be an ioredis client, a node-redis client or a RedisCommander');
 }
-

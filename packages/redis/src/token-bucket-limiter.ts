@@ -77,7 +77,11 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
     return check.promise;
   }
 
-  acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
+  acquireEach(
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+  ): Promise<ClusterDecision> {
     if (scopes.length === 1) return this.acquire(acquireCount, scopes[0]!, thresholds[0]);
     const keys: string[] = [];
     const tokens: number[] = [];
@@ -143,7 +147,8 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
   }
 
   decode(reply: unknown, batch: readonly BucketCheck[], recoveredAfterMs: number | undefined): void {
-    if (!Array.isArray(reply) || reply.length < batch.length + 1) throw new TypeError(`Unexpected reply from Redis: ${JSON.stringify(reply)}`);
+    if (!Array.isArray(reply) || reply.length < batch.length + 1)
+      throw new TypeError(`Unexpected reply from Redis: ${JSON.stringify(reply)}`);
     const takenAt = String(reply[0]);
     let refused = batch.length + 1;
     for (let i = 0; i < batch.length; i++) {
@@ -152,14 +157,22 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
       const recovered = i === 0 && recoveredAfterMs !== undefined ? recoveredAfterMs : undefined;
       if (replyNumber(reply, i + 1) === 1) {
         const receipt = new BucketReceipt(check.keys, takenAt);
-        check.resolve(recovered === undefined ? { status: 'pass', receipt } : { status: 'pass', receipt, recoveredAfterMs: recovered });
+        check.resolve(
+          recovered === undefined
+            ? { status: 'pass', receipt }
+            : { status: 'pass', receipt, recoveredAfterMs: recovered },
+        );
         continue;
       }
       const retry = replyNumber(reply, refused);
       const index = replyNumber(reply, refused + 1);
       refused += 2;
       const retryAfterMs = retry < 0 ? undefined : retry;
-      check.resolve(recovered === undefined ? { status: 'block', retryAfterMs, index } : { status: 'block', retryAfterMs, index, recoveredAfterMs: recovered });
+      check.resolve(
+        recovered === undefined
+          ? { status: 'block', retryAfterMs, index }
+          : { status: 'block', retryAfterMs, index, recoveredAfterMs: recovered },
+      );
     }
   }
 }

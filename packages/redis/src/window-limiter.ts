@@ -87,7 +87,8 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
   acquire(acquireCount: number, scope: string): Promise<ClusterDecision> {
     const lease = this.leaseOf(scope);
     const now = this.ctx.localNow();
-    if (this.spec.leaseTokens > 0 && lease.take(acquireCount, now)) return Promise.resolve({ status: 'pass', receipt: new LeaseReceipt(lease, lease.expiresAt) });
+    if (this.spec.leaseTokens > 0 && lease.take(acquireCount, now))
+      return Promise.resolve({ status: 'pass', receipt: new LeaseReceipt(lease, lease.expiresAt) });
     if (lease.isFull(acquireCount, now)) return Promise.resolve(blocked(lease, now));
     if (this.spec.leaseTokens === 0) return this.ask(lease, scope, acquireCount, 0, now);
     return this.fetchLease(lease, scope, acquireCount);
@@ -127,10 +128,15 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
     const keys: string[] = [];
     const indexes = new Map<string, number>();
     const args = [this.ctx.sharedNow(), String(threshold), BUCKET_MS_ARG];
-    for (let start = 0; start < batch.length; ) {
+    for (let start = 0; start < batch.length;) {
       const end = groupEnd(batch, start);
       const check = batch[start]!;
-      args.push(String(keyIndex(keys, indexes, check.key)), String(check.acquireCount), String(check.leaseSize), String(end - start));
+      args.push(
+        String(keyIndex(keys, indexes, check.key)),
+        String(check.acquireCount),
+        String(check.leaseSize),
+        String(end - start),
+      );
       start = end;
     }
     return { keys, args };
@@ -155,7 +161,9 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
         if (i - start < passed) {
           if (check.leaseSize > 0) check.lease.granted(value - check.acquireCount, room, msLeft, check.sentAt);
           const receipt = new BucketReceipt(check.key, bucket, check.lease);
-          check.resolve(recovered === undefined ? { status: 'pass', receipt } : { status: 'pass', receipt, ...recovered });
+          check.resolve(
+            recovered === undefined ? { status: 'pass', receipt } : { status: 'pass', receipt, ...recovered },
+          );
         } else {
           check.lease.retryAt = value < 0 ? Number.NaN : check.sentAt + value;
           check.resolve({ status: 'block', retryAfterMs: value < 0 ? undefined : value, ...recovered });
@@ -189,7 +197,13 @@ export class WindowLimiter implements ClusterLimiter, BatchCodec<WindowCheck> {
   }
 
   /** Queues a check taking `acquireCount` (or, leasing, up to `leaseSize` tokens) for this tick's batch. */
-  private ask(lease: TokenLease, scope: string, acquireCount: number, leaseSize: number, sentAt: number): Promise<ClusterDecision> {
+  private ask(
+    lease: TokenLease,
+    scope: string,
+    acquireCount: number,
+    leaseSize: number,
+    sentAt: number,
+  ): Promise<ClusterDecision> {
     const check = new WindowCheck(scopeKey(this.baseKey, scope), lease, acquireCount, leaseSize, sentAt);
     this.queue.add(check);
     return check.promise;
@@ -234,7 +248,8 @@ const REFUND_CODEC: BatchCodec<Refund> = {
     const keys: string[] = [];
     const indexes = new Map<string, number>();
     const args: string[] = [];
-    for (const refund of batch) args.push(String(keyIndex(keys, indexes, refund.key)), refund.bucket, String(refund.count));
+    for (const refund of batch)
+      args.push(String(keyIndex(keys, indexes, refund.key)), refund.bucket, String(refund.count));
     return { keys, args };
   },
   decode() {

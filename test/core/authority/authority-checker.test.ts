@@ -1,9 +1,4 @@
-import {
-  AuthorityBlockError,
-  Entry,
-  Floodgate,
-  ManualClock,
-} from '@floodgate/core';
+import { AuthorityBlockError, Entry, Floodgate, ManualClock } from '@floodgate/core';
 
 describe('authority rules', () => {
   const fg = new Floodgate({ clock: new ManualClock() });
@@ -28,7 +23,10 @@ describe('authority rules', () => {
 
   it('is checked before flow rules', () => {
     const engine = new Floodgate({ clock: new ManualClock() });
-    engine.loadRules({ flow: [{ resource: 'r', threshold: 0 }], authority: [{ resource: 'r', strategy: 'deny', origins: ['x'] }] });
+    engine.loadRules({
+      flow: [{ resource: 'r', threshold: 0 }],
+      authority: [{ resource: 'r', strategy: 'deny', origins: ['x'] }],
+    });
     expect(engine.tryEntry('r', { origin: 'x' })).toBeInstanceOf(AuthorityBlockError);
   });
 

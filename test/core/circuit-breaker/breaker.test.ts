@@ -1,4 +1,9 @@
-import { BreakerProbe, BreakerStateMachine, BreakerWindow, type PassDecision } from '../../../packages/core/src/circuit-breaker/breaker';
+import {
+  BreakerProbe,
+  BreakerStateMachine,
+  BreakerWindow,
+  type PassDecision,
+} from '../../../packages/core/src/circuit-breaker/breaker';
 import type { CircuitBreakerRule, CircuitState } from '../../../packages/core/src/circuit-breaker/circuit-breaker-rule';
 import { createBreakerStrategy, type BreakerStrategy } from '../../../packages/core/src/circuit-breaker/strategies';
 
@@ -30,7 +35,13 @@ function asProbe(decision: PassDecision): BreakerProbe {
 }
 
 /** A probe's call ends as the engine ends it: recorded first, then settled. */
-function finishProbe(machine: BreakerStateMachine, probe: BreakerProbe, now: number, rtMs: number, error: boolean): void {
+function finishProbe(
+  machine: BreakerStateMachine,
+  probe: BreakerProbe,
+  now: number,
+  rtMs: number,
+  error: boolean,
+): void {
   machine.onComplete(now, rtMs, error);
   machine.probeExited(probe, now, rtMs, error);
 }

@@ -91,7 +91,9 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('trips an errorRatio breaker when the ratio is greater than the threshold', () => {
-      const { fg, events } = setup([{ ...ONE_ERROR_OPENS, strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 4 }]);
+      const { fg, events } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 4 },
+      ]);
       fail(fg);
       fail(fg);
       succeed(fg);
@@ -114,7 +116,9 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('counts a call as slow only when its response time is greater than maxAllowedRtMs', async () => {
-      const { fg, clock } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 }]);
+      const { fg, clock } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 },
+      ]);
       await call(fg, clock, 100);
       expect(stateOf(fg)).toEqual(['closed']);
       await call(fg, clock, 101);
@@ -122,14 +126,18 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('does not trip a slowRequestRatio breaker when the slow ratio equals the threshold', async () => {
-      const { fg, clock } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0.5, maxAllowedRtMs: 100, minRequestAmount: 2 }]);
+      const { fg, clock } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0.5, maxAllowedRtMs: 100, minRequestAmount: 2 },
+      ]);
       await call(fg, clock, 101);
       await call(fg, clock, 10);
       expect(stateOf(fg)).toEqual(['closed']);
     });
 
     it('trips a slowRequestRatio breaker when the slow ratio is greater than the threshold', async () => {
-      const { fg, clock, events } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0.5, maxAllowedRtMs: 100, minRequestAmount: 2 }]);
+      const { fg, clock, events } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0.5, maxAllowedRtMs: 100, minRequestAmount: 2 },
+      ]);
       await call(fg, clock, 101);
       await call(fg, clock, 10);
       await call(fg, clock, 150);
@@ -137,7 +145,9 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('trips a slowRequestRatio breaker with threshold 1.0 when every call was slow', async () => {
-      const { fg, clock, events } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 1, maxAllowedRtMs: 100, minRequestAmount: 2 }]);
+      const { fg, clock, events } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 1, maxAllowedRtMs: 100, minRequestAmount: 2 },
+      ]);
       await call(fg, clock, 101);
       await call(fg, clock, 101);
       expect(events).toMatchObject([{ from: 'closed', to: 'open', value: 1 }]);
@@ -181,7 +191,12 @@ describe('circuit breakers through the engine', () => {
       await clock.advance(300);
       const blocked = fg.tryEntry('r');
       expect(blocked).toBeInstanceOf(CircuitOpenError);
-      expect(blocked).toMatchObject({ code: 'ERR_CIRCUIT_OPEN', resource: 'r', retryAfterMs: 700, rule: fg.getRules().circuitBreakers[0] });
+      expect(blocked).toMatchObject({
+        code: 'ERR_CIRCUIT_OPEN',
+        resource: 'r',
+        retryAfterMs: 700,
+        rule: fg.getRules().circuitBreakers[0],
+      });
     });
 
     it('makes run() reject with ERR_CIRCUIT_OPEN without calling the function', async () => {
@@ -211,7 +226,9 @@ describe('circuit breakers through the engine', () => {
       const { fg, clock } = setup([ONE_ERROR_OPENS]);
       fail(fg);
       await clock.advance(250);
-      expect(fg.circuitState('r')).toEqual([{ rule: fg.getRules().circuitBreakers[0], state: 'open', retryAfterMs: 750 }]);
+      expect(fg.circuitState('r')).toEqual([
+        { rule: fg.getRules().circuitBreakers[0], state: 'open', retryAfterMs: 750 },
+      ]);
     });
   });
 
@@ -259,7 +276,9 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('reopens a slowRequestRatio breaker when the probe is slow', async () => {
-      const { fg, clock } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 }]);
+      const { fg, clock } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 },
+      ]);
       await call(fg, clock, 101);
       await clock.advance(1000);
       await call(fg, clock, 101);
@@ -267,7 +286,9 @@ describe('circuit breakers through the engine', () => {
     });
 
     it('closes a slowRequestRatio breaker when the probe is fast', async () => {
-      const { fg, clock } = setup([{ ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 }]);
+      const { fg, clock } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'slowRequestRatio', threshold: 0, maxAllowedRtMs: 100 },
+      ]);
       await call(fg, clock, 101);
       await clock.advance(1000);
       await call(fg, clock, 100);
@@ -302,7 +323,11 @@ describe('circuit breakers through the engine', () => {
       first.traceError(new Error('boom'));
       first.exit();
       second.exit();
-      expect(transitions()).toEqual(['errorCount:closed->open', 'errorCount:open->halfOpen', 'errorCount:halfOpen->open']);
+      expect(transitions()).toEqual([
+        'errorCount:closed->open',
+        'errorCount:open->halfOpen',
+        'errorCount:halfOpen->open',
+      ]);
     });
 
     it('does not count calls admitted before the breaker opened as probes', async () => {
@@ -315,7 +340,11 @@ describe('circuit breakers through the engine', () => {
       expect(stateOf(fg)).toEqual(['halfOpen']);
       probe.traceError(new Error('boom'));
       probe.exit();
-      expect(transitions()).toEqual(['errorCount:closed->open', 'errorCount:open->halfOpen', 'errorCount:halfOpen->open']);
+      expect(transitions()).toEqual([
+        'errorCount:closed->open',
+        'errorCount:open->halfOpen',
+        'errorCount:halfOpen->open',
+      ]);
     });
 
     it('does not let a call admitted before the breaker opened reopen it', async () => {
@@ -384,7 +413,12 @@ describe('circuit breakers through the engine', () => {
 
   describe('several breakers on one resource', () => {
     const FAST: CircuitBreakerRuleOptions = { ...ONE_ERROR_OPENS, retryTimeoutMs: 1000 };
-    const SLOW: CircuitBreakerRuleOptions = { ...ONE_ERROR_OPENS, strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 3000 };
+    const SLOW: CircuitBreakerRuleOptions = {
+      ...ONE_ERROR_OPENS,
+      strategy: 'errorRatio',
+      threshold: 0.5,
+      retryTimeoutMs: 3000,
+    };
 
     it('refuses the call while any breaker is open', () => {
       const { fg } = setup([FAST, { ...SLOW, minRequestAmount: 2 }]);
@@ -397,7 +431,11 @@ describe('circuit breakers through the engine', () => {
       const { fg, clock, events } = setup([FAST, SLOW]);
       fail(fg); // opens both
       await clock.advance(1000);
-      expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_CIRCUIT_OPEN', rule: { strategy: 'errorRatio' }, retryAfterMs: 2000 });
+      expect(fg.tryEntry('r')).toMatchObject({
+        code: 'ERR_CIRCUIT_OPEN',
+        rule: { strategy: 'errorRatio' },
+        retryAfterMs: 2000,
+      });
       expect(events.slice(-2)).toMatchObject([
         { rule: { strategy: 'errorCount' }, from: 'open', to: 'halfOpen', value: undefined },
         { rule: { strategy: 'errorCount' }, from: 'halfOpen', to: 'open', value: 1 },
@@ -435,7 +473,9 @@ describe('circuit breakers through the engine', () => {
 
   describe('events', () => {
     it('emits every transition in order, with the resource, the rule and the value', async () => {
-      const { fg, clock, events } = setup([{ ...ONE_ERROR_OPENS, strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 2 }]);
+      const { fg, clock, events } = setup([
+        { ...ONE_ERROR_OPENS, strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 2 },
+      ]);
       const rule = fg.getRules().circuitBreakers[0];
       succeed(fg);
       fail(fg);

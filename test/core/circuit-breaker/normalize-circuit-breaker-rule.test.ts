@@ -19,20 +19,41 @@ describe('normalizeCircuitBreakerRule', () => {
     const fg = new Floodgate({ clock: new ManualClock() });
     fg.loadCircuitBreakerRules([{ resource: 'r', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000 }]);
     expect(fg.getRules().circuitBreakers).toEqual([
-      { resource: 'r', strategy: 'errorRatio', threshold: 0.5, minRequestAmount: 5, statIntervalMs: 1000, bucketCount: 1, retryTimeoutMs: 1000, halfOpenProbes: 1 },
+      {
+        resource: 'r',
+        strategy: 'errorRatio',
+        threshold: 0.5,
+        minRequestAmount: 5,
+        statIntervalMs: 1000,
+        bucketCount: 1,
+        retryTimeoutMs: 1000,
+        halfOpenProbes: 1,
+      },
     ]);
   });
 
   it('has frozen defaults matching Sentinel', () => {
     expect(Object.isFrozen(CIRCUIT_BREAKER_RULE_DEFAULTS)).toBe(true);
-    expect(CIRCUIT_BREAKER_RULE_DEFAULTS).toEqual({ minRequestAmount: 5, statIntervalMs: 1000, bucketCount: 1, halfOpenProbes: 1 });
+    expect(CIRCUIT_BREAKER_RULE_DEFAULTS).toEqual({
+      minRequestAmount: 5,
+      statIntervalMs: 1000,
+      bucketCount: 1,
+      halfOpenProbes: 1,
+    });
   });
 
   it('keeps every field given', () => {
     const fg = new Floodgate({ clock: new ManualClock() });
     const rule = {
-      resource: 'r', strategy: 'slowRequestRatio', threshold: 0.2, maxAllowedRtMs: 0, minRequestAmount: 1,
-      statIntervalMs: 3000, bucketCount: 3, retryTimeoutMs: 500, halfOpenProbes: 2,
+      resource: 'r',
+      strategy: 'slowRequestRatio',
+      threshold: 0.2,
+      maxAllowedRtMs: 0,
+      minRequestAmount: 1,
+      statIntervalMs: 3000,
+      bucketCount: 3,
+      retryTimeoutMs: 500,
+      halfOpenProbes: 2,
     } as const;
     fg.loadCircuitBreakerRules([rule]);
     expect(fg.getRules().circuitBreakers).toEqual([rule]);
@@ -45,42 +66,60 @@ describe('normalizeCircuitBreakerRule', () => {
   });
 
   it('accepts an errorCount threshold greater than 1', () => {
-    expect(() => new Floodgate().loadCircuitBreakerRules([{ ...VALID, strategy: 'errorCount', threshold: 10 }])).not.toThrow();
+    expect(() =>
+      new Floodgate().loadCircuitBreakerRules([{ ...VALID, strategy: 'errorCount', threshold: 10 }]),
+    ).not.toThrow();
   });
 
   it('refuses an unknown strategy', () => {
     expect(issuesOf([{ ...VALID, strategy: 'latency' }])).toEqual([
-      { path: 'circuitBreakers[0].strategy', message: "must be one of 'slowRequestRatio', 'errorRatio', 'errorCount', got \"latency\"" },
+      {
+        path: 'circuitBreakers[0].strategy',
+        message: "must be one of 'slowRequestRatio', 'errorRatio', 'errorCount', got \"latency\"",
+      },
     ]);
   });
 
   it('requires a strategy', () => {
     const { strategy: _, ...rule } = VALID;
-    expect(issuesOf([rule])).toEqual([{ path: 'circuitBreakers[0].strategy', message: expect.stringContaining('is required') }]);
+    expect(issuesOf([rule])).toEqual([
+      { path: 'circuitBreakers[0].strategy', message: expect.stringContaining('is required') },
+    ]);
   });
 
   it('requires retryTimeoutMs', () => {
     const { retryTimeoutMs: _, ...rule } = VALID;
-    expect(issuesOf([rule])).toEqual([{ path: 'circuitBreakers[0].retryTimeoutMs', message: 'is required (a finite number > 0 and <= 2147483647)' }]);
+    expect(issuesOf([rule])).toEqual([
+      { path: 'circuitBreakers[0].retryTimeoutMs', message: 'is required (a finite number > 0 and <= 2147483647)' },
+    ]);
   });
 
   it.each([0, -1])('refuses retryTimeoutMs %p', (retryTimeoutMs) => {
     expect(issuesOf([{ ...VALID, retryTimeoutMs }])).toEqual([
-      { path: 'circuitBreakers[0].retryTimeoutMs', message: `must be a finite number > 0 and <= 2147483647, got ${retryTimeoutMs}` },
+      {
+        path: 'circuitBreakers[0].retryTimeoutMs',
+        message: `must be a finite number > 0 and <= 2147483647, got ${retryTimeoutMs}`,
+      },
     ]);
   });
 
   it.each([0, -1000])('refuses statIntervalMs %p', (statIntervalMs) => {
     expect(issuesOf([{ ...VALID, statIntervalMs }])).toEqual([
-      { path: 'circuitBreakers[0].statIntervalMs', message: `must be a finite number > 0 and <= 2147483647, got ${statIntervalMs}` },
+      {
+        path: 'circuitBreakers[0].statIntervalMs',
+        message: `must be a finite number > 0 and <= 2147483647, got ${statIntervalMs}`,
+      },
     ]);
   });
 
-  it.each([{ strategy: 'errorRatio' }, { strategy: 'slowRequestRatio', maxAllowedRtMs: 100 }])('refuses a threshold above 1 for $strategy', (fields) => {
-    expect(issuesOf([{ ...VALID, ...fields, threshold: 1.5 }])).toEqual([
-      { path: 'circuitBreakers[0].threshold', message: 'must be a finite number within [0, 1], got 1.5' },
-    ]);
-  });
+  it.each([{ strategy: 'errorRatio' }, { strategy: 'slowRequestRatio', maxAllowedRtMs: 100 }])(
+    'refuses a threshold above 1 for $strategy',
+    (fields) => {
+      expect(issuesOf([{ ...VALID, ...fields, threshold: 1.5 }])).toEqual([
+        { path: 'circuitBreakers[0].threshold', message: 'must be a finite number within [0, 1], got 1.5' },
+      ]);
+    },
+  );
 
   it('refuses a negative ratio threshold', () => {
     expect(issuesOf([{ ...VALID, threshold: -0.1 }])).toEqual([
@@ -108,7 +147,10 @@ describe('normalizeCircuitBreakerRule', () => {
 
   it('refuses maxAllowedRtMs for a strategy other than slowRequestRatio', () => {
     expect(issuesOf([{ ...VALID, maxAllowedRtMs: 100 }])).toEqual([
-      { path: 'circuitBreakers[0].maxAllowedRtMs', message: "is only allowed when strategy is 'slowRequestRatio', got strategy 'errorRatio'" },
+      {
+        path: 'circuitBreakers[0].maxAllowedRtMs',
+        message: "is only allowed when strategy is 'slowRequestRatio', got strategy 'errorRatio'",
+      },
     ]);
   });
 
@@ -132,23 +174,37 @@ describe('normalizeCircuitBreakerRule', () => {
 
   it('refuses a statIntervalMs that does not split into whole-millisecond buckets', () => {
     expect(issuesOf([{ ...VALID, statIntervalMs: 1000, bucketCount: 3 }])).toEqual([
-      { path: 'circuitBreakers[0].statIntervalMs', message: 'must split into bucketCount (3) buckets of whole milliseconds, got 1000' },
+      {
+        path: 'circuitBreakers[0].statIntervalMs',
+        message: 'must split into bucketCount (3) buckets of whole milliseconds, got 1000',
+      },
     ]);
   });
 
   it('keeps cluster: true, and drops cluster: false', () => {
     const fg = new Floodgate({ clock: new ManualClock() });
-    fg.loadCircuitBreakerRules([{ ...VALID, cluster: true }, { ...VALID, resource: 's', cluster: false }]);
+    fg.loadCircuitBreakerRules([
+      { ...VALID, cluster: true },
+      { ...VALID, resource: 's', cluster: false },
+    ]);
     expect(fg.getRules().circuitBreakers.map((rule) => rule.cluster)).toEqual([true, undefined]);
   });
 
   it('refuses a cluster field that is not a boolean', () => {
-    expect(issuesOf([{ ...VALID, cluster: { thresholdType: 'global' } }])).toEqual([{ path: 'circuitBreakers[0].cluster', message: 'must be true or false, got an object {"thresholdType":"global"}' }]);
+    expect(issuesOf([{ ...VALID, cluster: { thresholdType: 'global' } }])).toEqual([
+      {
+        path: 'circuitBreakers[0].cluster',
+        message: 'must be true or false, got an object {"thresholdType":"global"}',
+      },
+    ]);
   });
 
   it('refuses an unknown field', () => {
     expect(issuesOf([{ ...VALID, timeWindow: 5 }])).toEqual([
-      { path: 'circuitBreakers[0].timeWindow', message: expect.stringMatching(/^unknown field \(allowed: resource, strategy, threshold,/) },
+      {
+        path: 'circuitBreakers[0].timeWindow',
+        message: expect.stringMatching(/^unknown field \(allowed: resource, strategy, threshold,/),
+      },
     ]);
   });
 
@@ -184,7 +240,9 @@ describe('normalizeCircuitBreakerRule', () => {
   it('reports paths the same way through loadRules', () => {
     const fg = new Floodgate();
     expect(() => fg.loadRules({ circuitBreakers: [{ ...VALID, threshold: 3 }] as never })).toThrow(
-      expect.objectContaining({ issues: [{ path: 'circuitBreakers[0].threshold', message: 'must be a finite number within [0, 1], got 3' }] }),
+      expect.objectContaining({
+        issues: [{ path: 'circuitBreakers[0].threshold', message: 'must be a finite number within [0, 1], got 3' }],
+      }),
     );
   });
 });

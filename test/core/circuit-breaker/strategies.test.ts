@@ -1,4 +1,8 @@
-import { ErrorCountBreaker, ErrorRatioBreaker, SlowRequestRatioBreaker } from '../../../packages/core/src/circuit-breaker/strategies';
+import {
+  ErrorCountBreaker,
+  ErrorRatioBreaker,
+  SlowRequestRatioBreaker,
+} from '../../../packages/core/src/circuit-breaker/strategies';
 
 describe('SlowRequestRatioBreaker', () => {
   it('does not trip when the slow ratio equals the threshold', () => {

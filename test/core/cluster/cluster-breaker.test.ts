@@ -4,7 +4,14 @@ import type { ClusterBackend } from '@floodgate/core/cluster';
 // The engine's side of shared breakers that needs no store: which breaker rules are shared.
 // Shared breakers themselves are tested on a real Redis (test/redis/shared-breaker*.test.ts).
 
-const RULE: CircuitBreakerRuleOptions = { resource: 'api', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000, cluster: true };
+const RULE: CircuitBreakerRuleOptions = {
+  resource: 'api',
+  strategy: 'errorCount',
+  threshold: 0,
+  minRequestAmount: 1,
+  retryTimeoutMs: 1000,
+  cluster: true,
+};
 
 /** A backend of someone else's making that shares limits but not breakers (`breaker()` is optional). */
 const limitsOnly: ClusterBackend = {

@@ -26,22 +26,32 @@ describe('cluster checks that fail', () => {
     expect(next).toHaveProperty('exit');
   });
 
-  it.each<StoreHealth>(['reject', 'throw'])('falls back to the local rule when a limiter breaks its contract (%s) (#12)', async (health) => {
-    const { fg, fallbacks } = clustered({ flow: [{ ...CLUSTER_FLOW, threshold: 1 }] }, health);
-    const entry = await fg.enter('r');
-    expect(fallbacks).toMatchObject([{ resource: 'r', backend: 'memory', reason: 'error', decidedBy: 'local' }]);
-    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
-    entry.exit();
-  });
+  it.each<StoreHealth>(['reject', 'throw'])(
+    'falls back to the local rule when a limiter breaks its contract (%s) (#12)',
+    async (health) => {
+      const { fg, fallbacks } = clustered({ flow: [{ ...CLUSTER_FLOW, threshold: 1 }] }, health);
+      const entry = await fg.enter('r');
+      expect(fallbacks).toMatchObject([{ resource: 'r', backend: 'memory', reason: 'error', decidedBy: 'local' }]);
+      await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+      entry.exit();
+    },
+  );
 
   it('lets the call pass when a limiter breaks its contract and the rule does not fall back to local', async () => {
-    const { fg, fallbacks } = clustered({ flow: [{ ...CLUSTER_FLOW, threshold: 0, cluster: { fallbackToLocal: false } }] }, 'reject');
+    const { fg, fallbacks } = clustered(
+      { flow: [{ ...CLUSTER_FLOW, threshold: 0, cluster: { fallbackToLocal: false } }] },
+      'reject',
+    );
     (await fg.enter('r')).exit();
     expect(fallbacks).toMatchObject([{ reason: 'error', decidedBy: 'pass' }]);
   });
 
   it('falls back when a custom limiter has no acquireEach for an array value (#12)', async () => {
-    const { fg, fallbacks } = clustered({ hotParams: [{ resource: 'r', paramIndex: 0, threshold: 1, cluster: {} }] }, 'up', true);
+    const { fg, fallbacks } = clustered(
+      { hotParams: [{ resource: 'r', paramIndex: 0, threshold: 1, cluster: {} }] },
+      'up',
+      true,
+    );
     (await fg.enter('r', { args: [['a', 'b']] })).exit();
     expect(fallbacks).toHaveLength(1);
     expect(fallbacks[0]).toMatchObject({ reason: 'error', decidedBy: 'local' });
@@ -58,7 +68,10 @@ describe('cluster checks that fail', () => {
     const clock = new ManualClock();
     const backend: ClusterBackend = {
       name: 'odd',
-      limiter: (): ClusterLimiter => ({ acquire: () => Promise.resolve(answer as ClusterDecision), tryAcquireLeased: () => undefined }),
+      limiter: (): ClusterLimiter => ({
+        acquire: () => Promise.resolve(answer as ClusterDecision),
+        tryAcquireLeased: () => undefined,
+      }),
     };
     const fg = new Floodgate({ clock, cluster: backend });
     const fallbacks: ClusterFallbackEvent[] = [];
@@ -86,7 +99,10 @@ describe('cluster checks that fail', () => {
     fg.loadFlowRules([{ resource: 'r', threshold: 1, cluster: { leaseTokens: 10 } }]);
     fg.entry('r').exit();
     expect(() => fg.entry('r')).toThrow(expect.objectContaining({ code: 'ERR_FLOW_BLOCKED' }));
-    expect(fallbacks).toMatchObject([{ reason: 'error', decidedBy: 'local' }, { reason: 'error', decidedBy: 'local' }]);
+    expect(fallbacks).toMatchObject([
+      { reason: 'error', decidedBy: 'local' },
+      { reason: 'error', decidedBy: 'local' },
+    ]);
   });
 
   it('falls back when the backend cannot make a limiter, and keeps the rules loaded', async () => {
@@ -111,7 +127,12 @@ describe('cluster checks that fail', () => {
 
 describe('cluster refunds', () => {
   it('gives the store its tokens back when a later local check refuses the call', async () => {
-    const { fg, backend } = clustered({ flow: [CLUSTER_FLOW], circuitBreakers: [{ resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }] });
+    const { fg, backend } = clustered({
+      flow: [CLUSTER_FLOW],
+      circuitBreakers: [
+        { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+      ],
+    });
     const failing = await fg.enter('r');
     failing.traceError(new Error('down'));
     failing.exit();

@@ -44,7 +44,11 @@ export class MemoryClusterBackend implements ClusterBackend {
     const limiter = new MemoryLimiter(spec, this.clock, () => this.health);
     this.limiters.set(spec.key, limiter);
     if (!this.withoutAcquireEach) return limiter;
-    return { acquire: limiter.acquire.bind(limiter), tryAcquireLeased: limiter.tryAcquireLeased.bind(limiter), release: limiter.release.bind(limiter) };
+    return {
+      acquire: limiter.acquire.bind(limiter),
+      tryAcquireLeased: limiter.tryAcquireLeased.bind(limiter),
+      release: limiter.release.bind(limiter),
+    };
   }
 
   /** Tokens given back beyond those taken, over every limiter (always 0 for a sound engine). */
@@ -86,12 +90,17 @@ export class MemoryLimiter implements ClusterLimiter {
     return this.acquireEach(acquireCount, [scope], [threshold ?? this.spec.threshold]);
   }
 
-  acquireEach(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision> {
+  acquireEach(
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+  ): Promise<ClusterDecision> {
     const health = this.health();
     if (health === 'throw') throw new Error('store broke (sync)');
     if (health === 'reject') return Promise.reject(new Error('store broke (async)'));
     if (health === 'timeout') return Promise.resolve({ status: 'unavailable', reason: 'timeout' });
-    if (health === 'error') return Promise.resolve({ status: 'unavailable', reason: 'error', error: new Error('store error') });
+    if (health === 'error')
+      return Promise.resolve({ status: 'unavailable', reason: 'error', error: new Error('store error') });
     const now = this.clock.now();
     const spec = this.spec;
     const decision =
@@ -147,7 +156,8 @@ export class MemoryLimiter implements ClusterLimiter {
 
   private window(spec: ClusterWindowSpec, acquireCount: number, scope: string, now: number): ClusterDecision {
     const count = this.windowCount(scope, now);
-    if (count + acquireCount > spec.threshold) return { status: 'block', retryAfterMs: bucketStart(now) + BUCKET_MS - now };
+    if (count + acquireCount > spec.threshold)
+      return { status: 'block', retryAfterMs: bucketStart(now) + BUCKET_MS - now };
     let buckets = this.windows.get(scope);
     if (buckets === undefined) this.windows.set(scope, (buckets = new Map()));
     const start = bucketStart(now);
@@ -159,19 +169,27 @@ export class MemoryLimiter implements ClusterLimiter {
     return { status: 'pass', receipt: start };
   }
 
-  private pace(spec: ClusterPaceSpec, acquireCount: number, scopes: readonly string[], thresholds: readonly number[], now: number): ClusterDecision {
+  private pace(
+    spec: ClusterPaceSpec,
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+    now: number,
+  ): ClusterDecision {
     if (acquireCount <= 0) return PASS;
     const slots: number[] = [];
     let wait = 0;
     for (let i = 0; i < scopes.length; i++) {
       const threshold = thresholds[i]!;
       if (threshold <= 0) return { status: 'block', retryAfterMs: undefined, index: i };
-      const expected = (this.latest.get(scopes[i]!) ?? Number.NEGATIVE_INFINITY) + (spec.durationMs * acquireCount) / threshold;
+      const expected =
+        (this.latest.get(scopes[i]!) ?? Number.NEGATIVE_INFINITY) + (spec.durationMs * acquireCount) / threshold;
       if (expected <= now) {
         slots.push(now);
         continue;
       }
-      if (expected - now > spec.maxQueueingTimeMs) return { status: 'block', retryAfterMs: expected - now - spec.maxQueueingTimeMs, index: i };
+      if (expected - now > spec.maxQueueingTimeMs)
+        return { status: 'block', retryAfterMs: expected - now - spec.maxQueueingTimeMs, index: i };
       slots.push(expected);
       wait = Math.max(wait, expected - now);
     }
@@ -179,7 +197,13 @@ export class MemoryLimiter implements ClusterLimiter {
     return wait > 0 ? { status: 'wait', waitMs: wait } : PASS;
   }
 
-  private tokenBucket(spec: ClusterTokenBucketSpec, acquireCount: number, scopes: readonly string[], thresholds: readonly number[], now: number): ClusterDecision {
+  private tokenBucket(
+    spec: ClusterTokenBucketSpec,
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+    now: number,
+  ): ClusterDecision {
     const next: Bucket[] = [];
     for (let i = 0; i < scopes.length; i++) {
       const tokens = thresholds[i]!;
@@ -192,7 +216,9 @@ export class MemoryLimiter implements ClusterLimiter {
       }
       const elapsed = now - bucket.time;
       const refill = elapsed > spec.durationMs;
-      const available = refill ? Math.min(bucket.tokens + Math.floor((elapsed * tokens) / spec.durationMs), max) : bucket.tokens;
+      const available = refill
+        ? Math.min(bucket.tokens + Math.floor((elapsed * tokens) / spec.durationMs), max)
+        : bucket.tokens;
       if (available < acquireCount) return { status: 'block', retryAfterMs: undefined, index: i };
       next.push({ time: refill ? now : bucket.time, tokens: available - acquireCount });
     }

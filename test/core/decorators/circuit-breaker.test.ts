@@ -1,9 +1,4 @@
-import {
-  CircuitBreaker,
-  CircuitOpenError,
-  Floodgate,
-  ManualClock,
-} from '@floodgate/core';
+import { CircuitBreaker, CircuitOpenError, Floodgate, ManualClock } from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);
@@ -126,7 +121,12 @@ describe('@CircuitBreaker', () => {
   it('takes a predicate as exceptionsToIgnore', () => {
     const { fg } = engine();
     class Inventory {
-      @CircuitBreaker({ ...TWO_ERRORS, floodgate: fg, fallback: () => -1, exceptionsToIgnore: (error) => error instanceof NotFoundError })
+      @CircuitBreaker({
+        ...TWO_ERRORS,
+        floodgate: fg,
+        fallback: () => -1,
+        exceptionsToIgnore: (error) => error instanceof NotFoundError,
+      })
       count(missing: boolean): number {
         throw missing ? new NotFoundError('no such sku') : new LookupError('down');
       }

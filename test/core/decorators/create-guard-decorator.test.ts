@@ -127,7 +127,12 @@ describe('decorating with standard decorators', () => {
         getUser(): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ code: 'ERR_INVALID_RULE', issues: [expect.objectContaining({ path: 'blockHandler' })] }));
+    }).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_RULE',
+        issues: [expect.objectContaining({ path: 'blockHandler' })],
+      }),
+    );
   });
 
   it('refuses an engine that is not a Floodgate', () => {
@@ -147,7 +152,9 @@ describe('decorating with standard decorators', () => {
         getUser(_id: string): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'paramIndex' })]) }));
+    }).toThrow(
+      expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'paramIndex' })]) }),
+    );
   });
 
   it('refuses a @HotParam with both paramIndex and param', () => {
@@ -157,7 +164,9 @@ describe('decorating with standard decorators', () => {
         getUser(_id: string): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'param' })]) }));
+    }).toThrow(
+      expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'param' })]) }),
+    );
   });
 
   it('refuses a @HotParam paramKey without param', () => {
@@ -167,7 +176,9 @@ describe('decorating with standard decorators', () => {
         getUser(_id: string): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'paramKey' })]) }));
+    }).toThrow(
+      expect.objectContaining({ issues: expect.arrayContaining([expect.objectContaining({ path: 'paramKey' })]) }),
+    );
   });
 
   it('refuses two resources on one method', () => {
@@ -178,7 +189,9 @@ describe('decorating with standard decorators', () => {
         getUser(): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ code: 'ERR_INVALID_RULE', issues: [expect.objectContaining({ path: 'resource' })] }));
+    }).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_RULE', issues: [expect.objectContaining({ path: 'resource' })] }),
+    );
   });
 
   it('refuses two engines on one method', () => {
@@ -212,7 +225,13 @@ describe('decorating with standard decorators', () => {
         static getUser(): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ message: expect.stringMatching(/^@RateLimit on Bad\.getUser: blockHandler: must name a static method of Bad, got "nope"/) }));
+    }).toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /^@RateLimit on Bad\.getUser: blockHandler: must name a static method of Bad, got "nope"/,
+        ),
+      }),
+    );
   });
 
   it('refuses an instance fallback name that is not a method of the class at the first construction', () => {
@@ -220,6 +239,13 @@ describe('decorating with standard decorators', () => {
       @RateLimit({ threshold: 1, fallback: 'nope' })
       getUser(): void {}
     }
-    expect(() => new Bad()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_RULE', message: expect.stringContaining('@RateLimit on Bad.getUser: fallback: must name an instance method of Bad, got "nope"') }));
+    expect(() => new Bad()).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_RULE',
+        message: expect.stringContaining(
+          '@RateLimit on Bad.getUser: fallback: must name an instance method of Bad, got "nope"',
+        ),
+      }),
+    );
   });
 });

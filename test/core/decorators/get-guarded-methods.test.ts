@@ -35,8 +35,17 @@ describe('getGuardedMethods', () => {
         resource: 'UserService.getUser',
         floodgate: fg,
         rules: {
-          flow: [expect.objectContaining({ resource: 'UserService.getUser', threshold: 10, metric: 'qps', behavior: 'reject' })],
-          circuitBreakers: [expect.objectContaining({ resource: 'UserService.getUser', strategy: 'errorRatio', minRequestAmount: 5 })],
+          flow: [
+            expect.objectContaining({
+              resource: 'UserService.getUser',
+              threshold: 10,
+              metric: 'qps',
+              behavior: 'reject',
+            }),
+          ],
+          circuitBreakers: [
+            expect.objectContaining({ resource: 'UserService.getUser', strategy: 'errorRatio', minRequestAmount: 5 }),
+          ],
           hotParams: [],
         },
       },
@@ -108,8 +117,12 @@ describe('getGuardedMethods', () => {
       getUser(): void {}
     }
     getGuardedMethods(UserService);
-    expect(Reflect.getOwnMetadata(DECORATOR_METADATA_KEYS.resource, UserService.prototype, 'getUser')).toBe('UserService.getUser');
-    expect(Reflect.getOwnMetadata('floodgate:rate-limit', UserService.prototype, 'getUser')).toEqual([expect.objectContaining({ threshold: 10 })]);
+    expect(Reflect.getOwnMetadata(DECORATOR_METADATA_KEYS.resource, UserService.prototype, 'getUser')).toBe(
+      'UserService.getUser',
+    );
+    expect(Reflect.getOwnMetadata('floodgate:rate-limit', UserService.prototype, 'getUser')).toEqual([
+      expect.objectContaining({ threshold: 10 }),
+    ]);
     expect(Reflect.getOwnMetadata('floodgate:circuit-breaker', UserService.prototype, 'getUser')).toEqual([]);
   });
 

@@ -1,9 +1,4 @@
-import {
-  Floodgate,
-  HotParam,
-  HotParamBlockError,
-  ManualClock,
-} from '@floodgate/core';
+import { Floodgate, HotParam, HotParamBlockError, ManualClock } from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);
@@ -60,20 +55,29 @@ describe('@HotParam', () => {
       place(_id: string): void {}
     }
     new OrderService();
-    expect(fg.getRules().hotParams).toEqual([expect.objectContaining({ resource: 'OrderService.place', paramKey: 'param', threshold: 1 })]);
+    expect(fg.getRules().hotParams).toEqual([
+      expect.objectContaining({ resource: 'OrderService.place', paramKey: 'param', threshold: 1 }),
+    ]);
   });
 
   it('declares a param rule under the paramKey given, which a loaded rule can then use', () => {
     const { fg } = engine();
     class OrderService {
-      @HotParam({ param: (order: { customer: string }) => order.customer, paramKey: 'customer', threshold: 100, floodgate: fg })
+      @HotParam({
+        param: (order: { customer: string }) => order.customer,
+        paramKey: 'customer',
+        threshold: 100,
+        floodgate: fg,
+      })
       place(_order: { customer: string }): string {
         return 'placed';
       }
     }
     const orders = new OrderService();
     expect(fg.getRules().hotParams).toEqual([expect.objectContaining({ paramKey: 'customer' })]);
-    fg.loadHotParamRules([{ resource: 'OrderService.place', paramKey: 'customer', threshold: 100, specificItems: { abuser: 0 } }]);
+    fg.loadHotParamRules([
+      { resource: 'OrderService.place', paramKey: 'customer', threshold: 100, specificItems: { abuser: 0 } },
+    ]);
     expect(() => orders.place({ customer: 'abuser' })).toThrow(HotParamBlockError);
     expect(orders.place({ customer: 'someone' })).toBe('placed');
   });
@@ -108,7 +112,12 @@ describe('@HotParam', () => {
       }
     }
     const transfers = new Transfers();
-    expect(fg.getRules().hotParams.map((rule) => rule.paramKey).sort()).toEqual(['param', 'param1']);
+    expect(
+      fg
+        .getRules()
+        .hotParams.map((rule) => rule.paramKey)
+        .sort(),
+    ).toEqual(['param', 'param1']);
     transfers.send('a', 'b');
     expect(() => transfers.send('c', 'b')).toThrow(expect.objectContaining({ value: 'b' }));
     expect(() => transfers.send('a', 'd')).toThrow(expect.objectContaining({ value: 'a' }));
@@ -153,7 +162,9 @@ describe('@HotParam paramIndex beyond the method’s parameters', () => {
         }
       }
       return UserService;
-    }).toThrow("@HotParam on method getProfile: paramIndex: 3 is beyond the method's parameters (it declares 1 parameter)");
+    }).toThrow(
+      "@HotParam on method getProfile: paramIndex: 3 is beyond the method's parameters (it declares 1 parameter)",
+    );
   });
 
   it('refuses a negative index reaching before the first parameter', () => {
@@ -172,7 +183,11 @@ describe('@HotParam paramIndex beyond the method’s parameters', () => {
     expect(() => {
       class Search {
         @HotParam({ paramIndex: 2, threshold: 1, floodgate: fg })
-        query({ text }: { text: string }, [page]: number[] = [1], options: { limit?: number } = { limit: Math.max(1, 2) }): string {
+        query(
+          { text }: { text: string },
+          [page]: number[] = [1],
+          options: { limit?: number } = { limit: Math.max(1, 2) },
+        ): string {
           return `${text}${page}${String(options.limit)}`;
         }
       }

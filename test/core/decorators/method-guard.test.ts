@@ -152,7 +152,11 @@ describe('blockHandler and fallback', () => {
   it('gives a blocked call to fallback when there is no blockHandler', () => {
     const { fg } = engine();
     class Search {
-      @RateLimit({ threshold: 0, floodgate: fg, fallback: (query: string, error: unknown) => `${query}: ${(error as BlockError).code}` })
+      @RateLimit({
+        threshold: 0,
+        floodgate: fg,
+        fallback: (query: string, error: unknown) => `${query}: ${(error as BlockError).code}`,
+      })
       find(query: string): string {
         return query;
       }
@@ -165,7 +169,12 @@ describe('blockHandler and fallback', () => {
     const blockHandler = jest.fn(() => 'blocked');
     const failure = new LookupError('down');
     class Search {
-      @CircuitBreaker({ ...TWO_ERRORS, floodgate: fg, blockHandler, fallback: (_q: string, error: unknown) => (error === failure ? 'fell back' : 'other') })
+      @CircuitBreaker({
+        ...TWO_ERRORS,
+        floodgate: fg,
+        blockHandler,
+        fallback: (_q: string, error: unknown) => (error === failure ? 'fell back' : 'other'),
+      })
       find(_query: string): string {
         throw failure;
       }
@@ -277,7 +286,11 @@ describe('blockHandler and fallback', () => {
   it('resolves an async method blocked by an open circuit to what its blockHandler returns', async () => {
     const { fg } = engine();
     class Search {
-      @CircuitBreaker({ ...TWO_ERRORS, floodgate: fg, blockHandler: async (_q: string, error: unknown) => (error instanceof CircuitOpenError ? 'open' : '?') })
+      @CircuitBreaker({
+        ...TWO_ERRORS,
+        floodgate: fg,
+        blockHandler: async (_q: string, error: unknown) => (error instanceof CircuitOpenError ? 'open' : '?'),
+      })
       async find(_query: string): Promise<string> {
         throw new LookupError('down');
       }
@@ -353,23 +366,33 @@ describe('timeoutMs on a guarded method', () => {
   const never = (): Promise<string> => new Promise<string>(() => undefined);
 
   it.each([
-    ['@RateLimit', (fg: Floodgate) => RateLimit({ threshold: 10, metric: 'concurrency', timeoutMs: 100, floodgate: fg })],
+    [
+      '@RateLimit',
+      (fg: Floodgate) => RateLimit({ threshold: 10, metric: 'concurrency', timeoutMs: 100, floodgate: fg }),
+    ],
     ['@CircuitBreaker', (fg: Floodgate) => CircuitBreaker({ ...TWO_ERRORS, timeoutMs: 100, floodgate: fg })],
     ['@HotParam', (fg: Floodgate) => HotParam({ paramIndex: 0, threshold: 10, timeoutMs: 100, floodgate: fg })],
-  ])('answers a call that has not settled by timeoutMs with a TimeoutError and frees its slot, with %s (#12)', async (_name, decorator) => {
-    const { fg, clock } = engine();
-    class Api {
-      @decorator(fg)
-      async fetch(_id: string): Promise<string> {
-        return never();
+  ])(
+    'answers a call that has not settled by timeoutMs with a TimeoutError and frees its slot, with %s (#12)',
+    async (_name, decorator) => {
+      const { fg, clock } = engine();
+      class Api {
+        @decorator(fg)
+        async fetch(_id: string): Promise<string> {
+          return never();
+        }
       }
-    }
-    const call = expect(new Api().fetch('a')).rejects.toMatchObject({ code: 'ERR_TIMEOUT', resource: 'Api.fetch', timeoutMs: 100 });
-    expect(fg.stats('Api.fetch')!.concurrency).toBe(1);
-    await clock.advance(100);
-    await call;
-    expect(fg.stats('Api.fetch')!.concurrency).toBe(0);
-  });
+      const call = expect(new Api().fetch('a')).rejects.toMatchObject({
+        code: 'ERR_TIMEOUT',
+        resource: 'Api.fetch',
+        timeoutMs: 100,
+      });
+      expect(fg.stats('Api.fetch')!.concurrency).toBe(1);
+      await clock.advance(100);
+      await call;
+      expect(fg.stats('Api.fetch')!.concurrency).toBe(0);
+    },
+  );
 
   it('gives the TimeoutError to the fallback', async () => {
     const { fg, clock } = engine();

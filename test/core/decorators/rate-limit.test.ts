@@ -1,10 +1,4 @@
-import {
-  Floodgate,
-  FlowBlockError,
-  ManualClock,
-  RateLimit,
-  floodgate,
-} from '@floodgate/core';
+import { Floodgate, FlowBlockError, ManualClock, RateLimit, floodgate } from '@floodgate/core';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);
@@ -48,7 +42,9 @@ describe('@RateLimit', () => {
       getUser(): void {}
     }
     new UserService();
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'UserService.getUser', threshold: 7, metric: 'qps', behavior: 'reject' })]);
+    expect(fg.getRules().flow).toEqual([
+      expect.objectContaining({ resource: 'UserService.getUser', threshold: 7, metric: 'qps', behavior: 'reject' }),
+    ]);
   });
 
   it('declares the rule of a static method when the class is defined', () => {
@@ -159,7 +155,12 @@ describe('@RateLimit', () => {
     expect(derived.load()).toBe('derived');
     expect(() => derived.load()).toThrow(expect.objectContaining({ resource: 'Derived.load' }));
     expect(base.load()).toBe('base');
-    expect(fg.getRules().flow.map((rule) => rule.resource).sort()).toEqual(['Base.load', 'Derived.load']);
+    expect(
+      fg
+        .getRules()
+        .flow.map((rule) => rule.resource)
+        .sort(),
+    ).toEqual(['Base.load', 'Derived.load']);
   });
 
   it('counts an inherited method under the resource of the class that defines it', () => {
@@ -182,7 +183,9 @@ describe('@RateLimit', () => {
       work(): void {}
     }
     new SharedEngineService();
-    expect(floodgate.getRules().flow).toContainEqual(expect.objectContaining({ resource: 'SharedEngineService.work', threshold: 9 }));
+    expect(floodgate.getRules().flow).toContainEqual(
+      expect.objectContaining({ resource: 'SharedEngineService.work', threshold: 9 }),
+    );
   });
 
   it('gives way to loaded rules for its resource, and comes back when they are removed', () => {

@@ -130,35 +130,51 @@ describe('blocks by rule', () => {
     expect(events).toEqual([expect.objectContaining({ resource: 'r', ruleId: 'flow#1' })]);
   });
 
-  it('sums, over rules, to the resource block total whatever the traffic (property)', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.record({ origin: fc.constantFrom('', 'a', 'b', 'evil'), user: fc.constantFrom('u1', 'u2', 'u3'), acquireCount: fc.integer({ min: 0, max: 3 }), advanceMs: fc.integer({ min: 0, max: 700 }) }), { maxLength: 60 }),
-        (calls) => {
-          const clock = new ManualClock();
-          const fg = new Floodgate({ clock });
-          fg.loadRules({
-            authority: [{ resource: 'r', strategy: 'deny', origins: ['evil'] }],
-            flow: [
-              { resource: 'r', threshold: 5 },
-              { resource: 'r', threshold: 2, limitOrigin: 'a' },
-            ],
-            hotParams: [{ resource: 'r', paramKey: 'user', threshold: 2 }],
-          });
-          for (const call of calls) {
-            void clock.advance(call.advanceMs);
-            const result = fg.tryEntry('r', { origin: call.origin, acquireCount: call.acquireCount, params: { user: call.user } });
-            if (result instanceof Entry) result.exit();
-          }
-          const byRule = fg.blocksByRule('r') ?? [];
-          const total = fg.totals('r')?.block ?? 0;
-          expect(byRule.reduce((sum, b) => sum + b.count, 0)).toBe(total);
-          for (const b of byRule) expect(['authority#0', 'flow#0', 'flow#1', 'hotParam#0']).toContain(b.ruleId);
-        },
-      ),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'sums, over rules, to the resource block total whatever the traffic (property)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(
+            fc.record({
+              origin: fc.constantFrom('', 'a', 'b', 'evil'),
+              user: fc.constantFrom('u1', 'u2', 'u3'),
+              acquireCount: fc.integer({ min: 0, max: 3 }),
+              advanceMs: fc.integer({ min: 0, max: 700 }),
+            }),
+            { maxLength: 60 },
+          ),
+          (calls) => {
+            const clock = new ManualClock();
+            const fg = new Floodgate({ clock });
+            fg.loadRules({
+              authority: [{ resource: 'r', strategy: 'deny', origins: ['evil'] }],
+              flow: [
+                { resource: 'r', threshold: 5 },
+                { resource: 'r', threshold: 2, limitOrigin: 'a' },
+              ],
+              hotParams: [{ resource: 'r', paramKey: 'user', threshold: 2 }],
+            });
+            for (const call of calls) {
+              void clock.advance(call.advanceMs);
+              const result = fg.tryEntry('r', {
+                origin: call.origin,
+                acquireCount: call.acquireCount,
+                params: { user: call.user },
+              });
+              if (result instanceof Entry) result.exit();
+            }
+            const byRule = fg.blocksByRule('r') ?? [];
+            const total = fg.totals('r')?.block ?? 0;
+            expect(byRule.reduce((sum, b) => sum + b.count, 0)).toBe(total);
+            for (const b of byRule) expect(['authority#0', 'flow#0', 'flow#1', 'hotParam#0']).toContain(b.ruleId);
+          },
+        ),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 });
 
 describe('ruleIdOf', () => {

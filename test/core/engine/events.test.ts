@@ -1,5 +1,12 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { DIAGNOSTICS_CHANNELS, Floodgate, ManualClock, type BlockEvent, type DiagnosticsMessage, type FloodgateEventMap } from '@floodgate/core';
+import {
+  DIAGNOSTICS_CHANNELS,
+  Floodgate,
+  ManualClock,
+  type BlockEvent,
+  type DiagnosticsMessage,
+  type FloodgateEventMap,
+} from '@floodgate/core';
 
 /** Collects what a channel publishes until `stop()`. */
 function listen<K extends keyof FloodgateEventMap>(event: K): { messages: DiagnosticsMessage<K>[]; stop: () => void } {
@@ -20,7 +27,9 @@ describe('diagnostics channels', () => {
     const block = listen('block');
     try {
       const error = fg.tryEntry('r', { origin: 'app' });
-      expect(block.messages).toEqual([{ floodgate: fg, event: { resource: 'r', origin: 'app', error, ruleId: 'flow#0' } }]);
+      expect(block.messages).toEqual([
+        { floodgate: fg, event: { resource: 'r', origin: 'app', error, ruleId: 'flow#0' } },
+      ]);
     } finally {
       block.stop();
     }
@@ -40,7 +49,9 @@ describe('diagnostics channels', () => {
   it('publishes each breaker transition on floodgate:circuit', async () => {
     const clock = new ManualClock();
     const fg = new Floodgate({ clock });
-    fg.loadCircuitBreakerRules([{ resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }]);
+    fg.loadCircuitBreakerRules([
+      { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
     const circuit = listen('circuitStateChange');
     try {
       const failing = fg.entry('r');
@@ -48,7 +59,9 @@ describe('diagnostics channels', () => {
       failing.exit();
       await clock.advance(1000);
       fg.entry('r').exit();
-      expect(circuit.messages.map(({ floodgate, event }) => [floodgate === fg, event.ruleId, event.from, event.to])).toEqual([
+      expect(
+        circuit.messages.map(({ floodgate, event }) => [floodgate === fg, event.ruleId, event.from, event.to]),
+      ).toEqual([
         [true, 'circuitBreaker#0', 'closed', 'open'],
         [true, 'circuitBreaker#0', 'open', 'halfOpen'],
         [true, 'circuitBreaker#0', 'halfOpen', 'closed'],
@@ -65,8 +78,12 @@ describe('diagnostics channels', () => {
     try {
       fg.loadFlowRules([{ resource: 'r', threshold: 5 }], { source: 'file' });
       expect(() => fg.loadFlowRules([{ resource: 'r', threshold: -1 }], { source: 'file' })).toThrow();
-      expect(rules.messages.map(({ event }) => [event.source, event.resources, event.rules.flow.length])).toEqual([['file', ['r'], 1]]);
-      expect(rejected.messages.map(({ floodgate, event }) => [floodgate === fg, event.source, event.issues[0]!.path])).toEqual([[true, 'file', 'flow[0].threshold']]);
+      expect(rules.messages.map(({ event }) => [event.source, event.resources, event.rules.flow.length])).toEqual([
+        ['file', ['r'], 1],
+      ]);
+      expect(
+        rejected.messages.map(({ floodgate, event }) => [floodgate === fg, event.source, event.issues[0]!.path]),
+      ).toEqual([[true, 'file', 'flow[0].threshold']]);
     } finally {
       rules.stop();
       rejected.stop();
@@ -97,7 +114,11 @@ describe('diagnostics channels', () => {
       a.tryEntry('r');
       b.tryEntry('r');
       b.tryEntry('r');
-      expect(block.messages.map((m) => (m.floodgate === a ? 'a' : m.floodgate === b ? 'b' : '?'))).toEqual(['a', 'b', 'b']);
+      expect(block.messages.map((m) => (m.floodgate === a ? 'a' : m.floodgate === b ? 'b' : '?'))).toEqual([
+        'a',
+        'b',
+        'b',
+      ]);
     } finally {
       block.stop();
     }
@@ -134,7 +155,8 @@ describe('diagnostics channels', () => {
       fg.tryEntry('r');
       expect(block.messages).toHaveLength(1);
       expect(idlePublish).not.toHaveBeenCalled();
-      for (const name of Object.values(DIAGNOSTICS_CHANNELS)) expect(diagnosticsChannel.hasSubscribers(name)).toBe(false);
+      for (const name of Object.values(DIAGNOSTICS_CHANNELS))
+        expect(diagnosticsChannel.hasSubscribers(name)).toBe(false);
     } finally {
       idlePublish.mockRestore();
     }

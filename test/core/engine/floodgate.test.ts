@@ -70,7 +70,9 @@ describe('Floodgate entries', () => {
 
   it('says what a bad resource name is, a symbol too (#12)', () => {
     const { fg } = engine();
-    expect(() => fg.entry(Symbol('who') as never)).toThrow(`resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got Symbol(who)`);
+    expect(() => fg.entry(Symbol('who') as never)).toThrow(
+      `resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got Symbol(who)`,
+    );
     expect(() => fg.entry(42 as never)).toThrow('got 42');
   });
 
@@ -147,7 +149,10 @@ describe('a check that throws', () => {
 
   it('gives back what earlier checks took, in an enter() that may wait, and rejects with its error (#12)', async () => {
     const { fg } = engine();
-    fg.loadRules({ hotParams: HOT_PARAMS, flow: [{ resource: 'r', behavior: 'throttle', threshold: 1000, maxQueueingTimeMs: 500 }] });
+    fg.loadRules({
+      hotParams: HOT_PARAMS,
+      flow: [{ resource: 'r', behavior: 'throttle', threshold: 1000, maxQueueingTimeMs: 500 }],
+    });
     await expect(fg.enter('r', throwing)).rejects.toThrow('cannot read page');
     expect(fg.tryEntry('r', { args: ['alice'] })).toBeInstanceOf(Entry);
   });
@@ -174,9 +179,13 @@ describe('Floodgate.run', () => {
     const { fg } = engine();
     fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
     const fallback = jest.fn(() => 'fallback');
-    await expect(fg.run('r', () => 'call', { blockHandler: (e) => `blocked:${e.code}`, fallback })).resolves.toBe('blocked:ERR_FLOW_BLOCKED');
+    await expect(fg.run('r', () => 'call', { blockHandler: (e) => `blocked:${e.code}`, fallback })).resolves.toBe(
+      'blocked:ERR_FLOW_BLOCKED',
+    );
     expect(fallback).not.toHaveBeenCalled();
-    await expect(fg.run('r', () => 'call', { fallback: (e) => `fallback:${(e as FlowBlockError).code}` })).resolves.toBe('fallback:ERR_FLOW_BLOCKED');
+    await expect(
+      fg.run('r', () => 'call', { fallback: (e) => `fallback:${(e as FlowBlockError).code}` }),
+    ).resolves.toBe('fallback:ERR_FLOW_BLOCKED');
   });
 
   it('answers a failure with fallback, after exiting', async () => {
@@ -196,8 +205,12 @@ describe('Floodgate.run', () => {
     class NotFound extends Error {}
     const { fg } = engine();
     const fallback = jest.fn();
-    await expect(fg.run('r', () => Promise.reject(new NotFound('nope')), { fallback, exceptionsToIgnore: [NotFound] })).rejects.toBeInstanceOf(NotFound);
-    await expect(fg.run('r', () => Promise.reject(new Error('x')), { exceptionsToIgnore: (e) => (e as Error).message === 'x' })).rejects.toThrow('x');
+    await expect(
+      fg.run('r', () => Promise.reject(new NotFound('nope')), { fallback, exceptionsToIgnore: [NotFound] }),
+    ).rejects.toBeInstanceOf(NotFound);
+    await expect(
+      fg.run('r', () => Promise.reject(new Error('x')), { exceptionsToIgnore: (e) => (e as Error).message === 'x' }),
+    ).rejects.toThrow('x');
     expect(fallback).not.toHaveBeenCalled();
     expect(fg.stats('r')!.lastSecond.error).toBe(0);
   });
@@ -230,7 +243,9 @@ describe('Floodgate.run', () => {
   it('exits a runSync entry when the promise its function returns settles', async () => {
     const { fg, clock } = engine();
     let reject!: (e: Error) => void;
-    const pending = fg.runSync('r', () => new Promise<string>((_, r) => (reject = r)), { fallback: async () => 'fallback' });
+    const pending = fg.runSync('r', () => new Promise<string>((_, r) => (reject = r)), {
+      fallback: async () => 'fallback',
+    });
     expect(fg.stats('r')!.concurrency).toBe(1);
     await clock.advance(7);
     reject(new Error('late'));
@@ -261,7 +276,9 @@ describe('Floodgate events', () => {
     const loaded = jest.fn();
     fg.on('rulesLoaded', loaded);
     fg.loadFlowRules([{ resource: 'r', threshold: 3 }]);
-    expect(loaded).toHaveBeenCalledWith(expect.objectContaining({ rules: fg.getRules(), kinds: ['flow'], resources: ['r'], source: 'api' }));
+    expect(loaded).toHaveBeenCalledWith(
+      expect.objectContaining({ rules: fg.getRules(), kinds: ['flow'], resources: ['r'], source: 'api' }),
+    );
     expect(fg.getRules().flow[0]).toMatchObject({ resource: 'r', threshold: 3 });
   });
 
@@ -287,7 +304,10 @@ describe('Floodgate events', () => {
       throw new Error('listener bug');
     });
     expect(() => fg.entry('r').exit()).not.toThrow();
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('listener bug'), expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR' }));
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('listener bug'),
+      expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR' }),
+    );
     warn.mockRestore();
   });
 
@@ -329,7 +349,9 @@ describe('bounded resources', () => {
   });
 
   it('rejects bad engine options', () => {
-    expect(() => new Floodgate({ maxResources: 0 })).toThrow('options.maxResources: must be a safe integer >= 1, got 0');
+    expect(() => new Floodgate({ maxResources: 0 })).toThrow(
+      'options.maxResources: must be a safe integer >= 1, got 0',
+    );
     expect(() => new Floodgate({ clock: {} as never, colour: 'red' } as never)).toThrow(RuleValidationError);
   });
 });
@@ -337,11 +359,22 @@ describe('bounded resources', () => {
 describe('rules from code and from sources', () => {
   it('lets loaded rules for a resource take precedence over declared ones, and restores them on removal', () => {
     const { fg } = engine();
-    fg.declareRules({ flow: [{ resource: 'r', threshold: 1 }, { resource: 's', threshold: 1 }] });
+    fg.declareRules({
+      flow: [
+        { resource: 'r', threshold: 1 },
+        { resource: 's', threshold: 1 },
+      ],
+    });
     fg.loadFlowRules([{ resource: 'r', threshold: 5 }]);
-    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([['r', 5], ['s', 1]]);
+    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([
+      ['r', 5],
+      ['s', 1],
+    ]);
     fg.loadFlowRules([]);
-    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([['r', 1], ['s', 1]]);
+    expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([
+      ['r', 1],
+      ['s', 1],
+    ]);
   });
 
   it('withdraws a declaration', () => {

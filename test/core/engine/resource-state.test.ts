@@ -84,7 +84,9 @@ describe('per-origin statistics of long origins', () => {
     fg.entry('r', { origin: `${long}1` }).exit();
     expect(fg.tryEntry('r', { origin: `${long}1` })).toBeInstanceOf(FlowBlockError);
     expect(fg.tryEntry('r', { origin: `${long}2` })).toBeInstanceOf(Entry);
-    const state = (fg as unknown as { resources: Map<string, { others: { keys(): IterableIterator<string> } }> }).resources.get('r')!;
+    const state = (
+      fg as unknown as { resources: Map<string, { others: { keys(): IterableIterator<string> } }> }
+    ).resources.get('r')!;
     expect([...state.others.keys()].every((key) => key.length <= 128)).toBe(true);
   });
 });

@@ -9,8 +9,16 @@ describe('rulesRejected', () => {
     expect(() => fg.loadRules({ flow: [{ resource: 'r', threshold: -1 }] })).toThrow('flow[0].threshold');
     expect(() => fg.loadFlowRules([{ resource: '', threshold: 1 }])).toThrow('flow[0].resource');
     expect(events).toEqual([
-      { issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' }], error: expect.objectContaining({ code: 'ERR_INVALID_RULE' }), source: 'api' },
-      { issues: [{ path: 'flow[0].resource', message: 'must be a non-empty string, got ""' }], error: expect.objectContaining({ code: 'ERR_INVALID_RULE' }), source: 'api' },
+      {
+        issues: [{ path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' }],
+        error: expect.objectContaining({ code: 'ERR_INVALID_RULE' }),
+        source: 'api',
+      },
+      {
+        issues: [{ path: 'flow[0].resource', message: 'must be a non-empty string, got ""' }],
+        error: expect.objectContaining({ code: 'ERR_INVALID_RULE' }),
+        source: 'api',
+      },
     ]);
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 1 })]);
   });
@@ -19,8 +27,12 @@ describe('rulesRejected', () => {
     const fg = new Floodgate();
     const sources: string[] = [];
     fg.on('rulesRejected', (event) => sources.push(event.source));
-    expect(() => fg.loadRules({ flow: [{ resource: 'r', threshold: -1 }] }, { source: 'file' })).toThrow('flow[0].threshold');
-    expect(() => fg.loadCircuitBreakerRules([{ resource: 'r' } as never], { source: 'redis' })).toThrow('circuitBreakers[0]');
+    expect(() => fg.loadRules({ flow: [{ resource: 'r', threshold: -1 }] }, { source: 'file' })).toThrow(
+      'flow[0].threshold',
+    );
+    expect(() => fg.loadCircuitBreakerRules([{ resource: 'r' } as never], { source: 'redis' })).toThrow(
+      'circuitBreakers[0]',
+    );
     expect(sources).toEqual(['file', 'redis']);
   });
 

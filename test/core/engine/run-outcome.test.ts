@@ -19,7 +19,9 @@ describe('a guarded call whose outcome cannot be read', () => {
   it('exits the entry when the exceptionsToIgnore predicate throws, and surfaces its error (#12)', async () => {
     const { fg } = concurrencyLimited(5);
     for (let i = 0; i < 5; i++) {
-      await expect(fg.run('r', () => Promise.reject(new Error('down')), { exceptionsToIgnore: predicateBroke })).rejects.toThrow('predicate broke');
+      await expect(
+        fg.run('r', () => Promise.reject(new Error('down')), { exceptionsToIgnore: predicateBroke }),
+      ).rejects.toThrow('predicate broke');
     }
     expect(fg.stats('r')!.concurrency).toBe(0);
     await expect(fg.run('r', () => 'next')).resolves.toBe('next');
@@ -36,8 +38,13 @@ describe('a guarded call whose outcome cannot be read', () => {
 
   it('exits the entry when the returned thenable’s then throws, and rejects with its error (#12)', async () => {
     const { fg } = concurrencyLimited(5);
-    const broken = { then: () => { throw new Error('then broke'); } };
-    for (let i = 0; i < 5; i++) await expect(fg.run('r', () => broken as unknown as Promise<number>)).rejects.toThrow('then broke');
+    const broken = {
+      then: () => {
+        throw new Error('then broke');
+      },
+    };
+    for (let i = 0; i < 5; i++)
+      await expect(fg.run('r', () => broken as unknown as Promise<number>)).rejects.toThrow('then broke');
     expect(fg.stats('r')).toMatchObject({ concurrency: 0, lastSecond: { error: 5 } });
     await expect(fg.run('r', () => 'next')).resolves.toBe('next');
   });
@@ -70,7 +77,9 @@ describe('a guarded call whose outcome cannot be read', () => {
 describe('timeoutMs', () => {
   it('frees the slots of calls that never settle once timeoutMs passes (#12)', async () => {
     const { fg, clock } = concurrencyLimited(10);
-    const calls = Array.from({ length: 50 }, () => fg.run('r', () => never<string>(), { timeoutMs: 1000 }).catch((e: unknown) => e));
+    const calls = Array.from({ length: 50 }, () =>
+      fg.run('r', () => never<string>(), { timeoutMs: 1000 }).catch((e: unknown) => e),
+    );
     await clock.advance(999);
     expect(fg.stats('r')!.concurrency).toBe(10);
     await clock.advance(1);
@@ -98,10 +107,14 @@ describe('timeoutMs', () => {
     const { fg, clock } = concurrencyLimited(1);
     let received: AbortSignal | undefined;
     const call = fg
-      .run('r', (_entry, signal) => {
-        received = signal;
-        return never();
-      }, { timeoutMs: 100 })
+      .run(
+        'r',
+        (_entry, signal) => {
+          received = signal;
+          return never();
+        },
+        { timeoutMs: 100 },
+      )
       .catch((e: unknown) => e);
     expect(received!.aborted).toBe(false);
     await clock.advance(100);
@@ -114,10 +127,14 @@ describe('timeoutMs', () => {
     const { fg } = concurrencyLimited(1);
     const caller = new AbortController();
     let received: AbortSignal | undefined;
-    void fg.run('r', (_entry, signal) => {
-      received = signal;
-      return never();
-    }, { timeoutMs: 100, signal: caller.signal });
+    void fg.run(
+      'r',
+      (_entry, signal) => {
+        received = signal;
+        return never();
+      },
+      { timeoutMs: 100, signal: caller.signal },
+    );
     caller.abort(new Error('client left'));
     expect(received!.reason).toEqual(new Error('client left'));
   });
@@ -125,7 +142,9 @@ describe('timeoutMs', () => {
   it('exits the entry at the timeout, whatever the function does later (#12)', async () => {
     const { fg, clock } = concurrencyLimited(1);
     let finish!: (value: string) => void;
-    const call = expect(fg.run('r', () => new Promise<string>((resolve) => (finish = resolve)), { timeoutMs: 100 })).rejects.toBeInstanceOf(TimeoutError);
+    const call = expect(
+      fg.run('r', () => new Promise<string>((resolve) => (finish = resolve)), { timeoutMs: 100 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     await call;
     await clock.advance(400);
@@ -137,14 +156,19 @@ describe('timeoutMs', () => {
 
   it('gives the TimeoutError to the fallback', async () => {
     const { fg, clock } = concurrencyLimited(1);
-    const call = fg.run('r', () => never<string>(), { timeoutMs: 100, fallback: (e) => `fallback:${(e as TimeoutError).code}` });
+    const call = fg.run('r', () => never<string>(), {
+      timeoutMs: 100,
+      fallback: (e) => `fallback:${(e as TimeoutError).code}`,
+    });
     await clock.advance(100);
     await expect(call).resolves.toBe('fallback:ERR_TIMEOUT');
   });
 
   it('rethrows a TimeoutError the caller ignores, untraced', async () => {
     const { fg, clock } = concurrencyLimited(1);
-    const call = expect(fg.run('r', () => never<string>(), { timeoutMs: 100, exceptionsToIgnore: [TimeoutError] })).rejects.toBeInstanceOf(TimeoutError);
+    const call = expect(
+      fg.run('r', () => never<string>(), { timeoutMs: 100, exceptionsToIgnore: [TimeoutError] }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     await call;
     expect(fg.totals('r')).toMatchObject({ error: 0, timeout: 0 });
@@ -152,7 +176,9 @@ describe('timeoutMs', () => {
 
   it('counts a timeout as a failure for error breakers (#12)', async () => {
     const { fg, clock } = concurrencyLimited(10);
-    fg.loadCircuitBreakerRules([{ resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }]);
+    fg.loadCircuitBreakerRules([
+      { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
     const call = expect(fg.run('r', () => never(), { timeoutMs: 100 })).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     await call;
@@ -161,8 +187,19 @@ describe('timeoutMs', () => {
 
   it('counts a timeout as a slow call for slow-call breakers (#12)', async () => {
     const { fg, clock } = concurrencyLimited(10);
-    fg.loadCircuitBreakerRules([{ resource: 'r', strategy: 'slowRequestRatio', threshold: 0.5, maxAllowedRtMs: 50, minRequestAmount: 1, retryTimeoutMs: 1000 }]);
-    const call = expect(fg.run('r', () => never(), { timeoutMs: 100, exceptionsToIgnore: [TimeoutError] })).rejects.toBeInstanceOf(TimeoutError);
+    fg.loadCircuitBreakerRules([
+      {
+        resource: 'r',
+        strategy: 'slowRequestRatio',
+        threshold: 0.5,
+        maxAllowedRtMs: 50,
+        minRequestAmount: 1,
+        retryTimeoutMs: 1000,
+      },
+    ]);
+    const call = expect(
+      fg.run('r', () => never(), { timeoutMs: 100, exceptionsToIgnore: [TimeoutError] }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     await call;
     expect(fg.circuitState('r')[0]!.state).toBe('open');
@@ -170,10 +207,14 @@ describe('timeoutMs', () => {
 
   it('settles a call that settles in time as usual, and cancels its timer', async () => {
     const { fg, clock } = concurrencyLimited(1);
-    const call = fg.run('r', async () => {
-      await clock.sleep(50);
-      return 'done';
-    }, { timeoutMs: 100 });
+    const call = fg.run(
+      'r',
+      async () => {
+        await clock.sleep(50);
+        return 'done';
+      },
+      { timeoutMs: 100 },
+    );
     await clock.advance(50);
     await expect(call).resolves.toBe('done');
     expect(clock.pendingSleeps).toBe(0);
@@ -182,7 +223,9 @@ describe('timeoutMs', () => {
 
   it('times out a promise that runSync’s function returns', async () => {
     const { fg, clock } = concurrencyLimited(1);
-    const call = expect(fg.runSync('r', () => never<string>(), { timeoutMs: 100 })).rejects.toBeInstanceOf(TimeoutError);
+    const call = expect(fg.runSync('r', () => never<string>(), { timeoutMs: 100 })).rejects.toBeInstanceOf(
+      TimeoutError,
+    );
     expect(fg.stats('r')!.concurrency).toBe(1);
     await clock.advance(100);
     await call;
@@ -202,10 +245,14 @@ describe('timeoutMs', () => {
     fg.entry('q').exit();
     let started: number | undefined;
     const call = expect(
-      fg.run('q', (entry: Entry) => {
-        started = entry.createdAt;
-        return never();
-      }, { timeoutMs: 50 }),
+      fg.run(
+        'q',
+        (entry: Entry) => {
+          started = entry.createdAt;
+          return never();
+        },
+        { timeoutMs: 50 },
+      ),
     ).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     expect(started).toBe(100);
@@ -223,11 +270,14 @@ describe('timeoutMs', () => {
     expect(fg.stats('r')!.concurrency).toBe(1);
   });
 
-  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, MAX_DURATION_MS + 1, '100'])('refuses a timeoutMs of %p', async (timeoutMs) => {
-    const { fg } = concurrencyLimited(1);
-    const message = /^timeoutMs must be a number > 0 and <= 2147483647, got /;
-    await expect(fg.run('r', () => 1, { timeoutMs } as never)).rejects.toThrow(message);
-    expect(() => fg.runSync('r', () => 1, { timeoutMs } as never)).toThrow(message);
-    expect(fg.stats('r')!.lastSecond.pass).toBe(0);
-  });
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, MAX_DURATION_MS + 1, '100'])(
+    'refuses a timeoutMs of %p',
+    async (timeoutMs) => {
+      const { fg } = concurrencyLimited(1);
+      const message = /^timeoutMs must be a number > 0 and <= 2147483647, got /;
+      await expect(fg.run('r', () => 1, { timeoutMs } as never)).rejects.toThrow(message);
+      expect(() => fg.runSync('r', () => 1, { timeoutMs } as never)).toThrow(message);
+      expect(fg.stats('r')!.lastSecond.pass).toBe(0);
+    },
+  );
 });

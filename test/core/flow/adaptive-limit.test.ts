@@ -171,28 +171,41 @@ describe('AdaptiveLimit', () => {
     expect(limit.minRttMs).toBe(10);
   });
 
-  it('holds calls in flight to the limit whatever the response times (property)', () => {
-    fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 0, max: 60 })), { maxLength: 150 }), (waves) => {
-        const { limit, node, wave } = harness(20, 5, 40);
-        let t = 0;
-        for (const [rt, most] of waves) {
-          const before = limit.limit;
-          const admitted = wave(t, rt, most);
-          expect(admitted).toBeLessThanOrEqual(before);
-          expect(limit.limit).toBeGreaterThanOrEqual(5);
-          expect(limit.limit).toBeLessThanOrEqual(40);
-          expect(node.concurrency).toBe(0);
-          t += rt;
-        }
-      }),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'holds calls in flight to the limit whatever the response times (property)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 0, max: 60 })), { maxLength: 150 }),
+          (waves) => {
+            const { limit, node, wave } = harness(20, 5, 40);
+            let t = 0;
+            for (const [rt, most] of waves) {
+              const before = limit.limit;
+              const admitted = wave(t, rt, most);
+              expect(admitted).toBeLessThanOrEqual(before);
+              expect(limit.limit).toBeGreaterThanOrEqual(5);
+              expect(limit.limit).toBeLessThanOrEqual(40);
+              expect(node.concurrency).toBe(0);
+              t += rt;
+            }
+          },
+        ),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 });
 
 describe('adaptive flow rules on the engine', () => {
-  const rule: FlowRuleOptions = { resource: 'GET /work', metric: 'concurrency', behavior: 'adaptive', threshold: 20, minLimit: 5 };
+  const rule: FlowRuleOptions = {
+    resource: 'GET /work',
+    metric: 'concurrency',
+    behavior: 'adaptive',
+    threshold: 20,
+    minLimit: 5,
+  };
 
   function engine(): { fg: Floodgate; clock: ManualClock } {
     const clock = new ManualClock(1000);
@@ -202,7 +215,11 @@ describe('adaptive flow rules on the engine', () => {
   }
 
   /** Enters until refused, ends every admitted call `rtMs` later; returns how many were admitted and the refusal. */
-  async function wave(fg: Floodgate, clock: ManualClock, rtMs: number): Promise<{ admitted: number; refusal: unknown }> {
+  async function wave(
+    fg: Floodgate,
+    clock: ManualClock,
+    rtMs: number,
+  ): Promise<{ admitted: number; refusal: unknown }> {
     const entries: Entry[] = [];
     let result = fg.tryEntry('GET /work');
     while (result instanceof Entry) {
@@ -219,7 +236,11 @@ describe('adaptive flow rules on the engine', () => {
     const { admitted, refusal } = await wave(fg, clock, 10);
     expect(admitted).toBe(5);
     expect(refusal).toBeInstanceOf(FlowBlockError);
-    expect(refusal).toMatchObject({ refusal: 'capacity', detail: 'The resource is at the concurrency its measured latency allows.', retryAfterMs: undefined });
+    expect(refusal).toMatchObject({
+      refusal: 'capacity',
+      detail: 'The resource is at the concurrency its measured latency allows.',
+      retryAfterMs: undefined,
+    });
     expect((refusal as FlowBlockError).quota()).toBeUndefined();
   });
 

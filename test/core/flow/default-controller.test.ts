@@ -125,8 +125,14 @@ describe('FlowBlockError', () => {
       { resource: 'q', threshold: 0 },
       { resource: 'c', metric: 'concurrency', threshold: 0 },
     ]);
-    expect(fg.tryEntry('q')).toMatchObject({ refusal: 'quota', detail: 'The request rate limit of this resource was exceeded.' });
-    expect(fg.tryEntry('c')).toMatchObject({ refusal: 'quota', detail: 'The limit of concurrent requests to this resource was reached.' });
+    expect(fg.tryEntry('q')).toMatchObject({
+      refusal: 'quota',
+      detail: 'The request rate limit of this resource was exceeded.',
+    });
+    expect(fg.tryEntry('c')).toMatchObject({
+      refusal: 'quota',
+      detail: 'The limit of concurrent requests to this resource was reached.',
+    });
   });
 
   it("gives a QPS rule's quota, its whole threshold per second, for the RateLimit headers, and none for a concurrency rule", () => {

@@ -60,7 +60,7 @@ describe('limitOrigin', () => {
     expect(passesUntilBlocked(fg, 'r', { origin: 'app-a' })).toBe(5);
   });
 
-  it("does not apply origin rules to calls without an origin", () => {
+  it('does not apply origin rules to calls without an origin', () => {
     const { fg } = engineWith([
       { resource: 'r', threshold: 0, limitOrigin: 'app-a' },
       { resource: 'r', threshold: 0, limitOrigin: 'other' },
@@ -77,7 +77,9 @@ describe('limitOrigin', () => {
   });
 
   it("limits a named origin's calls to a related resource", () => {
-    const { fg } = engineWith([{ resource: 'write', strategy: 'relate', refResource: 'read', threshold: 1, limitOrigin: 'app-a' }]);
+    const { fg } = engineWith([
+      { resource: 'write', strategy: 'relate', refResource: 'read', threshold: 1, limitOrigin: 'app-a' },
+    ]);
     fg.entry('read').exit();
     fg.entry('read').exit();
     expect(fg.tryEntry('write', { origin: 'app-b' })).not.toBeInstanceOf(FlowBlockError);
@@ -93,7 +95,7 @@ describe('limitOrigin', () => {
     expect(passesUntilBlocked(fg, 'r', { origin: 'other' })).toBe(1);
   });
 
-  it('forgets an origin\'s statistics once no rule reads them, and counts it afresh when a rule names it again', () => {
+  it("forgets an origin's statistics once no rule reads them, and counts it afresh when a rule names it again", () => {
     const { fg } = engineWith([{ resource: 'r', threshold: 2, limitOrigin: 'app-a' }]);
     expect(passesUntilBlocked(fg, 'r', { origin: 'app-a' })).toBe(2);
     fg.loadFlowRules([{ resource: 'r', threshold: 100 }]);

@@ -1,9 +1,4 @@
-import {
-  Floodgate,
-  ManualClock,
-  type EntryOptions,
-  type FlowRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, type EntryOptions, type FlowRuleOptions } from '@floodgate/core';
 
 /** An engine on a manual clock (starting at 0) with the given flow rules. */
 export function engineWith(rules: FlowRuleOptions[], start = 0): { fg: Floodgate; clock: ManualClock } {

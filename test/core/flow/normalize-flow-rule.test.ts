@@ -21,8 +21,15 @@ describe('flow rule validation', () => {
     expect(fg.getRules().flow).toEqual([
       { resource: 'a', metric: 'qps', threshold: 5, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' },
       {
-        resource: 'b', metric: 'qps', threshold: 5, behavior: 'warmUpThrottle', warmUpPeriodMs: 1000, coldFactor: 3,
-        maxQueueingTimeMs: 500, strategy: 'direct', limitOrigin: 'default',
+        resource: 'b',
+        metric: 'qps',
+        threshold: 5,
+        behavior: 'warmUpThrottle',
+        warmUpPeriodMs: 1000,
+        coldFactor: 3,
+        maxQueueingTimeMs: 500,
+        strategy: 'direct',
+        limitOrigin: 'default',
       },
     ]);
   });
@@ -45,7 +52,10 @@ describe('flow rule validation', () => {
       { path: 'flow[1].threshold', message: 'must be a finite number >= 0, got -1' },
       { path: 'flow[2].metric', message: "must be one of 'qps', 'concurrency', got \"rps\"" },
       { path: 'flow[2].threshold', message: 'must be a finite number >= 0, got Infinity' },
-      { path: 'flow[2].behavior', message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"drop\"" },
+      {
+        path: 'flow[2].behavior',
+        message: "must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"drop\"",
+      },
       { path: 'flow[3].refResource', message: "is required when strategy is 'relate'" },
       { path: 'flow[4].warmUpPeriodMs', message: 'is required (a finite number > 0 and <= 2147483647)' },
       { path: 'flow[5].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got 0' },
@@ -57,38 +67,63 @@ describe('flow rule validation', () => {
     ]);
   });
 
-  it.each(['maxQueueingTimeMs', 'warmUpPeriodMs'])('refuses a %s no timer can hold, so no wait can overflow one (#12)', (field) => {
-    const rule = { resource: 'r', threshold: 1e-7, behavior: 'warmUpThrottle' as const, warmUpPeriodMs: 1000, maxQueueingTimeMs: 1000, [field]: 1e11 };
-    expect(issuesOf(() => new Floodgate().loadFlowRules([rule]))).toEqual([
-      { path: `flow[0].${field}`, message: expect.stringMatching(/2147483647\]?, got 100000000000$/) },
-    ]);
-  });
+  it.each(['maxQueueingTimeMs', 'warmUpPeriodMs'])(
+    'refuses a %s no timer can hold, so no wait can overflow one (#12)',
+    (field) => {
+      const rule = {
+        resource: 'r',
+        threshold: 1e-7,
+        behavior: 'warmUpThrottle' as const,
+        warmUpPeriodMs: 1000,
+        maxQueueingTimeMs: 1000,
+        [field]: 1e11,
+      };
+      expect(issuesOf(() => new Floodgate().loadFlowRules([rule]))).toEqual([
+        { path: `flow[0].${field}`, message: expect.stringMatching(/2147483647\]?, got 100000000000$/) },
+      ]);
+    },
+  );
 
   it('keeps the rules in force when a load is rejected', () => {
     const fg = new Floodgate();
     fg.loadFlowRules([{ resource: 'r', threshold: 1 }]);
-    expect(() => fg.loadFlowRules([{ resource: 'r', threshold: 100 }, { resource: 'r', threshold: -1 }])).toThrow(RuleValidationError);
+    expect(() =>
+      fg.loadFlowRules([
+        { resource: 'r', threshold: 100 },
+        { resource: 'r', threshold: -1 },
+      ]),
+    ).toThrow(RuleValidationError);
     expect(fg.getRules().flow).toHaveLength(1);
     fg.entry('r').exit();
     expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
   });
 
   it('rejects a rule set that is not an array or a rule that is not an object', () => {
-    expect(issuesOf(() => new Floodgate().loadFlowRules({} as never))).toEqual([{ path: 'flow', message: 'must be an array, got an object {}' }]);
-    expect(issuesOf(() => new Floodgate().loadFlowRules([null as never]))).toEqual([{ path: 'flow[0]', message: 'must be an object, got null' }]);
+    expect(issuesOf(() => new Floodgate().loadFlowRules({} as never))).toEqual([
+      { path: 'flow', message: 'must be an array, got an object {}' },
+    ]);
+    expect(issuesOf(() => new Floodgate().loadFlowRules([null as never]))).toEqual([
+      { path: 'flow[0]', message: 'must be an object, got null' },
+    ]);
   });
 
   it('validates the cluster settings', () => {
     const issues = issuesOf(() =>
-      new Floodgate().loadFlowRules([{ resource: 'r', threshold: 1, cluster: { thresholdType: 'everyone' as never, fallbackToLocal: 'yes' as never } }]),
+      new Floodgate().loadFlowRules([
+        {
+          resource: 'r',
+          threshold: 1,
+          cluster: { thresholdType: 'everyone' as never, fallbackToLocal: 'yes' as never },
+        },
+      ]),
     );
     expect(issues.map((i) => i.path)).toEqual(['flow[0].cluster.thresholdType', 'flow[0].cluster.fallbackToLocal']);
   });
 
   it('validates warmUpPeriodMs on a rule that does not warm up, rather than ignoring a bad value', () => {
-    expect(issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: 1, warmUpPeriodMs: -5 }]))).toEqual([
-      { path: 'flow[0].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got -5' },
-    ]);
+    expect(
+      issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold: 1, warmUpPeriodMs: -5 }])),
+    ).toEqual([{ path: 'flow[0].warmUpPeriodMs', message: 'must be a finite number > 0 and <= 2147483647, got -5' }]);
   });
 
   it('drops refResource from a rule that does not relate, as Sentinel ignores it', () => {
@@ -112,8 +147,24 @@ describe('adaptive flow rule validation', () => {
       { resource: 'b', metric: 'concurrency', threshold: 10 },
     ]);
     expect(fg.getRules().flow).toEqual([
-      { resource: 'a', metric: 'concurrency', threshold: 10, behavior: 'adaptive', minLimit: 3, maxLimit: 1000, strategy: 'direct', limitOrigin: 'default' },
-      { resource: 'b', metric: 'concurrency', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' },
+      {
+        resource: 'a',
+        metric: 'concurrency',
+        threshold: 10,
+        behavior: 'adaptive',
+        minLimit: 3,
+        maxLimit: 1000,
+        strategy: 'direct',
+        limitOrigin: 'default',
+      },
+      {
+        resource: 'b',
+        metric: 'concurrency',
+        threshold: 10,
+        behavior: 'reject',
+        strategy: 'direct',
+        limitOrigin: 'default',
+      },
     ]);
   });
 
@@ -124,9 +175,23 @@ describe('adaptive flow rule validation', () => {
       { resource: 'b', metric: 'concurrency', behavior: 'adaptive', threshold: 1000 },
       { resource: 'c', metric: 'concurrency', behavior: 'adaptive', threshold: 7, minLimit: 7, maxLimit: 7 },
     ]);
-    expect(fg.getRules().flow.map((rule) => [rule.minLimit, rule.threshold, rule.maxLimit])).toEqual([[3, 3, 1000], [3, 1000, 1000], [7, 7, 7]]);
-    expect(issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'd', metric: 'concurrency', behavior: 'adaptive', threshold: 1001 }]))).toEqual([
-      { path: 'flow[0].threshold', message: 'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 1001' },
+    expect(fg.getRules().flow.map((rule) => [rule.minLimit, rule.threshold, rule.maxLimit])).toEqual([
+      [3, 3, 1000],
+      [3, 1000, 1000],
+      [7, 7, 7],
+    ]);
+    expect(
+      issuesOf(() =>
+        new Floodgate().loadFlowRules([
+          { resource: 'd', metric: 'concurrency', behavior: 'adaptive', threshold: 1001 },
+        ]),
+      ),
+    ).toEqual([
+      {
+        path: 'flow[0].threshold',
+        message:
+          'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 1001',
+      },
     ]);
   });
 
@@ -137,7 +202,14 @@ describe('adaptive flow rule validation', () => {
         { resource: 'b', metric: 'concurrency', behavior: 'adaptive', threshold: 10, minLimit: 0, maxLimit: 2.5 },
         { resource: 'c', metric: 'concurrency', behavior: 'adaptive', threshold: 10, minLimit: 20, maxLimit: 5 },
         { resource: 'd', metric: 'concurrency', behavior: 'adaptive', threshold: 2 },
-        { resource: 'e', metric: 'concurrency', behavior: 'adaptive', threshold: 10, strategy: 'relate', refResource: 'x' },
+        {
+          resource: 'e',
+          metric: 'concurrency',
+          behavior: 'adaptive',
+          threshold: 10,
+          strategy: 'relate',
+          refResource: 'x',
+        },
         { resource: 'f', metric: 'concurrency', behavior: 'adaptive', threshold: 10, cluster: {} },
       ]),
     );
@@ -146,9 +218,16 @@ describe('adaptive flow rule validation', () => {
       { path: 'flow[1].minLimit', message: 'must be a safe integer >= 1, got 0' },
       { path: 'flow[1].maxLimit', message: 'must be a safe integer >= 1, got 2.5' },
       { path: 'flow[2].maxLimit', message: 'must be >= minLimit (20), got 5' },
-      { path: 'flow[3].threshold', message: 'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 2' },
-      { path: 'flow[4].strategy', message: "must be 'direct' for an adaptive rule (it learns from the resource's own calls), got 'relate'" },
-      { path: 'flow[5].cluster', message: expect.stringContaining("cluster mode applies to qps rules only") },
+      {
+        path: 'flow[3].threshold',
+        message:
+          'must be within [minLimit, maxLimit] = [3, 1000] for an adaptive rule (the limit it starts from), got 2',
+      },
+      {
+        path: 'flow[4].strategy',
+        message: "must be 'direct' for an adaptive rule (it learns from the resource's own calls), got 'relate'",
+      },
+      { path: 'flow[5].cluster', message: expect.stringContaining('cluster mode applies to qps rules only') },
     ]);
   });
 });

@@ -36,9 +36,14 @@ describe('QPS throttle (ThrottlingController)', () => {
   });
 
   it('blocks a call whose slot is further away than any timer can wait, instead of admitting it at once', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 1e-7, maxQueueingTimeMs: MAX_DURATION_MS }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'throttle', threshold: 1e-7, maxQueueingTimeMs: MAX_DURATION_MS },
+    ]);
     (await fg.enter('r')).exit();
-    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: 1e10 - MAX_DURATION_MS });
+    await expect(fg.enter('r')).rejects.toMatchObject({
+      code: 'ERR_FLOW_BLOCKED',
+      retryAfterMs: 1e10 - MAX_DURATION_MS,
+    });
     expect(clock.pendingSleeps).toBe(0);
   });
 
@@ -165,7 +170,10 @@ describe('QPS throttle refunds', () => {
   it('gives back a far slot even when now + wait rounds off it by an ulp', async () => {
     // An hour into the process, one call per 10^7 ms: the slot is at 13600000.1, but the aborted
     // call's now + wait comes to 13600000.099999998.
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'throttle', threshold: 1e-4, maxQueueingTimeMs: 15_000_000 }], 3_600_000.1);
+    const { fg, clock } = engineWith(
+      [{ resource: 'r', behavior: 'throttle', threshold: 1e-4, maxQueueingTimeMs: 15_000_000 }],
+      3_600_000.1,
+    );
     (await fg.enter('r')).exit();
     await clock.advance(0.1);
     const aborted = new AbortController();
@@ -188,7 +196,9 @@ describe('QPS throttle refunds', () => {
 describe('warm-up throttle refunds', () => {
   it('gives back the last slot of a cold pacer, so the next call takes it instead of queueing behind it', async () => {
     // Cold, 10/s warms from 10/3 per second: a slot every 300 ms.
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 },
+    ]);
     await fg.enter('r');
     const second = new AbortController();
     const b = fg.enter('r', { signal: second.signal });

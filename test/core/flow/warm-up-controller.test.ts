@@ -63,7 +63,9 @@ describe('QPS warmUp', () => {
 
   it('uses the cold factor given', async () => {
     // coldFactor 5: warningToken = 100 / 4 = 25, maxToken = 25 + 200 / 6 = 58; cold rate = 10 / 5.
-    const { fg } = engineWith([{ resource: 'r', behavior: 'warmUp', threshold: 10, warmUpPeriodMs: 10_000, coldFactor: 5 }]);
+    const { fg } = engineWith([
+      { resource: 'r', behavior: 'warmUp', threshold: 10, warmUpPeriodMs: 10_000, coldFactor: 5 },
+    ]);
     expect(passesUntilBlocked(fg, 'r')).toBe(2);
   });
 

@@ -5,7 +5,9 @@ const passes = (result: unknown): boolean => !(result instanceof FlowBlockError)
 
 describe('QPS warmUpThrottle', () => {
   it('paces at the cold rate first and at the threshold once warm', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 },
+    ]);
     // Cold: 10 / 3 per second, so one pass every 300 ms.
     expect(passes(fg.tryEntry('r'))).toBe(true);
     await clock.advance(299);
@@ -26,7 +28,9 @@ describe('QPS warmUpThrottle', () => {
   });
 
   it('queues enter() calls at the warm-up rate', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 1000 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 1000 },
+    ]);
     const admitted: number[] = [];
     const calls = [0, 1, 2].map(() => fg.enter('r').then((entry) => void admitted.push(entry.createdAt)));
     await clock.advance(600);
@@ -35,7 +39,9 @@ describe('QPS warmUpThrottle', () => {
   });
 
   it('charges a call taking two tokens two cold intervals after the previous pass', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 },
+    ]);
     fg.entry('r');
     await clock.advance(599);
     expect(passes(fg.tryEntry('r', { acquireCount: 2 }))).toBe(false);
@@ -44,7 +50,9 @@ describe('QPS warmUpThrottle', () => {
   });
 
   it('passes a call taking no tokens without moving the pacing', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000 },
+    ]);
     fg.entry('r');
     await clock.advance(200);
     expect(passes(fg.tryEntry('r', { acquireCount: 0 }))).toBe(true);
@@ -53,10 +61,15 @@ describe('QPS warmUpThrottle', () => {
   });
 
   it('says when the next slot frees, and for a refused enter() how far it is beyond the queue', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 500 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', behavior: 'warmUpThrottle', threshold: 10, warmUpPeriodMs: 10_000, maxQueueingTimeMs: 500 },
+    ]);
     const first = await fg.enter('r');
     const queued = fg.enter('r'); // the slot at 300
-    await expect(fg.enter('r')).rejects.toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: expect.closeTo(100, 6) }); // 600 - 500
+    await expect(fg.enter('r')).rejects.toMatchObject({
+      code: 'ERR_FLOW_BLOCKED',
+      retryAfterMs: expect.closeTo(100, 6),
+    }); // 600 - 500
     await clock.advance(100);
     expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: expect.closeTo(500, 6) }); // 600 - 100
     await clock.advance(200);

@@ -1,10 +1,4 @@
-import {
-  Floodgate,
-  ManualClock,
-  type Entry,
-  type EntryOptions,
-  type HotParamRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, type Entry, type EntryOptions, type HotParamRuleOptions } from '@floodgate/core';
 
 /** An engine on a manual clock (starting at `start`) with the given hotspot rules. */
 export function engineWith(rules: HotParamRuleOptions[], start = 0): { fg: Floodgate; clock: ManualClock } {

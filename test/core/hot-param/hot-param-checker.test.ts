@@ -20,7 +20,10 @@ describe('hotspot checks: which value is limited', () => {
   });
 
   it('does not limit a call whose index is out of range, either way', () => {
-    const { fg } = engineWith([{ ...one, paramIndex: 2 }, { ...one, paramIndex: -3 }]);
+    const { fg } = engineWith([
+      { ...one, paramIndex: 2 },
+      { ...one, paramIndex: -3 },
+    ]);
     expect(passesOf(fg, 'r', { args: ['a', 'b'] }, 50)).toBe(50);
   });
 
@@ -48,7 +51,14 @@ describe('hotspot checks: which value is limited', () => {
     const same = { id: 1 };
     expect(passesOf(fg, 'r', arg(same), 20)).toBe(20);
     expect(passesOf(fg, 'r', arg(Symbol.for('s')), 20)).toBe(20);
-    expect(passesOf(fg, 'r', arg(() => 1), 20)).toBe(20);
+    expect(
+      passesOf(
+        fg,
+        'r',
+        arg(() => 1),
+        20,
+      ),
+    ).toBe(20);
   });
 
   it('counts numbers, bigints and strings of the same string form as one value', () => {
@@ -108,7 +118,10 @@ describe('hotspot checks: which value is limited', () => {
   });
 
   it('applies every hotspot rule of the resource', () => {
-    const { fg } = engineWith([{ ...one, paramIndex: 0, threshold: 5 }, { ...one, paramIndex: 1, threshold: 1 }]);
+    const { fg } = engineWith([
+      { ...one, paramIndex: 0, threshold: 5 },
+      { ...one, paramIndex: 1, threshold: 1 },
+    ]);
     fg.entry('r', { args: ['u1', 'ip1'] });
     expect(fg.tryEntry('r', { args: ['u1', 'ip1'] })).toMatchObject({ value: 'ip1', rule: { paramIndex: 1 } });
     expect(isEntry(fg.tryEntry('r', { args: ['u1', 'ip2'] }))).toBe(true);
@@ -144,7 +157,11 @@ describe('hotspot checks: which value is limited', () => {
 describe('hotspot checks: long values', () => {
   /** The keys the rule's LRU holds (internal: what the values cost). */
   const keysOf = (fg: ReturnType<typeof engineWith>['fg']): string[] => {
-    const state = (fg as unknown as { resources: Map<string, { rules: { checkers: { cache: { keys(): IterableIterator<string> } }[] } }> }).resources.get('r')!;
+    const state = (
+      fg as unknown as {
+        resources: Map<string, { rules: { checkers: { cache: { keys(): IterableIterator<string> } }[] } }>;
+      }
+    ).resources.get('r')!;
     return [...state.rules.checkers[0]!.cache.keys()];
   };
 

@@ -8,7 +8,11 @@ describe('hotspot concurrency (calls in flight per value)', () => {
     const { fg } = engineWith([{ ...concurrency, threshold: 2 }]);
     fg.entry('r', arg('a'));
     fg.entry('r', arg('a'));
-    expect(fg.tryEntry('r', arg('a'))).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a', retryAfterMs: undefined });
+    expect(fg.tryEntry('r', arg('a'))).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'a',
+      retryAfterMs: undefined,
+    });
   });
 
   it('frees a place when a call exits, and only once when it exits twice', () => {

@@ -12,7 +12,8 @@ function compiled(rule: HotParamRuleOptions): {
   check: (value: unknown) => boolean;
   refusedLater: (value: unknown) => void;
 } {
-  const [checker] = hotParamKind.compile(normalizeRules('hotParams', [rule]), compileContext()).checkers as HotParamChecker[];
+  const [checker] = hotParamKind.compile(normalizeRules('hotParams', [rule]), compileContext())
+    .checkers as HotParamChecker[];
   const source = new Floodgate({ clock: new ManualClock() });
   // As the engine does: a refused call gives back what its earlier values took.
   const check = (value: unknown): boolean => {
@@ -74,7 +75,9 @@ describe('hotParamKind.compile', () => {
       { resource: 'r', paramIndex: 1, threshold: 1, behavior: 'throttle' },
       { resource: 'r', paramIndex: 2, threshold: 1, metric: 'concurrency' },
     ]);
-    expect((hotParamKind.compile(rules, compileContext()).checkers as HotParamChecker[]).map((checker) => checker.rule)).toEqual(rules);
+    expect(
+      (hotParamKind.compile(rules, compileContext()).checkers as HotParamChecker[]).map((checker) => checker.rule),
+    ).toEqual(rules);
   });
 
   it.each([
@@ -107,7 +110,13 @@ describe('hotParamKind.compile', () => {
     ['throttle', { metric: 'qps', behavior: 'throttle' }],
     ['concurrency', { metric: 'concurrency' }],
   ] as const)('tracks no state for a value that is always refused (%s)', (_name, mode) => {
-    const { checker, check } = compiled({ resource: 'r', paramIndex: 0, threshold: 1, specificItems: { abuser: 0 }, ...mode });
+    const { checker, check } = compiled({
+      resource: 'r',
+      paramIndex: 0,
+      threshold: 1,
+      specificItems: { abuser: 0 },
+      ...mode,
+    });
     expect(check('abuser')).toBe(false);
     expect(checker.trackedCount()).toBe(0);
   });
@@ -140,15 +149,18 @@ describe('hotParamKind.compile', () => {
     },
   );
 
-  it.each(['reject', 'throttle'] as const)('still forgets a new value a later check refuses when others are tracked (%s)', (behavior) => {
-    const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2, behavior }]);
-    fg.tryEntry('r', arg('kept'));
-    fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
-    for (const value of ['x', 'y', 'z']) fg.tryEntry('r', arg(value));
-    fg.loadFlowRules([]);
-    // 'kept' was never evicted by the refused values: it is still out of tokens.
-    expect(isEntry(fg.tryEntry('r', arg('kept')))).toBe(false);
-  });
+  it.each(['reject', 'throttle'] as const)(
+    'still forgets a new value a later check refuses when others are tracked (%s)',
+    (behavior) => {
+      const { fg } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, capacity: 2, behavior }]);
+      fg.tryEntry('r', arg('kept'));
+      fg.loadFlowRules([{ resource: 'r', threshold: 0 }]);
+      for (const value of ['x', 'y', 'z']) fg.tryEntry('r', arg(value));
+      fg.loadFlowRules([]);
+      // 'kept' was never evicted by the refused values: it is still out of tokens.
+      expect(isEntry(fg.tryEntry('r', arg('kept')))).toBe(false);
+    },
+  );
 
   it.each(['reject', 'throttle'] as const)(
     'leaves alone a value seen again after eviction when an older call that first saw it is cancelled (%s)',
@@ -193,18 +205,41 @@ describe('hotParamKind: what adapters and the engine read', () => {
 
 describe('hotspot cluster rules (hotParamKind.cluster)', () => {
   /** The engine of `clustered()` with these hotspot rules. */
-  const withRules = (rules: HotParamRuleOptions[], health?: StoreHealth, withoutAcquireEach?: boolean) => clustered({ hotParams: rules }, health, withoutAcquireEach);
+  const withRules = (rules: HotParamRuleOptions[], health?: StoreHealth, withoutAcquireEach?: boolean) =>
+    clustered({ hotParams: rules }, health, withoutAcquireEach);
 
   const shared = { resource: 'r', paramIndex: 0, threshold: 1, cluster: {} } as const;
 
   it('names each rule in the store by its resource, behavior and parameter, and asks for a token bucket or pacing', () => {
     const { backend } = withRules([
       { resource: 'r', paramIndex: 1, threshold: 5, burstCount: 2, cluster: {} },
-      { resource: 'r', paramKey: 'userId', behavior: 'throttle', threshold: 4, durationMs: 2_000, maxQueueingTimeMs: 100, cluster: {} },
+      {
+        resource: 'r',
+        paramKey: 'userId',
+        behavior: 'throttle',
+        threshold: 4,
+        durationMs: 2_000,
+        maxQueueingTimeMs: 100,
+        cluster: {},
+      },
     ]);
     expect([...backend.limiters.values()].map((limiter) => limiter.spec)).toEqual([
-      { kind: 'tokenBucket', key: 'hotParam|r|reject|index:1#0', threshold: 5, thresholdType: 'global', durationMs: 1_000, burstCount: 2 },
-      { kind: 'pace', key: 'hotParam|r|throttle|key:userId#0', threshold: 4, thresholdType: 'global', durationMs: 2_000, maxQueueingTimeMs: 100 },
+      {
+        kind: 'tokenBucket',
+        key: 'hotParam|r|reject|index:1#0',
+        threshold: 5,
+        thresholdType: 'global',
+        durationMs: 1_000,
+        burstCount: 2,
+      },
+      {
+        kind: 'pace',
+        key: 'hotParam|r|throttle|key:userId#0',
+        threshold: 4,
+        thresholdType: 'global',
+        durationMs: 2_000,
+        maxQueueingTimeMs: 100,
+      },
     ]);
   });
 

@@ -68,7 +68,10 @@ describe('hotspot QPS reject (token bucket per value)', () => {
 
   it('always refuses a call taking more tokens than the bucket holds, even for a new value', async () => {
     const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 5, burstCount: 1 }]);
-    expect(fg.tryEntry('r', { args: ['a'], acquireCount: 7 })).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', retryAfterMs: undefined });
+    expect(fg.tryEntry('r', { args: ['a'], acquireCount: 7 })).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      retryAfterMs: undefined,
+    });
     await clock.advance(1_000_000);
     expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 7 }))).toBe(false);
     expect(isEntry(fg.tryEntry('r', { args: ['a'], acquireCount: 6 }))).toBe(true);
@@ -90,16 +93,24 @@ describe('hotspot QPS reject (token bucket per value)', () => {
   });
 
   it('gives specific items their own threshold, and blocks an item of 0 always', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2, specificItems: { vip: 10, abuser: 0 } }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', paramIndex: 0, threshold: 2, specificItems: { vip: 10, abuser: 0 } },
+    ]);
     expect(passesUntilBlocked(fg, 'r', arg('vip'))).toBe(10);
     expect(passesUntilBlocked(fg, 'r', arg('someone'))).toBe(2);
-    expect(fg.tryEntry('r', arg('abuser'))).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'abuser', retryAfterMs: undefined });
+    expect(fg.tryEntry('r', arg('abuser'))).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'abuser',
+      retryAfterMs: undefined,
+    });
     await clock.advance(1_000_000);
     expect(passesUntilBlocked(fg, 'r', arg('abuser'))).toBe(0);
   });
 
   it('always refuses a value whose threshold is 0, even with a burstCount', async () => {
-    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 2, burstCount: 3, specificItems: { abuser: 0 } }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', paramIndex: 0, threshold: 2, burstCount: 3, specificItems: { abuser: 0 } },
+    ]);
     expect(fg.tryEntry('r', arg('abuser'))).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', retryAfterMs: undefined });
     await clock.advance(1_000_000);
     expect(passesUntilBlocked(fg, 'r', arg('abuser'))).toBe(0);
@@ -179,7 +190,9 @@ describe('hotspot QPS reject (token bucket per value)', () => {
   it('adds no token for a duration not complete yet under a fractional durationMs, where elapsed / durationMs rounds up', async () => {
     // In doubles 1698.3 / 99.9 is 17, but 1698.3 is below 17 × 99.9 (1698.3000000000002).
     expect(1_698.3 / 99.9).toBe(17);
-    const { fg, clock } = engineWith([{ resource: 'r', paramIndex: 0, threshold: 1, burstCount: 100, durationMs: 99.9 }]);
+    const { fg, clock } = engineWith([
+      { resource: 'r', paramIndex: 0, threshold: 1, burstCount: 100, durationMs: 99.9 },
+    ]);
     fg.entry('r', { args: ['a'], acquireCount: 101 }).exit();
     fg.entry('r', { args: ['b'], acquireCount: 101 }).exit();
     await clock.advance(1_698.3);

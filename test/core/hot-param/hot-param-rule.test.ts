@@ -27,7 +27,9 @@ describe('HotParamBlockError', () => {
 
   it('names the value and the argument it came from in its message', () => {
     expect(blockFor({ threshold: 5 }, 42).message).toBe('Blocked by a hotspot rule on "r" for value 42 (args[0])');
-    expect(blockFor({ threshold: 5, paramIndex: -1 }, 'u1').message).toBe('Blocked by a hotspot rule on "r" for value "u1" (args[-1])');
+    expect(blockFor({ threshold: 5, paramIndex: -1 }, 'u1').message).toBe(
+      'Blocked by a hotspot rule on "r" for value "u1" (args[-1])',
+    );
   });
 
   it('shows a bigint value as the digits it is counted under, in its message and in JSON', () => {
@@ -41,11 +43,15 @@ describe('HotParamBlockError', () => {
   it('names no argument in the message of an error built for a rule that names none', () => {
     const [normalized] = normalizeRules('hotParams', [{ resource: 'r', paramIndex: 0, threshold: 5 }]);
     const { paramIndex: _none, ...rule } = normalized as HotParamRule;
-    expect(new HotParamBlockError({ resource: 'r', rule, value: 'a' }).message).toBe('Blocked by a hotspot rule on "r" for value "a"');
+    expect(new HotParamBlockError({ resource: 'r', rule, value: 'a' }).message).toBe(
+      'Blocked by a hotspot rule on "r" for value "a"',
+    );
   });
 
   it('tells HTTP clients what was exceeded in its detail', () => {
-    expect(blockFor({ threshold: 5 }, 'a').detail).toBe('The request rate limit for this caller or parameter value was exceeded.');
+    expect(blockFor({ threshold: 5 }, 'a').detail).toBe(
+      'The request rate limit for this caller or parameter value was exceeded.',
+    );
   });
 
   it('cuts a long value in its message', () => {

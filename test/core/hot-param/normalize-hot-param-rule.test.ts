@@ -52,7 +52,9 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('sizes a concurrency rule for 4000 values by default', () => {
-    expect(normalizeRules('hotParams', [{ ...base, metric: 'concurrency', durationMs: 60_000 }])[0]!.capacity).toBe(HOT_PARAM_RULE_DEFAULTS.concurrencyCapacity);
+    expect(normalizeRules('hotParams', [{ ...base, metric: 'concurrency', durationMs: 60_000 }])[0]!.capacity).toBe(
+      HOT_PARAM_RULE_DEFAULTS.concurrencyCapacity,
+    );
   });
 
   it('takes the given capacity', () => {
@@ -73,7 +75,9 @@ describe('normalizeHotParamRule', () => {
     for (let shift = 0; shift < keys.length; shift++) {
       for (const order of [keys, [...keys].reverse()]) {
         const given = [...order.slice(shift), ...order.slice(0, shift)];
-        const [rule] = normalizeRules('hotParams', [{ ...base, specificItems: Object.fromEntries(given.map((key, i) => [key, i])) }]);
+        const [rule] = normalizeRules('hotParams', [
+          { ...base, specificItems: Object.fromEntries(given.map((key, i) => [key, i])) },
+        ]);
         expect(Object.keys(rule!.specificItems)).toEqual(['a', 'b', 'c', 'd', 'e']);
       }
     }
@@ -97,22 +101,36 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('refuses a rule with neither paramIndex nor paramKey', () => {
-    expect(issuesOf([{ resource: 'r', threshold: 1 }])).toEqual(['hotParams[0]: needs exactly one of paramIndex and paramKey, got neither']);
+    expect(issuesOf([{ resource: 'r', threshold: 1 }])).toEqual([
+      'hotParams[0]: needs exactly one of paramIndex and paramKey, got neither',
+    ]);
   });
 
   it('refuses a rule with both paramIndex and paramKey', () => {
-    expect(issuesOf([{ ...base, paramKey: 'id' }])).toEqual(['hotParams[0]: needs exactly one of paramIndex and paramKey, got both']);
+    expect(issuesOf([{ ...base, paramKey: 'id' }])).toEqual([
+      'hotParams[0]: needs exactly one of paramIndex and paramKey, got both',
+    ]);
   });
 
   it('refuses a non-integer paramIndex and an empty paramKey', () => {
-    expect(issuesOf([{ ...base, paramIndex: 1.5 }, { resource: 'r', paramKey: '', threshold: 1 }])).toEqual([
+    expect(
+      issuesOf([
+        { ...base, paramIndex: 1.5 },
+        { resource: 'r', paramKey: '', threshold: 1 },
+      ]),
+    ).toEqual([
       'hotParams[0].paramIndex: must be a safe integer, got 1.5',
       'hotParams[1].paramKey: must be a non-empty string, got ""',
     ]);
   });
 
   it('refuses negative or fractional counts', () => {
-    expect(issuesOf([{ ...base, threshold: -1, burstCount: -2 }, { ...base, threshold: 2.5 }])).toEqual([
+    expect(
+      issuesOf([
+        { ...base, threshold: -1, burstCount: -2 },
+        { ...base, threshold: 2.5 },
+      ]),
+    ).toEqual([
       'hotParams[0].threshold: must be a safe integer >= 0, got -1',
       'hotParams[0].burstCount: must be a safe integer >= 0, got -2',
       'hotParams[1].threshold: must be a safe integer >= 0, got 2.5',
@@ -120,7 +138,14 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('refuses a capacity that is not a positive integer', () => {
-    expect(issuesOf([{ ...base, capacity: 0 }, { ...base, capacity: 2.5 }, { ...base, capacity: -3 }, { ...base, capacity: 1e9 }])).toEqual([
+    expect(
+      issuesOf([
+        { ...base, capacity: 0 },
+        { ...base, capacity: 2.5 },
+        { ...base, capacity: -3 },
+        { ...base, capacity: 1e9 },
+      ]),
+    ).toEqual([
       'hotParams[0].capacity: must be a safe integer within [1, 10000000], got 0',
       'hotParams[1].capacity: must be a safe integer within [1, 10000000], got 2.5',
       'hotParams[2].capacity: must be a safe integer within [1, 10000000], got -3',
@@ -129,7 +154,12 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('refuses a duration that is not positive and a negative queueing time', () => {
-    expect(issuesOf([{ ...base, durationMs: 0, maxQueueingTimeMs: -1 }, { ...base, durationMs: -1000 }])).toEqual([
+    expect(
+      issuesOf([
+        { ...base, durationMs: 0, maxQueueingTimeMs: -1 },
+        { ...base, durationMs: -1000 },
+      ]),
+    ).toEqual([
       'hotParams[0].durationMs: must be a finite number > 0 and <= 9007199254740991, got 0',
       'hotParams[0].maxQueueingTimeMs: must be a finite number within [0, 2147483647], got -1',
       'hotParams[1].durationMs: must be a finite number > 0 and <= 9007199254740991, got -1000',
@@ -173,12 +203,16 @@ describe('normalizeHotParamRule', () => {
   });
 
   it('refuses specificItems that are not an object', () => {
-    expect(issuesOf([{ ...base, specificItems: [['vip', 3]] }])).toEqual(['hotParams[0].specificItems: must be an object, got an array [["vip",3]]']);
+    expect(issuesOf([{ ...base, specificItems: [['vip', 3]] }])).toEqual([
+      'hotParams[0].specificItems: must be an object, got an array [["vip",3]]',
+    ]);
   });
 
   it('refuses a bucket larger than a safe integer', () => {
     const max = Number.MAX_SAFE_INTEGER;
-    expect(issuesOf([{ ...base, threshold: max, burstCount: 1, specificItems: { vip: max - 1 }, behavior: 'reject' }])).toEqual([
+    expect(
+      issuesOf([{ ...base, threshold: max, burstCount: 1, specificItems: { vip: max - 1 }, behavior: 'reject' }]),
+    ).toEqual([
       'hotParams[0].threshold: threshold + burstCount must be at most 9007199254740991, got 9007199254740992',
     ]);
     expect(issuesOf([{ ...base, threshold: 1, burstCount: 2, specificItems: { vip: max } }])).toEqual([
@@ -195,7 +229,10 @@ describe('normalizeHotParamRule', () => {
   it('lists every problem of every rule in one error and keeps the rules in force', () => {
     const fg = new Floodgate();
     fg.loadHotParamRules([base]);
-    const bad = [{ resource: '', threshold: -1 }, { ...base, capacity: 0 }] as unknown as HotParamRuleOptions[];
+    const bad = [
+      { resource: '', threshold: -1 },
+      { ...base, capacity: 0 },
+    ] as unknown as HotParamRuleOptions[];
     expect(() => fg.loadHotParamRules(bad)).toThrow(RuleValidationError);
     try {
       fg.loadHotParamRules(bad);

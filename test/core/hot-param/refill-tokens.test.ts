@@ -35,7 +35,9 @@ describe('refillTokens', () => {
       const maxTokens = Math.min(tokenCount + pick(2 ** 53), Number.MAX_SAFE_INTEGER);
       const elapsed = duration + 1 + pick([duration * 3, 1e12][i % 2]!);
       const rest = pick(maxTokens);
-      expect(refillTokens(rest, elapsed, tokenCount, maxTokens, duration)).toBe(reference(rest, elapsed, tokenCount, maxTokens, duration));
+      expect(refillTokens(rest, elapsed, tokenCount, maxTokens, duration)).toBe(
+        reference(rest, elapsed, tokenCount, maxTokens, duration),
+      );
     }
   });
 
@@ -58,6 +60,8 @@ describe('refillTokens', () => {
 
   it('adds exactly in proportion to a fractional elapsed time under a threshold whose product passes 2^50', () => {
     const tokenCount = 2 ** 52 + 1;
-    expect(refillTokens(0, 1_001.5, tokenCount, Number.MAX_SAFE_INTEGER, 1_000)).toBe(Number((10_015n * BigInt(tokenCount)) / 10_000n));
+    expect(refillTokens(0, 1_001.5, tokenCount, Number.MAX_SAFE_INTEGER, 1_000)).toBe(
+      Number((10_015n * BigInt(tokenCount)) / 10_000n),
+    );
   });
 });

@@ -11,7 +11,14 @@ import {
 } from '@floodgate/core';
 import { blockResponse, timeoutResponse } from '@floodgate/core/http';
 
-const qpsRule: FlowRule = { resource: 'GET /a', metric: 'qps', threshold: 10, behavior: 'reject', strategy: 'direct', limitOrigin: 'default' };
+const qpsRule: FlowRule = {
+  resource: 'GET /a',
+  metric: 'qps',
+  threshold: 10,
+  behavior: 'reject',
+  strategy: 'direct',
+  limitOrigin: 'default',
+};
 const concurrencyRule: FlowRule = { ...qpsRule, metric: 'concurrency', threshold: 2 };
 const hotRule: HotParamRule = {
   resource: 'GET /users/:id',
@@ -38,7 +45,9 @@ const breakerRule: CircuitBreakerRule = {
 
 describe('blockResponse', () => {
   it('answers a QPS flow block with 429, quota-exceeded and draft-8 RateLimit headers', () => {
-    const { json, ...response } = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }));
+    const { json, ...response } = blockResponse(
+      new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }),
+    );
     expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 429,
@@ -74,30 +83,47 @@ describe('blockResponse', () => {
   it('answers a concurrency block with 429 and no RateLimit headers', () => {
     const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: concurrencyRule }));
     expect(response.status).toBe(429);
-    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(response.json)) });
+    expect(response.headers).toEqual({
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(response.json)),
+    });
     expect(response.body.detail).toBe('The limit of concurrent requests to this resource was reached.');
     expect(response.body['violated-policies']).toBeUndefined();
   });
 
   it('answers a hotspot block with 429 and the window of its duration, for the value’s own threshold', () => {
-    const response = blockResponse(new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, retryAfterMs: 2000, value: 'vip' }));
+    const response = blockResponse(
+      new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, retryAfterMs: 2000, value: 'vip' }),
+    );
     expect(response.status).toBe(429);
     expect(response.headers['RateLimit-Policy']).toBe('"hotspot";q=50;w=3');
     expect(response.headers.RateLimit).toBe('"hotspot";r=0;t=2');
-    expect(response.body).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', resource: 'GET /users/:id', 'violated-policies': ['hotspot'] });
+    expect(response.body).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      resource: 'GET /users/:id',
+      'violated-policies': ['hotspot'],
+    });
   });
 
   it('never puts the limited value in the body', () => {
-    const response = blockResponse(new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, value: 'secret-user' }));
+    const response = blockResponse(
+      new HotParamBlockError({ resource: 'GET /users/:id', rule: hotRule, value: 'secret-user' }),
+    );
     expect(JSON.stringify(response.body)).not.toContain('secret-user');
   });
 
   it('answers an open circuit with 503, temporary-reduced-capacity and Retry-After', () => {
-    const { json, ...response } = blockResponse(new CircuitOpenError({ resource: 'GET /feed', rule: breakerRule, retryAfterMs: 4200 }));
+    const { json, ...response } = blockResponse(
+      new CircuitOpenError({ resource: 'GET /feed', rule: breakerRule, retryAfterMs: 4200 }),
+    );
     expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 503,
-      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(json)), 'Retry-After': '5' },
+      headers: {
+        'Content-Type': 'application/problem+json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(json)),
+        'Retry-After': '5',
+      },
       body: {
         type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
         title: 'Request cannot be satisfied due to temporary server capacity constraints',
@@ -133,7 +159,11 @@ describe('blockResponse', () => {
     const draft7 = blockResponse(block(1900, 20), { headers: 'draft-7' });
     expect(draft7.headers).toMatchObject({ 'RateLimit-Policy': '20;w=1', RateLimit: 'limit=20, remaining=0, reset=2' });
     const none = blockResponse(block(1900, 20), { headers: false });
-    expect(none.headers).toEqual({ 'Content-Type': first.headers['Content-Type'], 'Content-Length': String(none.json.length), 'Retry-After': '2' });
+    expect(none.headers).toEqual({
+      'Content-Type': first.headers['Content-Type'],
+      'Content-Length': String(none.json.length),
+      'Retry-After': '2',
+    });
   });
 
   it('keeps one body per detail, code and policy on a resource, never mixing them up', () => {
@@ -144,34 +174,62 @@ describe('blockResponse', () => {
     const draft7 = blockResponse(new FlowBlockError({ resource, rule: qpsRule }), { headers: 'draft-7' });
     expect(new Set([qps.json, concurrent.json, open.json, draft7.json]).size).toBe(4);
     expect(blockResponse(new FlowBlockError({ resource, rule: concurrencyRule })).body).toBe(concurrent.body);
-    expect(blockResponse(new FlowBlockError({ resource, rule: qpsRule }), { headers: 'draft-7' }).body).toBe(draft7.body);
+    expect(blockResponse(new FlowBlockError({ resource, rule: qpsRule }), { headers: 'draft-7' }).body).toBe(
+      draft7.body,
+    );
     expect(blockResponse(new FlowBlockError({ resource, rule: qpsRule })).body).toBe(qps.body);
-    expect([qps.body.code, concurrent.body.code, open.body.code]).toEqual(['ERR_FLOW_BLOCKED', 'ERR_FLOW_BLOCKED', 'ERR_CIRCUIT_OPEN']);
+    expect([qps.body.code, concurrent.body.code, open.body.code]).toEqual([
+      'ERR_FLOW_BLOCKED',
+      'ERR_FLOW_BLOCKED',
+      'ERR_CIRCUIT_OPEN',
+    ]);
     expect(qps.body['violated-policies']).toBeDefined();
     expect(draft7.body['violated-policies']).toBeUndefined();
   });
 
   it('answers system protection with 503', () => {
-    const response = blockResponse(new SystemBlockError({ resource: 'GET /a', rule: { maxCpuUsage: 0.8, retryAfterMs: 1000 }, limit: 'maxCpuUsage', value: 0.9 }));
+    const response = blockResponse(
+      new SystemBlockError({
+        resource: 'GET /a',
+        rule: { maxCpuUsage: 0.8, retryAfterMs: 1000 },
+        limit: 'maxCpuUsage',
+        value: 0.9,
+      }),
+    );
     expect(response.status).toBe(503);
     expect(response.body.code).toBe('ERR_SYSTEM_BLOCKED');
   });
 
   it('answers an authority block with 403 and an about:blank problem', () => {
-    const response = blockResponse(new AuthorityBlockError({ resource: 'GET /a', rule: { resource: 'GET /a', strategy: 'deny', origins: ['x'] }, origin: 'x' }));
+    const response = blockResponse(
+      new AuthorityBlockError({
+        resource: 'GET /a',
+        rule: { resource: 'GET /a', strategy: 'deny', origins: ['x'] },
+        origin: 'x',
+      }),
+    );
     expect(response.status).toBe(403);
-    expect(response.body).toMatchObject({ type: 'about:blank', title: 'Forbidden', status: 403, code: 'ERR_AUTHORITY_BLOCKED' });
+    expect(response.body).toMatchObject({
+      type: 'about:blank',
+      title: 'Forbidden',
+      status: 403,
+      code: 'ERR_AUTHORITY_BLOCKED',
+    });
   });
 
   it('writes draft-7 RateLimit headers when asked', () => {
-    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: 'draft-7' });
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), {
+      headers: 'draft-7',
+    });
     expect(response.headers['RateLimit-Policy']).toBe('10;w=1');
     expect(response.headers.RateLimit).toBe('limit=10, remaining=0, reset=1');
     expect(response.body['violated-policies']).toBeUndefined();
   });
 
   it('writes draft-6 RateLimit headers when asked', () => {
-    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: 'draft-6' });
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), {
+      headers: 'draft-6',
+    });
     expect(response.headers).toMatchObject({
       'RateLimit-Policy': '10;w=1',
       'RateLimit-Limit': '10',
@@ -182,8 +240,14 @@ describe('blockResponse', () => {
   });
 
   it('writes no RateLimit headers when they are turned off, but keeps Retry-After', () => {
-    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), { headers: false });
-    expect(response.headers).toEqual({ 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(response.json)), 'Retry-After': '1' });
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 300 }), {
+      headers: false,
+    });
+    expect(response.headers).toEqual({
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(response.json)),
+      'Retry-After': '1',
+    });
   });
 
   it('answers a timeout with 503, temporary-reduced-capacity and code ERR_TIMEOUT, without Retry-After', () => {
@@ -191,7 +255,10 @@ describe('blockResponse', () => {
     expect(JSON.parse(json)).toEqual(response.body);
     expect(response).toEqual({
       status: 503,
-      headers: { 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(json)) },
+      headers: {
+        'Content-Type': 'application/problem+json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(json)),
+      },
       body: {
         type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
         title: 'Request cannot be satisfied due to temporary server capacity constraints',

@@ -57,7 +57,10 @@ describe('GuardedRequest', () => {
   });
 
   it('listens to nothing for a request refused before it held anything, and to its response once it holds an entry', () => {
-    const { fg, guard } = setup({ 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /*': { rateLimit: { threshold: 0 } } });
+    const { fg, guard } = setup({
+      'GET /a': { rateLimit: { threshold: 1 } },
+      'GET /*': { rateLimit: { threshold: 0 } },
+    });
     const socket = new FakeSocket();
     const refused = new FakeResponse(socket, { waiting: true });
     expect(isBlockError(guard.guardRoutes(refused, {}, 'GET', '/b'))).toBe(true);
@@ -120,7 +123,10 @@ describe('GuardedRequest', () => {
     const STATE = Symbol.for('floodgate.http.guardedRequest');
 
     it('keeps its state on the connection, not on the response, and finds it there', () => {
-      const { fg, guard } = setup({ 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } }, '*': { rateLimit: { threshold: 100 } } });
+      const { fg, guard } = setup({
+        'GET /a': { rateLimit: { metric: 'concurrency', threshold: 5 } },
+        '*': { rateLimit: { threshold: 100 } },
+      });
       const socket = new FakeSocket();
       const res = swapped(socket);
       expect(guard.guardRoutes(res, {}, 'GET', '/a')).toBeUndefined();

@@ -1,9 +1,4 @@
-import {
-  Floodgate,
-  ManualClock,
-  RuleValidationError,
-  type BlockError,
-} from '@floodgate/core';
+import { Floodgate, ManualClock, RuleValidationError, type BlockError } from '@floodgate/core';
 import { HttpGuard } from '@floodgate/core/http';
 import { FakeResponse } from './fake-response';
 
@@ -28,17 +23,27 @@ function issuesOf(make: () => unknown): { path: string; message: string }[] {
 describe('HttpGuard options', () => {
   it('rejects an unknown option, naming it', () => {
     expect(issuesOf(() => HttpGuard.resilience({ rout: {} }, 'resilience()'))).toEqual([
-      { path: 'rout', message: expect.stringContaining('unknown field (allowed: floodgate, origin, onBlock, fallback, headers, isFailure, routes)') },
+      {
+        path: 'rout',
+        message: expect.stringContaining(
+          'unknown field (allowed: floodgate, origin, onBlock, fallback, headers, isFailure, routes)',
+        ),
+      },
     ]);
   });
 
   it('names the factory in the error message', () => {
-    expect(() => HttpGuard.resilience({ rout: {} }, 'resilience()')).toThrow('Invalid resilience() options: rout: unknown field');
+    expect(() => HttpGuard.resilience({ rout: {} }, 'resilience()')).toThrow(
+      'Invalid resilience() options: rout: unknown field',
+    );
   });
 
   it('rejects a route pattern that does not parse, naming it', () => {
     expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET users': {} } }, 'resilience()'))).toEqual([
-      { path: "routes['GET users']", message: expect.stringContaining("is not a valid route pattern: path \"users\" must start with '/'") },
+      {
+        path: "routes['GET users']",
+        message: expect.stringContaining('is not a valid route pattern: path "users" must start with \'/\''),
+      },
     ]);
   });
 
@@ -50,9 +55,14 @@ describe('HttpGuard options', () => {
 
   it('rejects an invalid rule, naming the field under its route', () => {
     const { fg } = engine();
-    expect(issuesOf(() => HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: [{ threshold: 1 }, { threshold: -1 }] } } }, 'resilience()'))).toEqual([
-      { path: "routes['GET /a'].rateLimit[1].threshold", message: 'must be a finite number >= 0, got -1' },
-    ]);
+    expect(
+      issuesOf(() =>
+        HttpGuard.resilience(
+          { floodgate: fg, routes: { 'GET /a': { rateLimit: [{ threshold: 1 }, { threshold: -1 }] } } },
+          'resilience()',
+        ),
+      ),
+    ).toEqual([{ path: "routes['GET /a'].rateLimit[1].threshold", message: 'must be a finite number >= 0, got -1' }]);
   });
 
   it('rejects an unknown field of a route', () => {
@@ -62,14 +72,23 @@ describe('HttpGuard options', () => {
   });
 
   it('rejects a hotspot param that is not a parameter of the pattern', () => {
-    expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /users/:id': { hotParam: { param: 'uid', threshold: 1 } } } }, 'resilience()'))).toContainEqual({
+    expect(
+      issuesOf(() =>
+        HttpGuard.resilience(
+          { routes: { 'GET /users/:id': { hotParam: { param: 'uid', threshold: 1 } } } },
+          'resilience()',
+        ),
+      ),
+    ).toContainEqual({
       path: "routes['GET /users/:id'].hotParam.param",
       message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing`,
     });
   });
 
   it('rejects paramIndex on an HTTP hotspot rule, pointing to param', () => {
-    expect(issuesOf(() => HttpGuard.route('hotParam', { param: 'id', paramIndex: 0, threshold: 1 }, 'hotParam()'))).toContainEqual({
+    expect(
+      issuesOf(() => HttpGuard.route('hotParam', { param: 'id', paramIndex: 0, threshold: 1 }, 'hotParam()')),
+    ).toContainEqual({
       path: 'paramIndex',
       message: expect.stringContaining('name the value with param'),
     });
@@ -77,7 +96,10 @@ describe('HttpGuard options', () => {
 
   it('rejects a headers value outside the drafts', () => {
     expect(issuesOf(() => HttpGuard.resilience({ headers: 'draft-9' }, 'resilience()'))).toEqual([
-      { path: 'headers', message: `must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got "draft-9"` },
+      {
+        path: 'headers',
+        message: `must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got "draft-9"`,
+      },
     ]);
   });
 
@@ -89,7 +111,9 @@ describe('HttpGuard options', () => {
   });
 
   it('rejects a floodgate option that is not an engine', () => {
-    expect(issuesOf(() => HttpGuard.resilience({ floodgate: {} }, 'resilience()'))).toEqual([{ path: 'floodgate', message: 'must be a Floodgate engine, got an object {}' }]);
+    expect(issuesOf(() => HttpGuard.resilience({ floodgate: {} }, 'resilience()'))).toEqual([
+      { path: 'floodgate', message: 'must be a Floodgate engine, got an object {}' },
+    ]);
   });
 
   it('rejects a per-route factory rule field at the top level', () => {
@@ -106,7 +130,15 @@ describe('HttpGuard options', () => {
 
   it('declares nothing when the options are invalid', () => {
     const { fg } = engine();
-    expect(() => HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /b': { rateLimit: { threshold: -1 } } } }, 'r')).toThrow(RuleValidationError);
+    expect(() =>
+      HttpGuard.resilience(
+        {
+          floodgate: fg,
+          routes: { 'GET /a': { rateLimit: { threshold: 1 } }, 'GET /b': { rateLimit: { threshold: -1 } } },
+        },
+        'r',
+      ),
+    ).toThrow(RuleValidationError);
     expect(fg.getRules().flow).toEqual([]);
   });
 });
@@ -114,7 +146,13 @@ describe('HttpGuard options', () => {
 describe('HttpGuard routes', () => {
   it('declares each route’s rules on the engine under the route’s resource', () => {
     const { fg } = engine();
-    HttpGuard.resilience({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'get /users/:id': { rateLimit: { threshold: 5 } } } }, 'r');
+    HttpGuard.resilience(
+      {
+        floodgate: fg,
+        routes: { '*': { rateLimit: { threshold: 100 } }, 'get /users/:id': { rateLimit: { threshold: 5 } } },
+      },
+      'r',
+    );
     expect(fg.getRules().flow.map((r) => [r.resource, r.threshold])).toEqual([
       ['* /*', 100],
       ['GET /users/:id', 5],
@@ -123,7 +161,13 @@ describe('HttpGuard routes', () => {
 
   it('enters every matching route and exits them when the response closes', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /users/:id': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /users/:id': { rateLimit: { threshold: 5 } } },
+      },
+      'r',
+    );
     const res = new FakeResponse();
     expect(guard.guardRoutes(res, {}, 'GET', '/users/1')).toBeUndefined();
     expect(fg.stats('* /*')!.concurrency).toBe(1);
@@ -135,29 +179,50 @@ describe('HttpGuard routes', () => {
 
   it('returns the block of the first route that refuses', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
-    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'GET /a' });
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 100 } }, 'GET /a': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({
+      code: 'ERR_FLOW_BLOCKED',
+      resource: 'GET /a',
+    });
   });
 
   it('gives a hotspot rule the wildcard’s capture', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '/files/*': { hotParam: { param: '*', threshold: 1 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '/files/*': { hotParam: { param: '*', threshold: 1 } } } },
+      'r',
+    );
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/b')).toBeUndefined();
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/c')).toBeUndefined();
-    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/b')).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: 'a/b' });
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/files/a/b')).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: 'a/b',
+    });
   });
 
   it('gives path parameters to hotspot rules loaded at run time on the route', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /users/:id': { rateLimit: { threshold: 100 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /users/:id': { rateLimit: { threshold: 100 } } } },
+      'r',
+    );
     fg.loadHotParamRules([{ resource: 'GET /users/:id', paramKey: 'id', threshold: 1 }]);
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/users/1')).toBeUndefined();
-    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/users/1')).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED', value: '1' });
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/users/1')).toMatchObject({
+      code: 'ERR_HOT_PARAM_BLOCKED',
+      value: '1',
+    });
   });
 
   it('leaves requests no pattern matches alone', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     expect(guard.guardRoutes(res, {}, 'GET', '/b')).toBeUndefined();
     expect(res.listenerCount('close')).toBe(0);
@@ -166,29 +231,52 @@ describe('HttpGuard routes', () => {
   it('passes the origin to the engine', () => {
     const { fg } = engine();
     fg.loadAuthorityRules([{ resource: 'GET /a', strategy: 'deny', origins: ['bad'] }]);
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: (req: Req) => req.origin ?? '', routes: { 'GET /a': {} } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, origin: (req: Req) => req.origin ?? '', routes: { 'GET /a': {} } },
+      'r',
+    );
     expect(guard.guardRoutes(new FakeResponse(), { origin: 'good' }, 'GET', '/a')).toBeUndefined();
-    expect(guard.guardRoutes(new FakeResponse(), { origin: 'bad' }, 'GET', '/a')).toMatchObject({ code: 'ERR_AUTHORITY_BLOCKED', origin: 'bad' });
+    expect(guard.guardRoutes(new FakeResponse(), { origin: 'bad' }, 'GET', '/a')).toMatchObject({
+      code: 'ERR_AUTHORITY_BLOCKED',
+      origin: 'bad',
+    });
   });
 
   it('throws what the origin function throws, having entered nothing', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: () => { throw new Error('no origin'); }, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        origin: () => {
+          throw new Error('no origin');
+        },
+        routes: { 'GET /a': { rateLimit: { threshold: 5 } } },
+      },
+      'r',
+    );
     expect(() => guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toThrow('no origin');
     expect(fg.stats('GET /a')?.concurrency ?? 0).toBe(0);
   });
 
   it('rejects an origin function that returns no string', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, origin: (() => 42) as unknown as (req: Req) => string, routes: { 'GET /a': {} } }, 'r');
-    expect(() => guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toThrow("origin option must return a string, got number");
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, origin: (() => 42) as unknown as (req: Req) => string, routes: { 'GET /a': {} } },
+      'r',
+    );
+    expect(() => guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toThrow(
+      'origin option must return a string, got number',
+    );
   });
 });
 
 describe('HttpGuard outcomes', () => {
   it('traces a 5xx response as a failure', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.finish(502);
@@ -197,7 +285,10 @@ describe('HttpGuard outcomes', () => {
 
   it('does not trace a 4xx response', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.finish(404);
@@ -206,7 +297,10 @@ describe('HttpGuard outcomes', () => {
 
   it('traces a thrown error even when the response is not 5xx', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     guard.traceError(res, new Error('boom'));
@@ -216,7 +310,10 @@ describe('HttpGuard outcomes', () => {
 
   it('does not trace a thrown HTTP client error', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     guard.traceError(res, Object.assign(new Error('not found'), { status: 404 }));
@@ -226,7 +323,14 @@ describe('HttpGuard outcomes', () => {
 
   it('asks isFailure when given', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, isFailure: (status: number) => status === 429, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        isFailure: (status: number) => status === 429,
+        routes: { 'GET /a': { rateLimit: { threshold: 5 } } },
+      },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.finish(429);
@@ -235,7 +339,10 @@ describe('HttpGuard outcomes', () => {
 
   it('exits an aborted request without a failure', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     res.statusCode = 500;
@@ -246,7 +353,10 @@ describe('HttpGuard outcomes', () => {
 
   it('does not count a request answered by a block as failed', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 5 } }, 'GET /a': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     const block = guard.guardRoutes(res, {}, 'GET', '/a') as BlockError;
     guard.answer(res, {}, block);
@@ -257,7 +367,10 @@ describe('HttpGuard outcomes', () => {
 
   it('measures the response time to the response’s close', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     await clock.advance(250);
@@ -273,7 +386,15 @@ describe('HttpGuard answers', () => {
     const routeFallback: Fallback = () => 'route';
     const guardFallback: Fallback = () => 'guard';
     const guard = HttpGuard.resilience<Req, Fallback>(
-      { floodgate: fg, onBlock: (e: BlockError) => seen.push(e.code), fallback: guardFallback, routes: { 'GET /a': { rateLimit: { threshold: 0 }, fallback: routeFallback }, 'GET /b': { rateLimit: { threshold: 0 } } } },
+      {
+        floodgate: fg,
+        onBlock: (e: BlockError) => seen.push(e.code),
+        fallback: guardFallback,
+        routes: {
+          'GET /a': { rateLimit: { threshold: 0 }, fallback: routeFallback },
+          'GET /b': { rateLimit: { threshold: 0 } },
+        },
+      },
       'r',
     );
     const resA = new FakeResponse();
@@ -285,7 +406,10 @@ describe('HttpGuard answers', () => {
 
   it('shapes the response with its headers option', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: 'draft-7', routes: { 'GET /a': { rateLimit: { threshold: 0 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, headers: 'draft-7', routes: { 'GET /a': { rateLimit: { threshold: 0 } } } },
+      'r',
+    );
     const block = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a') as BlockError;
     expect(guard.respond(block).headers).not.toHaveProperty('RateLimit-Policy', expect.stringContaining('"'));
     expect(guard.respond(block).status).toBe(429);
@@ -304,7 +428,9 @@ describe('HttpGuard per-route factories', () => {
 
   it('refuses a request whose route it cannot tell, when it has no resource', () => {
     const guard = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: engine().fg, threshold: 3 }, 'rateLimit()');
-    expect(() => guard.routePolicy('GET', undefined)).toThrow("rateLimit() cannot tell which route this request is on: use it in a route's handlers, or give it a resource");
+    expect(() => guard.routePolicy('GET', undefined)).toThrow(
+      "rateLimit() cannot tell which route this request is on: use it in a route's handlers, or give it a resource",
+    );
   });
 
   it('tells whether it has declared its rules on a route yet', () => {
@@ -323,7 +449,10 @@ describe('HttpGuard per-route factories', () => {
 
   it('enters a route once per request whichever middleware comes first', () => {
     const { fg } = engine();
-    const outer = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } }, 'r');
+    const outer = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 } } } },
+      'r',
+    );
     const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5 }, 'rateLimit()');
     const res = new FakeResponse();
     outer.guardRoutes(res, {}, 'GET', '/a');
@@ -335,8 +464,15 @@ describe('HttpGuard per-route factories', () => {
 
   it('refuses a second fallback for one route', () => {
     const { fg } = engine();
-    HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 }, fallback: () => 'a' } } }, 'r');
-    const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5, fallback: () => 'b' }, 'rateLimit()');
+    HttpGuard.resilience(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 5 }, fallback: () => 'a' } } },
+      'r',
+    );
+    const inner = HttpGuard.route<Req, Fallback>(
+      'rateLimit',
+      { floodgate: fg, threshold: 5, fallback: () => 'b' },
+      'rateLimit()',
+    );
     expect(() => inner.routePolicy('GET', '/a')).toThrow('route "GET /a" already has a fallback');
   });
 });
@@ -344,7 +480,13 @@ describe('HttpGuard per-route factories', () => {
 describe('HttpGuard queueing', () => {
   it('queues a throttled request through the clock and admits it when its turn comes', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } },
+      },
+      'r',
+    );
     expect(await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toBeUndefined();
     const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
     expect(second).toBeInstanceOf(Promise);
@@ -354,7 +496,13 @@ describe('HttpGuard queueing', () => {
 
   it('leaves the queue when the client leaves, giving its slot back', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        routes: { 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } },
+      },
+      'r',
+    );
     await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
     const leaving = new FakeResponse();
     const second = guard.guardRoutes(leaving, {}, 'GET', '/a');
@@ -369,7 +517,10 @@ describe('HttpGuard queueing', () => {
 
   it('switches to queueing when rules loaded at run time throttle the route', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 100 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 100 } } } },
+      'r',
+    );
     fg.loadFlowRules([{ resource: 'GET /a', threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 }]);
     await guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
     const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
@@ -382,7 +533,13 @@ describe('HttpGuard refusals', () => {
   it('gives back what earlier routes admitted the request to when a later one refuses', () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(
-      { floodgate: fg, routes: { '*': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 10 }] }, 'GET /a': { rateLimit: { threshold: 0 } } } },
+      {
+        floodgate: fg,
+        routes: {
+          '*': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 10 }] },
+          'GET /a': { rateLimit: { threshold: 0 } },
+        },
+      },
       'r',
     );
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ resource: 'GET /a' });
@@ -392,8 +549,15 @@ describe('HttpGuard refusals', () => {
 
   it('gives back the resilience() entries when a per-route guard refuses the request', () => {
     const { fg } = engine();
-    const outer = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } } } }, 'r');
-    const inner = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: (req: Req) => req.user, threshold: 1 }, 'hotParam()');
+    const outer = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } } } },
+      'r',
+    );
+    const inner = HttpGuard.route<Req, Fallback>(
+      'hotParam',
+      { floodgate: fg, param: (req: Req) => req.user, threshold: 1 },
+      'hotParam()',
+    );
     const policy = inner.routePolicy('GET', '/a');
     for (let i = 0; i < 5; i++) {
       const res = new FakeResponse();
@@ -406,7 +570,13 @@ describe('HttpGuard refusals', () => {
   it('gives back a queued request’s earlier entries when its client leaves the queue', async () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(
-      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } }, 'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } } } },
+      {
+        floodgate: fg,
+        routes: {
+          '*': { rateLimit: { threshold: 10 } },
+          'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } },
+        },
+      },
       'r',
     );
     const first = new FakeResponse();
@@ -423,7 +593,10 @@ describe('HttpGuard refusals', () => {
 describe('HttpGuard matching', () => {
   it('matches HEAD requests as GET, against the GET route’s budget', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /export': { rateLimit: { threshold: 1 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /export': { rateLimit: { threshold: 1 } } } },
+      'r',
+    );
     expect(guard.guardRoutes(new FakeResponse(), {}, 'HEAD', '/export')).toBeUndefined();
     expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/export')).toMatchObject({ resource: 'GET /export' });
   });
@@ -431,7 +604,10 @@ describe('HttpGuard matching', () => {
   it('matches HEAD requests by a HEAD pattern when one matches, and as GET elsewhere', () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(
-      { floodgate: fg, routes: { 'GET /*': { rateLimit: { threshold: 0 } }, 'HEAD /health': { rateLimit: { threshold: 5 } } } },
+      {
+        floodgate: fg,
+        routes: { 'GET /*': { rateLimit: { threshold: 0 } }, 'HEAD /health': { rateLimit: { threshold: 5 } } },
+      },
       'r',
     );
     expect(guard.guardRoutes(new FakeResponse(), {}, 'HEAD', '/health')).toBeUndefined();
@@ -452,29 +628,53 @@ describe('HttpGuard matching', () => {
 describe('HttpGuard params a route does not have', () => {
   it('refuses a per-route hotspot param on a route without it, on every request, declaring nothing', () => {
     const { fg } = engine();
-    const guard = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'userId', threshold: 1 }, 'hotParam()');
+    const guard = HttpGuard.route<Req, Fallback>(
+      'hotParam',
+      { floodgate: fg, param: 'userId', threshold: 1 },
+      'hotParam()',
+    );
     for (let i = 0; i < 2; i++) {
       expect(issuesOf(() => guard.routePolicy('GET', '/users/:id', { id: '1' }))).toEqual([
-        { path: 'param', message: `"userId" is not a parameter of the route (it has: 'id'): the rule would limit nothing` },
+        {
+          path: 'param',
+          message: `"userId" is not a parameter of the route (it has: 'id'): the rule would limit nothing`,
+        },
       ]);
     }
-    expect(() => guard.routePolicy('GET', '/users/:id')).toThrow('Invalid hotParam() options on GET /users/:id: param:');
+    expect(() => guard.routePolicy('GET', '/users/:id')).toThrow(
+      'Invalid hotParam() options on GET /users/:id: param:',
+    );
     expect(fg.getRules().hotParams).toEqual([]);
   });
 
   it('accepts a param of the template or of the request (a router’s mount parameters)', () => {
     const { fg } = engine();
-    const byTemplate = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'path', threshold: 1 }, 'hotParam()');
+    const byTemplate = HttpGuard.route<Req, Fallback>(
+      'hotParam',
+      { floodgate: fg, param: 'path', threshold: 1 },
+      'hotParam()',
+    );
     expect(() => byTemplate.routePolicy('GET', '/files/*path')).not.toThrow();
-    const byRequest = HttpGuard.route<Req, Fallback>('hotParam', { floodgate: fg, param: 'org', threshold: 1 }, 'hotParam()');
+    const byRequest = HttpGuard.route<Req, Fallback>(
+      'hotParam',
+      { floodgate: fg, param: 'org', threshold: 1 },
+      'hotParam()',
+    );
     expect(() => byRequest.routePolicy('GET', '/acme/users/:id', { org: 'acme', id: '1' })).not.toThrow();
   });
 
   it('refuses a route config whose hotspot param the route does not have', () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg }, 'plugin');
-    expect(issuesOf(() => guard.declareRoute('GET /users/:id', { hotParam: { param: 'uid', threshold: 1 } }, 'config.floodgate', ['id']))).toEqual([
-      { path: 'config.floodgate.hotParam.param', message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing` },
+    expect(
+      issuesOf(() =>
+        guard.declareRoute('GET /users/:id', { hotParam: { param: 'uid', threshold: 1 } }, 'config.floodgate', ['id']),
+      ),
+    ).toEqual([
+      {
+        path: 'config.floodgate.hotParam.param',
+        message: `"uid" is not a parameter of the route (it has: 'id'): the rule would limit nothing`,
+      },
     ]);
   });
 });
@@ -482,7 +682,10 @@ describe('HttpGuard params a route does not have', () => {
 describe('HttpGuard timeouts', () => {
   it('answers 503 when the route’s timeout passes, exiting its entries as failures', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } }, 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { rateLimit: { threshold: 10 } }, 'GET /a': { timeoutMs: 500 } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     await clock.advance(499);
@@ -508,7 +711,10 @@ describe('HttpGuard timeouts', () => {
 
   it('keeps the shortest timeout of a request’s routes', async () => {
     const { fg, clock } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { '*': { timeoutMs: 1000 }, 'GET /a': { timeoutMs: 300 }, '/a': { timeoutMs: 2000 } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { '*': { timeoutMs: 1000 }, 'GET /a': { timeoutMs: 300 }, '/a': { timeoutMs: 2000 } } },
+      'r',
+    );
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
     await clock.advance(300);
@@ -529,13 +735,22 @@ describe('HttpGuard timeouts', () => {
   it('refuses two timeouts for one route from two middlewares', () => {
     const { fg } = engine();
     HttpGuard.resilience({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
-    const inner = HttpGuard.route<Req, Fallback>('rateLimit', { floodgate: fg, threshold: 5, timeoutMs: 800 }, 'rateLimit()');
-    expect(() => inner.routePolicy('GET', '/a')).toThrow('route "GET /a" already has timeoutMs 500 from another Floodgate middleware');
+    const inner = HttpGuard.route<Req, Fallback>(
+      'rateLimit',
+      { floodgate: fg, threshold: 5, timeoutMs: 800 },
+      'rateLimit()',
+    );
+    expect(() => inner.routePolicy('GET', '/a')).toThrow(
+      'route "GET /a" already has timeoutMs 500 from another Floodgate middleware',
+    );
   });
 
   it.each([0, -1, 2 ** 31, 'soon'])('refuses timeoutMs %j, naming it', (timeoutMs) => {
     expect(issuesOf(() => HttpGuard.resilience({ routes: { 'GET /a': { timeoutMs } } }, 'r'))).toEqual([
-      { path: "routes['GET /a'].timeoutMs", message: expect.stringContaining('must be a finite number > 0 and <= 2147483647') },
+      {
+        path: "routes['GET /a'].timeoutMs",
+        message: expect.stringContaining('must be a finite number > 0 and <= 2147483647'),
+      },
     ]);
   });
 });
@@ -544,7 +759,14 @@ describe('HttpGuard RateLimit headers on passing responses', () => {
   it('sets the tightest quota left of the resources entered', () => {
     const { fg } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(
-      { floodgate: fg, headers: { onPass: true }, routes: { '*': { rateLimit: { threshold: 3 } }, 'GET /a': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 1 }] } } },
+      {
+        floodgate: fg,
+        headers: { onPass: true },
+        routes: {
+          '*': { rateLimit: { threshold: 3 } },
+          'GET /a': { rateLimit: [{ threshold: 10 }, { metric: 'concurrency', threshold: 1 }] },
+        },
+      },
       'r',
     );
     const res = new FakeResponse();
@@ -554,17 +776,39 @@ describe('HttpGuard RateLimit headers on passing responses', () => {
 
   it('writes the draft asked for, and follows rules loaded at run time', () => {
     const { fg } = engine();
-    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: { draft: 'draft-6', onPass: true }, routes: { 'GET /a': { rateLimit: { threshold: 3 } } } }, 'r');
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        headers: { draft: 'draft-6', onPass: true },
+        routes: { 'GET /a': { rateLimit: { threshold: 3 } } },
+      },
+      'r',
+    );
     fg.loadFlowRules([{ resource: 'GET /a', threshold: 7 }]);
     const res = new FakeResponse();
     guard.guardRoutes(res, {}, 'GET', '/a');
-    expect(res.headers).toEqual({ 'ratelimit-policy': '7;w=1', 'ratelimit-limit': '7', 'ratelimit-remaining': '6', 'ratelimit-reset': '1' });
+    expect(res.headers).toEqual({
+      'ratelimit-policy': '7;w=1',
+      'ratelimit-limit': '7',
+      'ratelimit-remaining': '6',
+      'ratelimit-reset': '1',
+    });
   });
 
   it('sets none without a QPS rule, or when not asked', () => {
     const { fg } = engine();
-    const quiet = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 3 } } } }, 'r');
-    const concurrencyOnly = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, headers: { onPass: true }, routes: { 'GET /b': { rateLimit: { metric: 'concurrency', threshold: 3 } } } }, 'r');
+    const quiet = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { threshold: 3 } } } },
+      'r',
+    );
+    const concurrencyOnly = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        headers: { onPass: true },
+        routes: { 'GET /b': { rateLimit: { metric: 'concurrency', threshold: 3 } } },
+      },
+      'r',
+    );
     const a = new FakeResponse();
     const b = new FakeResponse();
     quiet.guardRoutes(a, {}, 'GET', '/a');

@@ -19,7 +19,13 @@ describe('ipAddressKey', () => {
   });
 
   it('writes one IPv6 address one way, whatever its spelling', () => {
-    const spellings = ['2001:DB8::1', '2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8:0::1', '[2001:db8::1]', 'fe80::1%eth0'.replace('fe80', '2001:db8')];
+    const spellings = [
+      '2001:DB8::1',
+      '2001:0db8:0000:0000:0000:0000:0000:0001',
+      '2001:db8:0::1',
+      '[2001:db8::1]',
+      'fe80::1%eth0'.replace('fe80', '2001:db8'),
+    ];
     expect(new Set(spellings.map((s) => ipAddressKey(s, { ipv6Subnet: false })))).toEqual(new Set(['2001:db8::1']));
   });
 
@@ -44,6 +50,8 @@ describe('ipAddressKey', () => {
   });
 
   it.each([0, 129, 56.5, '56', true])('refuses ipv6Subnet %j, naming it', (subnet) => {
-    expect(() => ipAddressKey('2001:db8::1', { ipv6Subnet: subnet as never })).toThrow(`ipKey ipv6Subnet must be an integer within [1, 128] or false, got ${String(subnet)}`);
+    expect(() => ipAddressKey('2001:db8::1', { ipv6Subnet: subnet as never })).toThrow(
+      `ipKey ipv6Subnet must be an integer within [1, 128] or false, got ${String(subnet)}`,
+    );
   });
 });

@@ -19,7 +19,10 @@ describe('RoutePattern', () => {
   });
 
   it('captures path parameters, percent-decoded', () => {
-    expect(new RoutePattern('GET /users/:id/posts/:post').match('GET', '/users/a%20b/posts/7')).toEqual({ id: 'a b', post: '7' });
+    expect(new RoutePattern('GET /users/:id/posts/:post').match('GET', '/users/a%20b/posts/7')).toEqual({
+      id: 'a b',
+      post: '7',
+    });
   });
 
   it('ignores the query string and one trailing slash', () => {

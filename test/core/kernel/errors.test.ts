@@ -80,7 +80,9 @@ describe('RuleValidationError', () => {
     }
     expect(error!.issues).toHaveLength(10_000);
     expect(error!.message.length).toBeLessThan(2000);
-    expect(error!.message).toMatch(/flow\[19\]\.threshold: must be a finite number >= 0, got -1; and 9980 more problems$/);
+    expect(error!.message).toMatch(
+      /flow\[19\]\.threshold: must be a finite number >= 0, got -1; and 9980 more problems$/,
+    );
   });
 
   it('keeps its message short when a value is huge, saying how much was cut (#12)', () => {

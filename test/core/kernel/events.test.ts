@@ -69,8 +69,19 @@ describe('EventHub', () => {
       expect(seen).toHaveLength(1000);
       expect(events.listenerErrors).toBe(2000);
       expect(warn).toHaveBeenCalledTimes(2);
-      expect(warn).toHaveBeenNthCalledWith(1, expect.stringContaining('first broke'), expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR', detail: expect.stringContaining('Error: first broke') }));
-      expect(warn).toHaveBeenNthCalledWith(2, expect.stringContaining('second broke'), expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR', detail: undefined }));
+      expect(warn).toHaveBeenNthCalledWith(
+        1,
+        expect.stringContaining('first broke'),
+        expect.objectContaining({
+          code: 'FLOODGATE_LISTENER_ERROR',
+          detail: expect.stringContaining('Error: first broke'),
+        }),
+      );
+      expect(warn).toHaveBeenNthCalledWith(
+        2,
+        expect.stringContaining('second broke'),
+        expect.objectContaining({ code: 'FLOODGATE_LISTENER_ERROR', detail: undefined }),
+      );
     });
 
     it('reports a listener added again after its removal no more than once', () => {

@@ -23,7 +23,11 @@ describe('ManualClock', () => {
     await clock.advance(299);
     expect(woke).toEqual([['a', 100]]);
     await clock.advance(1);
-    expect(woke).toEqual([['a', 100], ['b', 300], ['c', 300]]);
+    expect(woke).toEqual([
+      ['a', 100],
+      ['b', 300],
+      ['c', 300],
+    ]);
   });
 
   it('wakes a sleep started by a woken sleeper within the same advance', async () => {

@@ -2,7 +2,13 @@ import { ManualProbe } from '@floodgate/core';
 
 describe('ManualProbe', () => {
   it('starts idle: every signal 0', () => {
-    expect(new ManualProbe().read()).toEqual({ eventLoopDelayMs: 0, eventLoopUtilization: 0, cpuUsage: 0, heapUsedBytes: 0, rssBytes: 0 });
+    expect(new ManualProbe().read()).toEqual({
+      eventLoopDelayMs: 0,
+      eventLoopUtilization: 0,
+      cpuUsage: 0,
+      heapUsedBytes: 0,
+      rssBytes: 0,
+    });
   });
 
   it('changes only the signals it is given', () => {

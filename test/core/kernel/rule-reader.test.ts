@@ -24,7 +24,9 @@ describe('show', () => {
   });
 
   it('cuts a long object or array', () => {
-    expect(show(Array.from({ length: 1000 }, () => 1))).toBe(`an array [${'1,'.repeat(29)}1… (2001 characters, 1941 cut)`);
+    expect(show(Array.from({ length: 1000 }, () => 1))).toBe(
+      `an array [${'1,'.repeat(29)}1… (2001 characters, 1941 cut)`,
+    );
   });
 
   it('says "an array" for an array nested too deep to print, and "an object" for a cyclic object (#12)', () => {
@@ -43,7 +45,12 @@ describe('RuleReader', () => {
     reader.resource({ resource: 'x'.repeat(MAX_RESOURCE_NAME_LENGTH) }, 'resource', 'flow[0]');
     expect(reader.issues).toEqual([]);
     reader.resource({ resource: 'x'.repeat(MAX_RESOURCE_NAME_LENGTH + 1) }, 'resource', 'flow[0]');
-    expect(reader.issues).toEqual([{ path: 'flow[0].resource', message: expect.stringMatching(/^must be at most 1024 characters, got "x+"… \(1025 characters, 965 cut\)$/) }]);
+    expect(reader.issues).toEqual([
+      {
+        path: 'flow[0].resource',
+        message: expect.stringMatching(/^must be at most 1024 characters, got "x+"… \(1025 characters, 965 cut\)$/),
+      },
+    ]);
   });
 
   it.each<[string, unknown]>([
@@ -63,6 +70,8 @@ describe('RuleReader', () => {
     const DURATION = { above: 0, max: MAX_DURATION_MS };
     reader.number({ ms: MAX_DURATION_MS }, 'ms', 'rule', DURATION);
     reader.number({ ms: MAX_DURATION_MS + 1 }, 'ms', 'rule', DURATION);
-    expect(reader.issues).toEqual([{ path: 'rule.ms', message: `must be a finite number > 0 and <= ${MAX_DURATION_MS}, got ${MAX_DURATION_MS + 1}` }]);
+    expect(reader.issues).toEqual([
+      { path: 'rule.ms', message: `must be a finite number > 0 and <= ${MAX_DURATION_MS}, got ${MAX_DURATION_MS + 1}` },
+    ]);
   });
 });

@@ -21,7 +21,13 @@ describe('ProcessProbe', () => {
   it('is idle until started: every signal 0, nothing sampled', () => {
     probe.sample();
     expect(probe.sampling).toBe(false);
-    expect(probe.read()).toEqual({ eventLoopDelayMs: 0, eventLoopUtilization: 0, cpuUsage: 0, heapUsedBytes: 0, rssBytes: 0 });
+    expect(probe.read()).toEqual({
+      eventLoopDelayMs: 0,
+      eventLoopUtilization: 0,
+      cpuUsage: 0,
+      heapUsedBytes: 0,
+      rssBytes: 0,
+    });
   });
 
   it('reads the memory of the process as soon as it starts', () => {
@@ -56,7 +62,9 @@ describe('ProcessProbe', () => {
   });
 
   it('refuses a sample interval or resolution out of range', () => {
-    expect(() => new ProcessProbe({ sampleIntervalMs: 5 })).toThrow('sampleIntervalMs must be an integer within [10, 60000], got 5');
+    expect(() => new ProcessProbe({ sampleIntervalMs: 5 })).toThrow(
+      'sampleIntervalMs must be an integer within [10, 60000], got 5',
+    );
     expect(() => new ProcessProbe({ sampleIntervalMs: 100, resolutionMs: 100 })).toThrow(RangeError);
   });
 

@@ -25,7 +25,10 @@ describe('MetricsReader', () => {
 
   it('reads passes, cancels, blocks, successes, errors, timeouts and response times from the engine totals', async () => {
     const { fg, clock } = engine();
-    fg.loadRules({ flow: [{ resource: 'r', threshold: 3 }], hotParams: [{ resource: 'r', paramIndex: 0, threshold: 1 }] });
+    fg.loadRules({
+      flow: [{ resource: 'r', threshold: 3 }],
+      hotParams: [{ resource: 'r', paramIndex: 0, threshold: 1 }],
+    });
     const reader = readerOf(fg);
     const ok = fg.entry('r', { args: ['a'] });
     await clock.advance(3);
@@ -35,7 +38,9 @@ describe('MetricsReader', () => {
     failing.traceError(new Error('down'));
     failing.exit();
     fg.tryEntry('r', { args: ['a'] }); // hotspot block
-    const slow = expect(fg.run('r', () => new Promise(() => undefined), { args: ['d'], timeoutMs: 30 })).rejects.toBeInstanceOf(TimeoutError);
+    const slow = expect(
+      fg.run('r', () => new Promise(() => undefined), { args: ['d'], timeoutMs: 30 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(30);
     await slow;
     expect(byResource(reader).r).toMatchObject({
@@ -70,7 +75,9 @@ describe('MetricsReader', () => {
     const { fg } = engine();
     fg.loadRules({
       flow: [{ resource: 'r', threshold: 100 }],
-      circuitBreakers: [{ resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }],
+      circuitBreakers: [
+        { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+      ],
     });
     const reader = readerOf(fg);
     const failing = fg.entry('r');
@@ -132,35 +139,49 @@ describe('MetricsReader', () => {
     expect(first).toEqual(['r0', 'r1', 'r2', OTHER_RESOURCES]);
   });
 
-  it('loses no count when folding, and makes at most maxResources + 1 resource labels (property)', () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 200 }), fc.integer({ min: 1, max: 10 }), (calls, maxResources) => {
-        const { fg } = engine();
-        fg.loadFlowRules([{ resource: 'r7', threshold: 2 }]);
-        const reader = new MetricsReader(fg, { maxResources });
-        try {
-          for (const n of calls) {
-            const result = fg.tryEntry(`r${n}`);
-            if (result instanceof Entry) result.exit();
-          }
-          const { resources } = reader.read();
-          expect(resources.length).toBeLessThanOrEqual(maxResources + 1);
-          const sum = (f: (r: ResourceMetrics) => number): number => resources.reduce((s, r) => s + f(r), 0);
-          const totals = fg.resourceNames().map((name) => fg.totals(name)!);
-          expect(sum((r) => r.passed)).toBe(totals.reduce((s, t) => s + t.pass, 0));
-          expect(sum((r) => r.blocked)).toBe(totals.reduce((s, t) => s + t.block, 0));
-          expect(sum((r) => r.blocksByRule.reduce((s, b) => s + b.count, 0))).toBe(sum((r) => r.blocked));
-        } finally {
-          reader.close();
-        }
-      }),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'loses no count when folding, and makes at most maxResources + 1 resource labels (property)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 200 }),
+          fc.integer({ min: 1, max: 10 }),
+          (calls, maxResources) => {
+            const { fg } = engine();
+            fg.loadFlowRules([{ resource: 'r7', threshold: 2 }]);
+            const reader = new MetricsReader(fg, { maxResources });
+            try {
+              for (const n of calls) {
+                const result = fg.tryEntry(`r${n}`);
+                if (result instanceof Entry) result.exit();
+              }
+              const { resources } = reader.read();
+              expect(resources.length).toBeLessThanOrEqual(maxResources + 1);
+              const sum = (f: (r: ResourceMetrics) => number): number => resources.reduce((s, r) => s + f(r), 0);
+              const totals = fg.resourceNames().map((name) => fg.totals(name)!);
+              expect(sum((r) => r.passed)).toBe(totals.reduce((s, t) => s + t.pass, 0));
+              expect(sum((r) => r.blocked)).toBe(totals.reduce((s, t) => s + t.block, 0));
+              expect(sum((r) => r.blocksByRule.reduce((s, b) => s + b.count, 0))).toBe(sum((r) => r.blocked));
+            } finally {
+              reader.close();
+            }
+          },
+        ),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 
   it('reads each breaker state of labelled resources, and counts every breaker by state', () => {
     const { fg } = engine();
-    const breaker = (resource: string) => ({ resource, strategy: 'errorCount' as const, threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 });
+    const breaker = (resource: string) => ({
+      resource,
+      strategy: 'errorCount' as const,
+      threshold: 0,
+      minRequestAmount: 1,
+      retryTimeoutMs: 1000,
+    });
     fg.loadCircuitBreakerRules([breaker('a'), { ...breaker('a'), threshold: 5 }, breaker('b')]);
     const reader = readerOf(fg, { maxResources: 1 });
     for (const name of ['a', 'b']) {
@@ -178,7 +199,13 @@ describe('MetricsReader', () => {
 
   it('counts breaker transitions from its creation on, those of folded resources under other', async () => {
     const { fg, clock } = engine();
-    const breaker = (resource: string) => ({ resource, strategy: 'errorCount' as const, threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 });
+    const breaker = (resource: string) => ({
+      resource,
+      strategy: 'errorCount' as const,
+      threshold: 0,
+      minRequestAmount: 1,
+      retryTimeoutMs: 1000,
+    });
     fg.loadCircuitBreakerRules([breaker('a'), breaker('b'), breaker('c')]);
     const trip = (name: string): void => {
       const entry = fg.entry(name);
@@ -200,7 +227,9 @@ describe('MetricsReader', () => {
 
   it('stops counting transitions once closed', () => {
     const { fg } = engine();
-    fg.loadCircuitBreakerRules([{ resource: 'a', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 }]);
+    fg.loadCircuitBreakerRules([
+      { resource: 'a', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
     const reader = readerOf(fg);
     reader.close();
     const entry = fg.entry('a');
@@ -224,7 +253,7 @@ describe('MetricsReader', () => {
     }
   });
 
-  it('rejects bad options, naming each, with the exporter\'s own problems and keys', () => {
+  it("rejects bad options, naming each, with the exporter's own problems and keys", () => {
     const { fg } = engine();
     let error: unknown;
     try {
@@ -245,15 +274,21 @@ describe('MetricsReader', () => {
       'options.rtBucketsMs[1]',
       'options.rtBucketsMs[2]',
     ]);
-    expect((error as RuleValidationError).issues[1]!.message).toBe('unknown field (allowed: maxResources, rtBucketsMs, registry)');
+    expect((error as RuleValidationError).issues[1]!.message).toBe(
+      'unknown field (allowed: maxResources, rtBucketsMs, registry)',
+    );
   });
 
   it('rejects an empty list of bounds', () => {
-    expect(() => new MetricsReader(engine().fg, { rtBucketsMs: [] })).toThrow('options.rtBucketsMs: must hold at least one bound, got []');
+    expect(() => new MetricsReader(engine().fg, { rtBucketsMs: [] })).toThrow(
+      'options.rtBucketsMs: must hold at least one bound, got []',
+    );
   });
 
   it('rejects what is not an engine, saying what it wants', () => {
     expect(() => new MetricsReader({} as never)).toThrow(TypeError);
-    expect(() => new MetricsReader(undefined as never)).toThrow('floodgate must be a Floodgate engine (from @floodgate/core), got undefined');
+    expect(() => new MetricsReader(undefined as never)).toThrow(
+      'floodgate must be a Floodgate engine (from @floodgate/core), got undefined',
+    );
   });
 });

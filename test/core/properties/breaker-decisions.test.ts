@@ -14,15 +14,22 @@ describe('property: circuit breakers', () => {
   });
   afterAll(() => warn.mockRestore());
 
-  it('no breaker stays half-open past retryTimeoutMs without deciding', async () => {
-    await fc.assert(
-      fc.asyncProperty(scenarios({ flow: 1, hotParams: 1, circuitBreakers: 2, authority: false }), async (scenario) => {
-        let watch: BreakerWatch | undefined;
-        const step = (h: EngineHarness): string[] => (watch ??= new BreakerWatch(h)).violations();
-        const end = (h: EngineHarness): string[] => (watch ??= new BreakerWatch(h)).leftoverProbes();
-        expect(await play(scenario, { step, end })).toEqual([]);
-      }),
-      propertyRuns(RUNS),
-    );
-  }, propertyTimeoutMs(RUNS));
+  it(
+    'no breaker stays half-open past retryTimeoutMs without deciding',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          scenarios({ flow: 1, hotParams: 1, circuitBreakers: 2, authority: false }),
+          async (scenario) => {
+            let watch: BreakerWatch | undefined;
+            const step = (h: EngineHarness): string[] => (watch ??= new BreakerWatch(h)).violations();
+            const end = (h: EngineHarness): string[] => (watch ??= new BreakerWatch(h)).leftoverProbes();
+            expect(await play(scenario, { step, end })).toEqual([]);
+          },
+        ),
+        propertyRuns(RUNS),
+      );
+    },
+    propertyTimeoutMs(RUNS),
+  );
 });

@@ -14,12 +14,19 @@ describe('property: concurrency', () => {
   });
   afterAll(() => warn.mockRestore());
 
-  it('no concurrency count is ever negative, and every one returns to 0 once every call has ended', async () => {
-    await fc.assert(
-      fc.asyncProperty(scenarios({ flow: 2, hotParams: 2, circuitBreakers: 1, authority: true }), async (scenario) => {
-        expect(await play(scenario, { step: negativeCounts, end: leftoverCounts })).toEqual([]);
-      }),
-      propertyRuns(RUNS),
-    );
-  }, propertyTimeoutMs(RUNS));
+  it(
+    'no concurrency count is ever negative, and every one returns to 0 once every call has ended',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          scenarios({ flow: 2, hotParams: 2, circuitBreakers: 1, authority: true }),
+          async (scenario) => {
+            expect(await play(scenario, { step: negativeCounts, end: leftoverCounts })).toEqual([]);
+          },
+        ),
+        propertyRuns(RUNS),
+      );
+    },
+    propertyTimeoutMs(RUNS),
+  );
 });

@@ -1,4 +1,12 @@
-import { Entry, Floodgate, isBlockError, ManualClock, TimeoutError, type EntryOptions, type RunOptions } from '@floodgate/core';
+import {
+  Entry,
+  Floodgate,
+  isBlockError,
+  ManualClock,
+  TimeoutError,
+  type EntryOptions,
+  type RunOptions,
+} from '@floodgate/core';
 import { MemoryClusterBackend } from '../cluster/memory-cluster-backend';
 import type { CallOp, CallValue, Op, Scenario } from './scenario';
 
@@ -15,7 +23,14 @@ export interface Admission {
 }
 
 /** Errors the scenario's own callbacks throw, or its aborts give as reasons. */
-const SCENARIO_ERRORS = new Set(['boom', 'then broke', 'predicate broke', 'fallback broke', 'cannot read k', 'aborted']);
+const SCENARIO_ERRORS = new Set([
+  'boom',
+  'then broke',
+  'predicate broke',
+  'fallback broke',
+  'cannot read k',
+  'aborted',
+]);
 
 /**
  * Runs a {@link Scenario} against a real engine on a `ManualClock` (and, for cluster
@@ -47,14 +62,23 @@ export class EngineHarness {
     this.backend = scenario.cluster ? new MemoryClusterBackend(this.clock) : undefined;
     this.fg = new Floodgate({ clock: this.clock, ...(this.backend ? { cluster: this.backend } : {}) });
     this.fg.on('circuitStateChange', (event) => {
-      if (event.to === 'halfOpen') this.halfOpenPeriods.set(event.rule, (this.halfOpenPeriods.get(event.rule) ?? 0) + 1);
+      if (event.to === 'halfOpen')
+        this.halfOpenPeriods.set(event.rule, (this.halfOpenPeriods.get(event.rule) ?? 0) + 1);
       this.count(`breaker ${event.from} -> ${event.to}`);
     });
     this.fg.on('clusterFallback', (event) => this.count(`cluster fallback (${event.reason})`));
     const broken = (): void => {
       throw new Error('listener broke');
     };
-    for (const name of ['pass', 'block', 'circuitStateChange', 'clusterFallback', 'clusterRecover', 'rulesLoaded'] as const) this.fg.on(name, broken);
+    for (const name of [
+      'pass',
+      'block',
+      'circuitStateChange',
+      'clusterFallback',
+      'clusterRecover',
+      'rulesLoaded',
+    ] as const)
+      this.fg.on(name, broken);
     this.fg.loadRules(scenario.rules);
   }
 
@@ -117,7 +141,12 @@ export class EngineHarness {
       }
       await settleContinuations();
       while (this.held.length > 0) this.held.pop()!.entry.exit();
-      if (this.pendingEnters.every((p) => p.settled) && this.runs.every((r) => r.settled) && this.deferred.every((d) => d.settled)) return;
+      if (
+        this.pendingEnters.every((p) => p.settled) &&
+        this.runs.every((r) => r.settled) &&
+        this.deferred.every((d) => d.settled)
+      )
+        return;
       await this.clock.advance(1000);
       await settleContinuations();
     }
@@ -145,7 +174,14 @@ export class EngineHarness {
     };
     const admitted = (entry: Entry, hold: boolean): void => {
       this.count(entry.createdAt > entry.admittedAt ? 'admitted after a wait' : 'admitted');
-      const admission: Admission = { entry, resource: op.resource, origin: op.origin, acquireCount: op.acquireCount, values, cancelled: false };
+      const admission: Admission = {
+        entry,
+        resource: op.resource,
+        origin: op.origin,
+        acquireCount: op.acquireCount,
+        values,
+        cancelled: false,
+      };
       this.admissions.push(admission);
       if (hold) this.held.push(admission);
     };
@@ -177,18 +213,24 @@ export class EngineHarness {
       case 'run': {
         const run = { settled: false };
         this.runs.push(run);
-        this.fg.run(op.resource, (entry) => {
-          admitted(entry, false);
-          return this.behave(op);
-        }, { ...options, ...this.handlers(op) }).then(
-          () => {
-            run.settled = true;
-          },
-          (error: unknown) => {
-            run.settled = true;
-            this.expect(error);
-          },
-        );
+        this.fg
+          .run(
+            op.resource,
+            (entry) => {
+              admitted(entry, false);
+              return this.behave(op);
+            },
+            { ...options, ...this.handlers(op) },
+          )
+          .then(
+            () => {
+              run.settled = true;
+            },
+            (error: unknown) => {
+              run.settled = true;
+              this.expect(error);
+            },
+          );
       }
     }
   }
@@ -257,18 +299,23 @@ export class EngineHarness {
  * Plays `scenario` and returns every violation found: `step` is checked after each operation,
  * `end` once every call has ended; an error the engine should not have thrown is one too.
  */
-export async function play(scenario: Scenario, checks: { step?(h: EngineHarness): string[]; end?(h: EngineHarness): string[] }): Promise<string[]> {
+export async function play(
+  scenario: Scenario,
+  checks: { step?(h: EngineHarness): string[]; end?(h: EngineHarness): string[] },
+): Promise<string[]> {
   const h = new EngineHarness(scenario);
   const found: string[] = [];
   for (let i = 0; i < scenario.ops.length && found.length === 0; i++) {
     await h.apply(scenario.ops[i]!);
-    for (const violation of checks.step?.(h) ?? []) found.push(`after step ${i} (${JSON.stringify(scenario.ops[i])}): ${violation}`);
+    for (const violation of checks.step?.(h) ?? [])
+      found.push(`after step ${i} (${JSON.stringify(scenario.ops[i])}): ${violation}`);
   }
   if (found.length === 0) {
     await h.finish();
     found.push(...(checks.end?.(h) ?? []));
   }
-  for (const error of h.unexpected) found.push(`the engine threw ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  for (const error of h.unexpected)
+    found.push(`the engine threw ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return found;
 }
 

@@ -3,7 +3,10 @@ import { BreakerProbe, type BreakerStateMachine } from '../../../packages/core/s
 import { CircuitBreakerChecker } from '../../../packages/core/src/circuit-breaker/circuit-breaker-kind';
 import { ClusterChecker } from '../../../packages/core/src/cluster/cluster-checker';
 import type { ResourceState } from '../../../packages/core/src/engine/resource-state';
-import { HotParamConcurrencyChecker, type InFlightCounter } from '../../../packages/core/src/hot-param/hot-param-checker';
+import {
+  HotParamConcurrencyChecker,
+  type InFlightCounter,
+} from '../../../packages/core/src/hot-param/hot-param-checker';
 import type { Checker } from '../../../packages/core/src/kernel/rule-kind';
 import type { StatisticNode } from '../../../packages/core/src/kernel/statistic-node';
 import type { Admission, EngineHarness } from './engine-harness';
@@ -47,7 +50,10 @@ function waitingRuleOf(h: EngineHarness, resource: string): object | undefined {
   const rules = h.fg.getRules();
   return (
     rules.flow.find((r) => r.resource === resource && (r.maxQueueingTimeMs ?? 0) > 0) ??
-    rules.hotParams.find((r) => r.resource === resource && r.behavior === 'throttle' && (r.maxQueueingTimeMs > 0 || r.cluster !== undefined))
+    rules.hotParams.find(
+      (r) =>
+        r.resource === resource && r.behavior === 'throttle' && (r.maxQueueingTimeMs > 0 || r.cluster !== undefined),
+    )
   );
 }
 
@@ -71,7 +77,11 @@ export function limitViolations(h: EngineHarness): string[] {
   const rules = h.fg.getRules();
   for (const rule of rules.flow) {
     if (rule.cluster !== undefined || rule.strategy !== 'direct') continue;
-    const named = new Set(rules.flow.filter((r) => r.resource === rule.resource && r.limitOrigin !== 'default' && r.limitOrigin !== 'other').map((r) => r.limitOrigin));
+    const named = new Set(
+      rules.flow
+        .filter((r) => r.resource === rule.resource && r.limitOrigin !== 'default' && r.limitOrigin !== 'other')
+        .map((r) => r.limitOrigin),
+    );
     const mine = h.admissions.filter((a) => a.resource === rule.resource);
     for (const [group, calls] of groupBy(mine, (a) => flowGroup(rule, named, a))) {
       const where = `flow ${JSON.stringify(rule)} (origin ${JSON.stringify(group)})`;
@@ -80,10 +90,19 @@ export function limitViolations(h: EngineHarness): string[] {
         if (inFlight > rule.threshold) out.push(`${where}: ${inFlight} calls in flight`);
       } else if (rule.behavior === 'reject' || rule.behavior === 'warmUp') {
         const from = Math.floor(now / BUCKET_MS) * BUCKET_MS - BUCKET_MS;
-        const passed = calls.filter((a) => kept(a) && a.entry.admittedAt >= from && a.entry.admittedAt <= now).reduce((n, a) => n + a.acquireCount, 0);
+        const passed = calls
+          .filter((a) => kept(a) && a.entry.admittedAt >= from && a.entry.admittedAt <= now)
+          .reduce((n, a) => n + a.acquireCount, 0);
         if (passed > rule.threshold) out.push(`${where}: ${passed} passed in the window at ${now}`);
       } else {
-        out.push(...spacingViolations(where, calls.filter((a) => kept(a) && a.acquireCount > 0), (a) => slotOf(h, rule, a), (a) => (1000 * a.acquireCount) / rule.threshold));
+        out.push(
+          ...spacingViolations(
+            where,
+            calls.filter((a) => kept(a) && a.acquireCount > 0),
+            (a) => slotOf(h, rule, a),
+            (a) => (1000 * a.acquireCount) / rule.threshold,
+          ),
+        );
       }
     }
   }
@@ -109,9 +128,17 @@ export function limitViolations(h: EngineHarness): string[] {
         const first = h.firstSeen.get(`${rule.resource}\u0000${value}`)!;
         const tokens = calls.filter(kept).reduce((n, a) => n + a.acquireCount * taken(a), 0);
         const bound = threshold + rule.burstCount + (threshold * (now - first)) / rule.durationMs;
-        if (tokens > bound + EPSILON) out.push(`${where}: ${tokens} tokens taken since ${first}, more than ${bound} at ${now}`);
+        if (tokens > bound + EPSILON)
+          out.push(`${where}: ${tokens} tokens taken since ${first}, more than ${bound} at ${now}`);
       } else {
-        out.push(...spacingViolations(where, calls.filter((a) => kept(a) && a.acquireCount > 0), (a) => slotOf(h, rule, a), (a) => (rule.durationMs * a.acquireCount) / threshold));
+        out.push(
+          ...spacingViolations(
+            where,
+            calls.filter((a) => kept(a) && a.acquireCount > 0),
+            (a) => slotOf(h, rule, a),
+            (a) => (rule.durationMs * a.acquireCount) / threshold,
+          ),
+        );
       }
     }
   }
@@ -121,12 +148,20 @@ export function limitViolations(h: EngineHarness): string[] {
 }
 
 /** Consecutive calls (by slot) spaced at least the cost of the later one apart. */
-function spacingViolations(where: string, calls: readonly Admission[], slot: (a: Admission) => number, cost: (a: Admission) => number): string[] {
+function spacingViolations(
+  where: string,
+  calls: readonly Admission[],
+  slot: (a: Admission) => number,
+  cost: (a: Admission) => number,
+): string[] {
   const sorted = [...calls].sort((x, y) => slot(x) - slot(y));
   const out: string[] = [];
   for (let i = 1; i < sorted.length; i++) {
     const gap = slot(sorted[i]!) - slot(sorted[i - 1]!);
-    if (gap + EPSILON < cost(sorted[i]!)) out.push(`${where}: calls at ${slot(sorted[i - 1]!)} and ${slot(sorted[i]!)}, closer than ${cost(sorted[i]!)} ms`);
+    if (gap + EPSILON < cost(sorted[i]!))
+      out.push(
+        `${where}: calls at ${slot(sorted[i - 1]!)} and ${slot(sorted[i]!)}, closer than ${cost(sorted[i]!)} ms`,
+      );
   }
   return out;
 }
@@ -141,14 +176,19 @@ export function concurrencyCounts(h: EngineHarness): [string, number][] {
   const counts: [string, number][] = [['inbound', h.fg.inboundStats().concurrency]];
   for (const [resource, state] of statesOf(h)) {
     counts.push([`${resource}`, state.node.concurrency]);
-    const origins = state as unknown as { named?: Map<string, StatisticNode>; others?: { entries(): IterableIterator<[string, StatisticNode]> } };
+    const origins = state as unknown as {
+      named?: Map<string, StatisticNode>;
+      others?: { entries(): IterableIterator<[string, StatisticNode]> };
+    };
     for (const [origin, node] of origins.named ?? []) counts.push([`${resource} origin ${origin}`, node.concurrency]);
-    for (const [origin, node] of origins.others?.entries() ?? []) counts.push([`${resource} other origin ${origin}`, node.concurrency]);
+    for (const [origin, node] of origins.others?.entries() ?? [])
+      counts.push([`${resource} other origin ${origin}`, node.concurrency]);
     for (const checker of state.rules.checkers) {
       const local = checker instanceof ClusterChecker ? (checker as unknown as { local: Checker }).local : checker;
       if (!(local instanceof HotParamConcurrencyChecker)) continue;
       const cache = (local as unknown as { cache: { entries(): IterableIterator<[string, InFlightCounter]> } }).cache;
-      for (const [value, counter] of cache.entries()) counts.push([`${resource} hotspot value ${value}`, counter.inFlight]);
+      for (const [value, counter] of cache.entries())
+        counts.push([`${resource} hotspot value ${value}`, counter.inFlight]);
     }
   }
   return counts;
@@ -222,12 +262,17 @@ export class BreakerWatch {
         const probes = runningProbes(this.h, machines[i]!);
         if (probes.length > 0) {
           const deadline = Math.min(...probes.map((a) => a.entry.admittedAt)) + rule.retryTimeoutMs;
-          if (now + status.retryAfterMs > deadline + EPSILON) out.push(`${where}: decides at ${now + status.retryAfterMs}, after its oldest probe's deadline ${deadline}`);
+          if (now + status.retryAfterMs > deadline + EPSILON)
+            out.push(
+              `${where}: decides at ${now + status.retryAfterMs}, after its oldest probe's deadline ${deadline}`,
+            );
         }
         if (seen === undefined || seen.period !== period) {
           this.full.set(rule, { period, seenAt: now });
         } else if (now > seen.seenAt + rule.retryTimeoutMs) {
-          out.push(`${where}: half-open period ${period}, every probe taken since ${seen.seenAt}, still undecided at ${now}`);
+          out.push(
+            `${where}: half-open period ${period}, every probe taken since ${seen.seenAt}, still undecided at ${now}`,
+          );
         }
       }
     }
@@ -239,10 +284,10 @@ export class BreakerWatch {
     const out: string[] = [];
     for (const resource of new Set(this.h.fg.getRules().circuitBreakers.map((rule) => rule.resource))) {
       for (const status of this.h.fg.circuitState(resource)) {
-        if (status.state === 'halfOpen' && status.retryAfterMs !== undefined) out.push(`breaker ${JSON.stringify(status.rule)}: a probe still running after every call ended`);
+        if (status.state === 'halfOpen' && status.retryAfterMs !== undefined)
+          out.push(`breaker ${JSON.stringify(status.rule)}: a probe still running after every call ended`);
       }
     }
     return out;
   }
 }
-

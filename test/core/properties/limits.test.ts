@@ -14,12 +14,19 @@ describe('property: limits', () => {
   });
   afterAll(() => warn.mockRestore());
 
-  it('no window admits more than its threshold: per resource, per origin, per hotspot value, pacing included', async () => {
-    await fc.assert(
-      fc.asyncProperty(scenarios({ flow: 2, hotParams: 2, circuitBreakers: 1, authority: true }), async (scenario) => {
-        expect(await play(scenario, { step: limitViolations, end: limitViolations })).toEqual([]);
-      }),
-      propertyRuns(RUNS),
-    );
-  }, propertyTimeoutMs(RUNS));
+  it(
+    'no window admits more than its threshold: per resource, per origin, per hotspot value, pacing included',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          scenarios({ flow: 2, hotParams: 2, circuitBreakers: 1, authority: true }),
+          async (scenario) => {
+            expect(await play(scenario, { step: limitViolations, end: limitViolations })).toEqual([]);
+          },
+        ),
+        propertyRuns(RUNS),
+      );
+    },
+    propertyTimeoutMs(RUNS),
+  );
 });

@@ -12,7 +12,10 @@ describe('property scenarios', () => {
   it('reach every path the invariants are about', async () => {
     const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const total = new Map<string, number>();
-    for (const scenario of fc.sample(scenarios({ flow: 2, hotParams: 2, circuitBreakers: 2, authority: true }), { seed: 20261201, numRuns: 100 })) {
+    for (const scenario of fc.sample(scenarios({ flow: 2, hotParams: 2, circuitBreakers: 2, authority: true }), {
+      seed: 20261201,
+      numRuns: 100,
+    })) {
       const h = new EngineHarness(scenario);
       for (const op of scenario.ops) await h.apply(op);
       await h.finish();

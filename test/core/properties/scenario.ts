@@ -81,17 +81,19 @@ const origin = fc.constantFrom('default', 'default', 'o1', 'other');
 const clusterOptions = fc.record({ fallbackToLocal: fc.boolean() });
 
 function flowRule(resource: Resource, waiting: boolean, cluster: boolean): fc.Arbitrary<FlowRuleOptions> {
-  const qps = fc.record({
-    resource: fc.constant(resource),
-    threshold: fc.integer({ min: 0, max: 6 }),
-    behavior: fc.constantFrom('reject' as const, 'warmUp' as const, 'throttle' as const, 'warmUpThrottle' as const),
-    warmUpPeriodMs: fc.constantFrom(1000, 3000),
-    limitOrigin: origin,
-  }).map(({ warmUpPeriodMs, ...rule }): FlowRuleOptions => {
-    const warm = rule.behavior === 'warmUp' || rule.behavior === 'warmUpThrottle';
-    const paced = rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle';
-    return { ...rule, ...(warm ? { warmUpPeriodMs } : {}), ...(paced ? { maxQueueingTimeMs: 0 } : {}) };
-  });
+  const qps = fc
+    .record({
+      resource: fc.constant(resource),
+      threshold: fc.integer({ min: 0, max: 6 }),
+      behavior: fc.constantFrom('reject' as const, 'warmUp' as const, 'throttle' as const, 'warmUpThrottle' as const),
+      warmUpPeriodMs: fc.constantFrom(1000, 3000),
+      limitOrigin: origin,
+    })
+    .map(({ warmUpPeriodMs, ...rule }): FlowRuleOptions => {
+      const warm = rule.behavior === 'warmUp' || rule.behavior === 'warmUpThrottle';
+      const paced = rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle';
+      return { ...rule, ...(warm ? { warmUpPeriodMs } : {}), ...(paced ? { maxQueueingTimeMs: 0 } : {}) };
+    });
   const concurrency = fc.record({
     resource: fc.constant(resource),
     metric: fc.constant('concurrency' as const),
@@ -106,13 +108,15 @@ function flowRule(resource: Resource, waiting: boolean, cluster: boolean): fc.Ar
     cluster: clusterOptions,
   });
   if (waiting) {
-    const queued = fc.record({
-      resource: fc.constant(resource),
-      threshold: fc.integer({ min: 1, max: 20 }),
-      behavior: fc.constantFrom('throttle' as const, 'warmUpThrottle' as const),
-      maxQueueingTimeMs: fc.constantFrom(100, 300, 1000),
-      limitOrigin: origin,
-    }).map((rule): FlowRuleOptions => (rule.behavior === 'warmUpThrottle' ? { ...rule, warmUpPeriodMs: 2000 } : rule));
+    const queued = fc
+      .record({
+        resource: fc.constant(resource),
+        threshold: fc.integer({ min: 1, max: 20 }),
+        behavior: fc.constantFrom('throttle' as const, 'warmUpThrottle' as const),
+        maxQueueingTimeMs: fc.constantFrom(100, 300, 1000),
+        limitOrigin: origin,
+      })
+      .map((rule): FlowRuleOptions => (rule.behavior === 'warmUpThrottle' ? { ...rule, warmUpPeriodMs: 2000 } : rule));
     if (!cluster) return queued;
     const pacedInStore = fc.record({
       resource: fc.constant(resource),
@@ -129,60 +133,94 @@ function flowRule(resource: Resource, waiting: boolean, cluster: boolean): fc.Ar
 function hotParamRule(resource: Resource, waiting: boolean, cluster: boolean): fc.Arbitrary<HotParamRuleOptions> {
   const param = fc.constantFrom({ paramIndex: 0 }, { paramKey: 'k' });
   const items = fc.option(fc.record({ v1: fc.integer({ min: 0, max: 4 }) }), { nil: undefined });
-  const withItems = <T extends object>(rule: T, specificItems: { v1: number } | undefined): T => (specificItems === undefined ? rule : { ...rule, specificItems });
-  const reject = fc.tuple(param, items, fc.record({
-    resource: fc.constant(resource),
-    threshold: fc.integer({ min: 0, max: 3 }),
-    burstCount: fc.integer({ min: 0, max: 2 }),
-    durationMs: fc.constantFrom(500, 1000, 2000),
-  })).map(([p, specificItems, rule]): HotParamRuleOptions => withItems({ ...rule, ...p }, specificItems));
-  const concurrency = fc.tuple(param, items, fc.record({
-    resource: fc.constant(resource),
-    metric: fc.constant('concurrency' as const),
-    threshold: fc.integer({ min: 0, max: 2 }),
-  })).map(([p, specificItems, rule]): HotParamRuleOptions => withItems({ ...rule, ...p }, specificItems));
-  const strictPacing = fc.tuple(param, fc.record({
-    resource: fc.constant(resource),
-    behavior: fc.constant('throttle' as const),
-    threshold: fc.integer({ min: 1, max: 4 }),
-    durationMs: fc.constantFrom(500, 1000),
-  })).map(([p, rule]): HotParamRuleOptions => ({ ...rule, ...p }));
+  const withItems = <T extends object>(rule: T, specificItems: { v1: number } | undefined): T =>
+    specificItems === undefined ? rule : { ...rule, specificItems };
+  const reject = fc
+    .tuple(
+      param,
+      items,
+      fc.record({
+        resource: fc.constant(resource),
+        threshold: fc.integer({ min: 0, max: 3 }),
+        burstCount: fc.integer({ min: 0, max: 2 }),
+        durationMs: fc.constantFrom(500, 1000, 2000),
+      }),
+    )
+    .map(([p, specificItems, rule]): HotParamRuleOptions => withItems({ ...rule, ...p }, specificItems));
+  const concurrency = fc
+    .tuple(
+      param,
+      items,
+      fc.record({
+        resource: fc.constant(resource),
+        metric: fc.constant('concurrency' as const),
+        threshold: fc.integer({ min: 0, max: 2 }),
+      }),
+    )
+    .map(([p, specificItems, rule]): HotParamRuleOptions => withItems({ ...rule, ...p }, specificItems));
+  const strictPacing = fc
+    .tuple(
+      param,
+      fc.record({
+        resource: fc.constant(resource),
+        behavior: fc.constant('throttle' as const),
+        threshold: fc.integer({ min: 1, max: 4 }),
+        durationMs: fc.constantFrom(500, 1000),
+      }),
+    )
+    .map(([p, rule]): HotParamRuleOptions => ({ ...rule, ...p }));
   const local = fc.oneof(reject, concurrency, strictPacing);
   if (waiting) {
-    const queued = fc.tuple(param, fc.record({
-      resource: fc.constant(resource),
-      behavior: fc.constant('throttle' as const),
-      threshold: fc.integer({ min: 1, max: 4 }),
-      durationMs: fc.constantFrom(500, 1000),
-      maxQueueingTimeMs: fc.constantFrom(200, 600),
-    })).map(([p, rule]): HotParamRuleOptions => ({ ...rule, ...p }));
+    const queued = fc
+      .tuple(
+        param,
+        fc.record({
+          resource: fc.constant(resource),
+          behavior: fc.constant('throttle' as const),
+          threshold: fc.integer({ min: 1, max: 4 }),
+          durationMs: fc.constantFrom(500, 1000),
+          maxQueueingTimeMs: fc.constantFrom(200, 600),
+        }),
+      )
+      .map(([p, rule]): HotParamRuleOptions => ({ ...rule, ...p }));
     if (!cluster) return queued;
-    return fc.oneof(queued, queued.map((rule) => ({ ...rule, cluster: { fallbackToLocal: true } })));
+    return fc.oneof(
+      queued,
+      queued.map((rule) => ({ ...rule, cluster: { fallbackToLocal: true } })),
+    );
   }
   if (!cluster) return local;
-  return fc.oneof(local, reject.map((rule) => ({ ...rule, cluster: { fallbackToLocal: true } })));
+  return fc.oneof(
+    local,
+    reject.map((rule) => ({ ...rule, cluster: { fallbackToLocal: true } })),
+  );
 }
 
 function breakerRule(resource: Resource): fc.Arbitrary<CircuitBreakerRuleOptions> {
-  return fc.record({
-    resource: fc.constant(resource),
-    strategy: fc.constantFrom('slowRequestRatio' as const, 'errorRatio' as const, 'errorCount' as const),
-    ratio: fc.constantFrom(0, 0.5, 1),
-    count: fc.integer({ min: 0, max: 2 }),
-    maxAllowedRtMs: fc.constantFrom(0, 50, 200),
-    minRequestAmount: fc.integer({ min: 1, max: 3 }),
-    bucketCount: fc.constantFrom(1, 2),
-    retryTimeoutMs: fc.constantFrom(100, 500, 2000),
-    halfOpenProbes: fc.integer({ min: 1, max: 2 }),
-  }).map(({ ratio, count, maxAllowedRtMs, ...rule }): CircuitBreakerRuleOptions => ({
-    ...rule,
-    threshold: rule.strategy === 'errorCount' ? count : ratio,
-    ...(rule.strategy === 'slowRequestRatio' ? { maxAllowedRtMs } : {}),
-  }));
+  return fc
+    .record({
+      resource: fc.constant(resource),
+      strategy: fc.constantFrom('slowRequestRatio' as const, 'errorRatio' as const, 'errorCount' as const),
+      ratio: fc.constantFrom(0, 0.5, 1),
+      count: fc.integer({ min: 0, max: 2 }),
+      maxAllowedRtMs: fc.constantFrom(0, 50, 200),
+      minRequestAmount: fc.integer({ min: 1, max: 3 }),
+      bucketCount: fc.constantFrom(1, 2),
+      retryTimeoutMs: fc.constantFrom(100, 500, 2000),
+      halfOpenProbes: fc.integer({ min: 1, max: 2 }),
+    })
+    .map(({ ratio, count, maxAllowedRtMs, ...rule }): CircuitBreakerRuleOptions => ({
+      ...rule,
+      threshold: rule.strategy === 'errorCount' ? count : ratio,
+      ...(rule.strategy === 'slowRequestRatio' ? { maxAllowedRtMs } : {}),
+    }));
 }
 
 function authorityRule(resource: Resource): fc.Arbitrary<AuthorityRuleOptions> {
-  return fc.constantFrom<AuthorityRuleOptions>({ resource, strategy: 'deny', origins: ['x'] }, { resource, strategy: 'allow', origins: ['o1', 'o2'] });
+  return fc.constantFrom<AuthorityRuleOptions>(
+    { resource, strategy: 'deny', origins: ['x'] },
+    { resource, strategy: 'allow', origins: ['o1', 'o2'] },
+  );
 }
 
 /** What rules a scenario draws, per kind: how many per resource (at most). */
@@ -198,14 +236,20 @@ function resourceRules(resource: Resource, mix: RuleMix, cluster: boolean): fc.A
   const waiting = fc.constantFrom<'none' | 'flow' | 'hotParams'>('none', 'flow', 'hotParams');
   return waiting.chain((waits) =>
     fc.record({
-      flow: fc.tuple(
-        fc.array(flowRule(resource, false, cluster), { maxLength: mix.flow }),
-        waits === 'flow' && mix.flow > 0 ? flowRule(resource, true, cluster).map((rule) => [rule]) : fc.constant([]),
-      ).map(([some, queued]) => [...some, ...queued]),
-      hotParams: fc.tuple(
-        fc.array(hotParamRule(resource, false, cluster), { maxLength: mix.hotParams }),
-        waits === 'hotParams' && mix.hotParams > 0 ? hotParamRule(resource, true, cluster).map((rule) => [rule]) : fc.constant([]),
-      ).map(([some, queued]) => [...some, ...queued]),
+      flow: fc
+        .tuple(
+          fc.array(flowRule(resource, false, cluster), { maxLength: mix.flow }),
+          waits === 'flow' && mix.flow > 0 ? flowRule(resource, true, cluster).map((rule) => [rule]) : fc.constant([]),
+        )
+        .map(([some, queued]) => [...some, ...queued]),
+      hotParams: fc
+        .tuple(
+          fc.array(hotParamRule(resource, false, cluster), { maxLength: mix.hotParams }),
+          waits === 'hotParams' && mix.hotParams > 0
+            ? hotParamRule(resource, true, cluster).map((rule) => [rule])
+            : fc.constant([]),
+        )
+        .map(([some, queued]) => [...some, ...queued]),
       circuitBreakers: fc.array(breakerRule(resource), { maxLength: mix.circuitBreakers }),
       authority: mix.authority ? fc.array(authorityRule(resource), { maxLength: 1 }) : fc.constant([]),
     }),
@@ -222,7 +266,10 @@ const call: fc.Arbitrary<CallOp> = fc
   .record({
     via: fc.constantFrom('entry' as const, 'enter' as const, 'enter' as const, 'run' as const, 'run' as const),
     resource: fc.constantFrom(...RESOURCES),
-    acquireCount: fc.oneof({ weight: 6, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2, 3) }),
+    acquireCount: fc.oneof(
+      { weight: 6, arbitrary: fc.constant(1) },
+      { weight: 1, arbitrary: fc.constantFrom(0, 2, 3) },
+    ),
     origin: fc.constantFrom(...ORIGINS),
     value: callValue,
     unreadable: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
@@ -247,10 +294,22 @@ function operation(cluster: boolean): fc.Arbitrary<Op> {
     { weight: 2, arbitrary: fc.record({ op: fc.constant('cancel' as const), nth: fc.nat() }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('abort' as const), nth: fc.nat() }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('settle' as const), nth: fc.nat(), reject: fc.boolean() }) },
-    { weight: 3, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.constantFrom(0, 1, 20, 20, 60, 60, 100, 250, 499, 500, 1000, 2100) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('advance' as const),
+        ms: fc.constantFrom(0, 1, 20, 20, 60, 60, 100, 250, 499, 500, 1000, 2100),
+      }),
+    },
   ];
   if (cluster) {
-    ops.push({ weight: 1, arbitrary: fc.record({ op: fc.constant('health' as const), health: fc.constantFrom<StoreHealth>('up', 'up', 'timeout', 'error', 'reject', 'throw') }) });
+    ops.push({
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant('health' as const),
+        health: fc.constantFrom<StoreHealth>('up', 'up', 'timeout', 'error', 'reject', 'throw'),
+      }),
+    });
   }
   return fc.oneof(...ops);
 }
@@ -260,12 +319,14 @@ export function scenarios(mix: RuleMix, maxOps = 80): fc.Arbitrary<Scenario> {
   return fc.boolean().chain((cluster) =>
     fc.record({
       cluster: fc.constant(cluster),
-      rules: fc.tuple(resourceRules('a', mix, cluster), resourceRules('b', mix, cluster)).map(([a, b]): RuleSetOptions => ({
-        flow: [...a.flow!, ...b.flow!],
-        hotParams: [...a.hotParams!, ...b.hotParams!],
-        circuitBreakers: [...a.circuitBreakers!, ...b.circuitBreakers!],
-        authority: [...a.authority!, ...b.authority!],
-      })),
+      rules: fc
+        .tuple(resourceRules('a', mix, cluster), resourceRules('b', mix, cluster))
+        .map(([a, b]): RuleSetOptions => ({
+          flow: [...a.flow!, ...b.flow!],
+          hotParams: [...a.hotParams!, ...b.hotParams!],
+          circuitBreakers: [...a.circuitBreakers!, ...b.circuitBreakers!],
+          authority: [...a.authority!, ...b.authority!],
+        })),
       ops: fc.array(operation(cluster), { minLength: Math.min(20, maxOps), maxLength: maxOps, size: 'max' }),
     }),
   );

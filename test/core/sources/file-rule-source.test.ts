@@ -1,4 +1,14 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, mkdirSync, writeFileSync, renameSync, existsSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  mkdirSync,
+  writeFileSync,
+  renameSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileRuleSource, Floodgate, type FileRuleSource, type RulesRejectedEvent } from '@floodgate/core';
@@ -20,7 +30,8 @@ afterEach(() => {
 });
 
 const flow = (threshold: number): string => JSON.stringify({ flow: [{ resource: 'api', threshold }] });
-const threshold = (fg: Floodgate): number | undefined => fg.getRules().flow.find((rule) => rule.resource === 'api')?.threshold;
+const threshold = (fg: Floodgate): number | undefined =>
+  fg.getRules().flow.find((rule) => rule.resource === 'api')?.threshold;
 
 function follow(fg: Floodgate, errors: unknown[] = []): FileRuleSource {
   const source = fileRuleSource(fg, file, { debounceMs: 10, onError: (error) => errors.push(error) });
@@ -100,7 +111,10 @@ describe('fileRuleSource', () => {
     follow(fg, errors);
     replaceAtomically('{ "flow": [ oops');
     await until(() => rejected.length === 1, 'the rejection', WAIT_MS);
-    expect(rejected[0]).toMatchObject({ source: 'file', issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }] });
+    expect(rejected[0]).toMatchObject({
+      source: 'file',
+      issues: [{ path: '', message: expect.stringContaining('is not valid JSON') }],
+    });
     expect(errors).toEqual([rejected[0]!.error]);
     expect(threshold(fg)).toBe(3);
   });
@@ -110,10 +124,23 @@ describe('fileRuleSource', () => {
     const fg = new Floodgate();
     const rejected = rejections(fg);
     follow(fg);
-    replaceAtomically(JSON.stringify({ flow: [{ resource: 'api', threshold: 9 }, { resource: 'other', threshold: -1 }], circuitBreakers: [{ resource: 'api' }] }));
+    replaceAtomically(
+      JSON.stringify({
+        flow: [
+          { resource: 'api', threshold: 9 },
+          { resource: 'other', threshold: -1 },
+        ],
+        circuitBreakers: [{ resource: 'api' }],
+      }),
+    );
     await until(() => rejected.length === 1, 'the rejection', WAIT_MS);
     expect(rejected[0]!.source).toBe('file');
-    expect(rejected[0]!.issues.map((issue) => issue.path)).toEqual(['flow[1].threshold', 'circuitBreakers[0].strategy', 'circuitBreakers[0].threshold', 'circuitBreakers[0].retryTimeoutMs']);
+    expect(rejected[0]!.issues.map((issue) => issue.path)).toEqual([
+      'flow[1].threshold',
+      'circuitBreakers[0].strategy',
+      'circuitBreakers[0].threshold',
+      'circuitBreakers[0].retryTimeoutMs',
+    ]);
     expect(threshold(fg)).toBe(3);
     expect(fg.getRules().circuitBreakers).toEqual([]);
   });
@@ -130,7 +157,13 @@ describe('fileRuleSource', () => {
   });
 
   it('empties a kind that an earlier version held and the new one lacks, and leaves kinds it never held alone', async () => {
-    writeFileSync(file, JSON.stringify({ flow: [{ resource: 'api', threshold: 3 }], circuitBreakers: [{ resource: 'api', strategy: 'errorCount', threshold: 2, retryTimeoutMs: 1000 }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        flow: [{ resource: 'api', threshold: 3 }],
+        circuitBreakers: [{ resource: 'api', strategy: 'errorCount', threshold: 2, retryTimeoutMs: 1000 }],
+      }),
+    );
     const fg = new Floodgate();
     fg.loadAuthorityRules([{ resource: 'api', origins: ['bad'], strategy: 'deny' }]);
     follow(fg);
@@ -157,7 +190,10 @@ describe('fileRuleSource', () => {
     writeFileSync(file, flow(3));
     const fg = new Floodgate();
     const source = follow(fg);
-    await expect(source.write({ flow: [{ resource: 'api', threshold: -2 }] })).rejects.toMatchObject({ code: 'ERR_INVALID_RULE', issues: [{ path: 'flow[0].threshold' }] });
+    await expect(source.write({ flow: [{ resource: 'api', threshold: -2 }] })).rejects.toMatchObject({
+      code: 'ERR_INVALID_RULE',
+      issues: [{ path: 'flow[0].threshold' }],
+    });
     expect(readFileSync(file, 'utf8')).toBe(flow(3));
     expect(threshold(fg)).toBe(3);
   });
@@ -190,7 +226,9 @@ describe('fileRuleSource', () => {
   it('refuses a bad path or options, naming them', () => {
     const fg = new Floodgate();
     expect(() => fileRuleSource(fg, '')).toThrow('path must be a non-empty string, got ""');
-    expect(() => fileRuleSource(fg, file, { debounceMs: -1 })).toThrow('options.debounceMs must be a finite number >= 0, got -1');
+    expect(() => fileRuleSource(fg, file, { debounceMs: -1 })).toThrow(
+      'options.debounceMs must be a finite number >= 0, got -1',
+    );
     expect(() => fileRuleSource(fg, join(dir, 'absent', 'rules.json'))).toThrow(/cannot watch directory .*absent/);
   });
 });

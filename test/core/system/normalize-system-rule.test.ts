@@ -13,7 +13,9 @@ const issuesOf = (rules: unknown[]): { path: string; message: string }[] => {
 
 describe('normalizeSystemRule', () => {
   it('keeps the limits given and resolves the retry hint', () => {
-    expect(normalizeRules('system', [{ maxCpuUsage: 0.8, maxQps: 500 }])).toEqual([{ maxQps: 500, maxCpuUsage: 0.8, retryAfterMs: SYSTEM_RULE_DEFAULTS.retryAfterMs }]);
+    expect(normalizeRules('system', [{ maxCpuUsage: 0.8, maxQps: 500 }])).toEqual([
+      { maxQps: 500, maxCpuUsage: 0.8, retryAfterMs: SYSTEM_RULE_DEFAULTS.retryAfterMs },
+    ]);
   });
 
   it('accepts every limit together', () => {
@@ -32,7 +34,9 @@ describe('normalizeSystemRule', () => {
   });
 
   it('requires at least one limit', () => {
-    expect(issuesOf([{ retryAfterMs: 100 }])).toEqual([{ path: 'system[0]', message: expect.stringContaining('must set at least one limit') }]);
+    expect(issuesOf([{ retryAfterMs: 100 }])).toEqual([
+      { path: 'system[0]', message: expect.stringContaining('must set at least one limit') },
+    ]);
   });
 
   it('names every field out of its range, by path', () => {
@@ -60,11 +64,15 @@ describe('normalizeSystemRule', () => {
       'system[0].maxCpuUsage',
       'system[0].retryAfterMs',
     ]);
-    expect(issues.find((issue) => issue.path === 'system[0].maxEventLoopUtilization')!.message).toBe('must be a finite number within [0, 1], got 1.5');
+    expect(issues.find((issue) => issue.path === 'system[0].maxEventLoopUtilization')!.message).toBe(
+      'must be a finite number within [0, 1], got 1.5',
+    );
   });
 
   it('refuses unknown fields, a resource among them (system rules apply to every inbound call)', () => {
-    expect(issuesOf([{ resource: 'GET /a', maxQps: 1 }])).toEqual([{ path: 'system[0].resource', message: expect.stringContaining('unknown field') }]);
+    expect(issuesOf([{ resource: 'GET /a', maxQps: 1 }])).toEqual([
+      { path: 'system[0].resource', message: expect.stringContaining('unknown field') },
+    ]);
   });
 
   it('refuses a rule that is not an object', () => {

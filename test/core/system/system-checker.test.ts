@@ -90,21 +90,27 @@ describe('system load limits with the BBR check', () => {
     ['maxCpuUsage', 'cpuUsage', 0.8, 0.95],
   ] as const;
 
-  it.each(LOADS)('%s lets a lone call through while the signal is over it (BBR passes at concurrency <= 1)', (limit, signal, threshold, over) => {
-    const { fg } = engineWith([{ [limit]: threshold }], { [signal]: over });
-    const first = inbound(fg) as Entry;
-    expect(inbound(fg)).toBeInstanceOf(Entry); // one call in flight: BBR needs more than one
-    first.exit();
-  });
+  it.each(LOADS)(
+    '%s lets a lone call through while the signal is over it (BBR passes at concurrency <= 1)',
+    (limit, signal, threshold, over) => {
+      const { fg } = engineWith([{ [limit]: threshold }], { [signal]: over });
+      const first = inbound(fg) as Entry;
+      expect(inbound(fg)).toBeInstanceOf(Entry); // one call in flight: BBR needs more than one
+      first.exit();
+    },
+  );
 
-  it.each(LOADS)('%s refuses once inbound calls in flight pass what the process completes (BBR fails)', async (limit, signal, threshold, over) => {
-    const { fg, clock, probe } = engineWith([{ [limit]: threshold }]);
-    await complete(fg, clock, 20, 200); // 20 completions in one second, 200 ms each: 20 × 200 / 1000 = 4 in flight
-    probe.set({ [signal]: over });
-    hold(fg, 4);
-    expect(inbound(fg)).toBeInstanceOf(Entry); // 4 in flight: not more than 4
-    expect(inbound(fg)).toMatchObject({ limit, value: over }); // 5 in flight > 4
-  });
+  it.each(LOADS)(
+    '%s refuses once inbound calls in flight pass what the process completes (BBR fails)',
+    async (limit, signal, threshold, over) => {
+      const { fg, clock, probe } = engineWith([{ [limit]: threshold }]);
+      await complete(fg, clock, 20, 200); // 20 completions in one second, 200 ms each: 20 × 200 / 1000 = 4 in flight
+      probe.set({ [signal]: over });
+      hold(fg, 4);
+      expect(inbound(fg)).toBeInstanceOf(Entry); // 4 in flight: not more than 4
+      expect(inbound(fg)).toMatchObject({ limit, value: over }); // 5 in flight > 4
+    },
+  );
 
   it.each(LOADS)('%s admits any concurrency while the signal is at or under it', async (limit, signal, threshold) => {
     const { fg, clock } = engineWith([{ [limit]: threshold }], { [signal]: threshold });
@@ -156,7 +162,10 @@ describe('system rules on the engine', () => {
       fg.entry('GET /limited', { inbound: true });
       expect(fg.tryEntry('GET /untracked', { inbound: true })).toBeInstanceOf(SystemBlockError);
       expect(fg.resourceNames()).toEqual(['GET /limited']);
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('at most 1 resources'), expect.objectContaining({ code: 'FLOODGATE_MAX_RESOURCES' }));
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining('at most 1 resources'),
+        expect.objectContaining({ code: 'FLOODGATE_MAX_RESOURCES' }),
+      );
     } finally {
       warn.mockRestore();
     }
@@ -164,7 +173,10 @@ describe('system rules on the engine', () => {
 
   it('runs after authority rules and before flow rules', () => {
     const { fg } = engineWith([{ maxConcurrency: 0 }]);
-    fg.loadRules({ authority: [{ resource: 'GET /a', strategy: 'deny', origins: ['evil'] }], flow: [{ resource: 'GET /a', threshold: 0 }] });
+    fg.loadRules({
+      authority: [{ resource: 'GET /a', strategy: 'deny', origins: ['evil'] }],
+      flow: [{ resource: 'GET /a', threshold: 0 }],
+    });
     expect(fg.tryEntry('GET /a', { inbound: true, origin: 'evil' })).toBeInstanceOf(AuthorityBlockError);
     expect(fg.tryEntry('GET /a', { inbound: true })).toBeInstanceOf(SystemBlockError);
     expect(fg.tryEntry('GET /a')).toBeInstanceOf(FlowBlockError);
@@ -184,7 +196,11 @@ describe('system rules on the engine', () => {
     const { fg } = engineWith([loose, tight]);
     inbound(fg);
     const refused = inbound(fg) as SystemBlockError;
-    expect(refused).toMatchObject({ limit: 'maxConcurrency', rule: { maxConcurrency: 1, retryAfterMs: 3000 }, retryAfterMs: 3000 });
+    expect(refused).toMatchObject({
+      limit: 'maxConcurrency',
+      rule: { maxConcurrency: 1, retryAfterMs: 3000 },
+      retryAfterMs: 3000,
+    });
   });
 
   it('gives the rule’s retry hint to refusals other than maxQps', () => {
@@ -212,7 +228,14 @@ describe('system rules on the engine', () => {
 
   it('lists system rules with no resource', () => {
     const { fg } = engineWith([{ maxQps: 10 }]);
-    expect(fg.describeRules()).toEqual([expect.objectContaining({ kind: 'system', resource: '', rule: { maxQps: 10, retryAfterMs: 1000 }, inForce: true })]);
+    expect(fg.describeRules()).toEqual([
+      expect.objectContaining({
+        kind: 'system',
+        resource: '',
+        rule: { maxQps: 10, retryAfterMs: 1000 },
+        inForce: true,
+      }),
+    ]);
   });
 
   it("emits block events of kind 'system' and counts the block on the resource and the inbound statistics", () => {
@@ -220,7 +243,9 @@ describe('system rules on the engine', () => {
     const events: BlockEvent[] = [];
     fg.on('block', (event) => events.push(event));
     inbound(fg, 'GET /a');
-    expect(events.map((e) => [e.resource, e.error.kind, e.error.code])).toEqual([['GET /a', 'system', 'ERR_SYSTEM_BLOCKED']]);
+    expect(events.map((e) => [e.resource, e.error.kind, e.error.code])).toEqual([
+      ['GET /a', 'system', 'ERR_SYSTEM_BLOCKED'],
+    ]);
     expect(fg.stats('GET /a')!.lastSecond.block).toBe(1);
     expect(fg.inboundStats().lastSecond.block).toBe(1);
   });
@@ -247,7 +272,12 @@ describe('SystemBlockError', () => {
   const error = new SystemBlockError({ resource: 'GET /a', rule, limit: 'maxQps', value: 11, retryAfterMs: 300 });
 
   it('is a 503-kind block with a stable code', () => {
-    expect(error).toMatchObject({ code: 'ERR_SYSTEM_BLOCKED', kind: 'system', refusal: 'capacity', name: 'SystemBlockError' });
+    expect(error).toMatchObject({
+      code: 'ERR_SYSTEM_BLOCKED',
+      kind: 'system',
+      refusal: 'capacity',
+      name: 'SystemBlockError',
+    });
   });
 
   it('names the limit, its threshold and what was measured', () => {
@@ -256,10 +286,23 @@ describe('SystemBlockError', () => {
 
   it("has a 'system' quota for maxQps refusals only", () => {
     expect(error.quota()).toEqual({ name: 'system', quota: 10, windowSeconds: 1 });
-    expect(new SystemBlockError({ resource: 'r', rule: { maxCpuUsage: 0.5, retryAfterMs: 1000 }, limit: 'maxCpuUsage', value: 0.9 }).quota()).toBeUndefined();
+    expect(
+      new SystemBlockError({
+        resource: 'r',
+        rule: { maxCpuUsage: 0.5, retryAfterMs: 1000 },
+        limit: 'maxCpuUsage',
+        value: 0.9,
+      }).quota(),
+    ).toBeUndefined();
   });
 
   it('serialises its limit and value', () => {
-    expect(error.toJSON()).toMatchObject({ code: 'ERR_SYSTEM_BLOCKED', limit: 'maxQps', value: 11, retryAfterMs: 300, rule });
+    expect(error.toJSON()).toMatchObject({
+      code: 'ERR_SYSTEM_BLOCKED',
+      limit: 'maxQps',
+      value: 11,
+      retryAfterMs: 300,
+      rule,
+    });
   });
 });

@@ -45,6 +45,8 @@ describe('the system kind and its probe', () => {
   });
 
   it('refuses a probe option without read() and start()', () => {
-    expect(() => new Floodgate({ probe: { read: () => ({}) } as never })).toThrow('options.probe: must have read() and start() methods');
+    expect(() => new Floodgate({ probe: { read: () => ({}) } as never })).toThrow(
+      'options.probe: must have read() and start() methods',
+    );
   });
 });

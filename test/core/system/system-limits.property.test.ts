@@ -3,7 +3,8 @@ import { Entry, Floodgate, ManualClock, ManualProbe } from '@floodgate/core';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 /** One step of inbound traffic: a call on one of a few resources, an exit of a held call, or time passing. */
-type Step = { readonly enter: number; readonly acquire: number } | { readonly exit: number } | { readonly advanceMs: number };
+type Step =
+  { readonly enter: number; readonly acquire: number } | { readonly exit: number } | { readonly advanceMs: number };
 
 const steps = fc.array(
   fc.oneof(
@@ -36,31 +37,43 @@ function drive(plan: readonly Step[], rules: object, check: (fg: Floodgate) => v
 }
 
 describe('system caps (property)', () => {
-  it('never lets more inbound calls be in flight than maxConcurrency, whatever the traffic', () => {
-    fc.assert(
-      fc.property(steps, fc.integer({ min: 0, max: 6 }), (plan, max) => {
-        drive(plan, { maxConcurrency: max }, (fg) => expect(fg.inboundStats().concurrency).toBeLessThanOrEqual(max));
-      }),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'never lets more inbound calls be in flight than maxConcurrency, whatever the traffic',
+    () => {
+      fc.assert(
+        fc.property(steps, fc.integer({ min: 0, max: 6 }), (plan, max) => {
+          drive(plan, { maxConcurrency: max }, (fg) => expect(fg.inboundStats().concurrency).toBeLessThanOrEqual(max));
+        }),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 
-  it('never lets more inbound calls pass in the window than maxQps, whatever the traffic', () => {
-    fc.assert(
-      fc.property(steps, fc.integer({ min: 0, max: 8 }), (plan, max) => {
-        drive(plan, { maxQps: max }, (fg) => expect(fg.inboundStats().lastSecond.pass).toBeLessThanOrEqual(max));
-      }),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'never lets more inbound calls pass in the window than maxQps, whatever the traffic',
+    () => {
+      fc.assert(
+        fc.property(steps, fc.integer({ min: 0, max: 8 }), (plan, max) => {
+          drive(plan, { maxQps: max }, (fg) => expect(fg.inboundStats().lastSecond.pass).toBeLessThanOrEqual(max));
+        }),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 
-  it('never lets a loaded process hold more than two inbound calls in flight before one completed (BBR), whatever the traffic', () => {
-    const withoutExits = steps.map((plan) => plan.filter((step) => !('exit' in step)));
-    fc.assert(
-      fc.property(withoutExits, (plan) => {
-        drive(plan, { maxCpuUsage: 0.5 }, (fg) => expect(fg.inboundStats().concurrency).toBeLessThanOrEqual(2));
-      }),
-      propertyRuns(100),
-    );
-  }, propertyTimeoutMs(100));
+  it(
+    'never lets a loaded process hold more than two inbound calls in flight before one completed (BBR), whatever the traffic',
+    () => {
+      const withoutExits = steps.map((plan) => plan.filter((step) => !('exit' in step)));
+      fc.assert(
+        fc.property(withoutExits, (plan) => {
+          drive(plan, { maxCpuUsage: 0.5 }, (fg) => expect(fg.inboundStats().concurrency).toBeLessThanOrEqual(2));
+        }),
+        propertyRuns(100),
+      );
+    },
+    propertyTimeoutMs(100),
+  );
 });

@@ -31,7 +31,8 @@ module.exports = async function check(label, { entryPoints, fastifyApp, expressA
   for (const [specifier, loaded] of Object.entries(entryPoints)) {
     const cjs = require(specifier);
     assert.deepEqual(Object.keys(loaded).sort(), Object.keys(cjs).sort(), `${specifier}: exported names`);
-    for (const name of Object.keys(cjs)) assert.equal(loaded[name], cjs[name], `${specifier}: ${name} is not the CommonJS module's`);
+    for (const name of Object.keys(cjs))
+      assert.equal(loaded[name], cjs[name], `${specifier}: ${name} is not the CommonJS module's`);
   }
 
   const { Floodgate, ManualClock, isBlockError } = entryPoints['@floodgate/core'];
@@ -51,5 +52,7 @@ module.exports = async function check(label, { entryPoints, fastifyApp, expressA
   assert.deepEqual(fastify, [200, 429], 'Fastify');
   assert.deepEqual(await twoRequests(expressApp), [200, 429], 'Express');
   assert.deepEqual(await twoRequests(koaApp.callback()), [200, 429], 'Koa');
-  console.log(`ok ${label}: ${Object.keys(entryPoints).length} entry points, one instance each; the engine, Express, Koa and Fastify pass one request and answer the next with 429; the dashboard finds its page`);
+  console.log(
+    `ok ${label}: ${Object.keys(entryPoints).length} entry points, one instance each; the engine, Express, Koa and Fastify pass one request and answer the next with 429; the dashboard finds its page`,
+  );
 };

@@ -19,15 +19,28 @@ const oneRequestPerSecond = { routes: { '*': { rateLimit: { threshold: 1 } } } }
 
 async function main() {
   const fastifyApp = Fastify();
-  await fastifyApp.register(floodgateFastify.fastifyFloodgate, { floodgate: new core.Floodgate({ clock: new core.ManualClock() }), ...oneRequestPerSecond });
+  await fastifyApp.register(floodgateFastify.fastifyFloodgate, {
+    floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+    ...oneRequestPerSecond,
+  });
   fastifyApp.get('/', async () => 'ok');
 
   const expressApp = express();
-  expressApp.use(floodgateExpress.resilience({ floodgate: new core.Floodgate({ clock: new core.ManualClock() }), ...oneRequestPerSecond }));
+  expressApp.use(
+    floodgateExpress.resilience({
+      floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+      ...oneRequestPerSecond,
+    }),
+  );
   expressApp.get('/', (_req, res) => res.send('ok'));
 
   const koaApp = new Koa();
-  koaApp.use(floodgateKoa.resilience({ floodgate: new core.Floodgate({ clock: new core.ManualClock() }), ...oneRequestPerSecond }));
+  koaApp.use(
+    floodgateKoa.resilience({
+      floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+      ...oneRequestPerSecond,
+    }),
+  );
   koaApp.use((ctx) => {
     ctx.body = 'ok';
   });

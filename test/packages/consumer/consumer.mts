@@ -17,7 +17,10 @@ import { entryPoints } from './entry-points.mjs';
 const oneRequestPerSecond = { routes: { '*': { rateLimit: { threshold: 1 } } } };
 
 const fastifyApp = Fastify();
-await fastifyApp.register(fastifyFloodgate, { floodgate: new Floodgate({ clock: new ManualClock() }), ...oneRequestPerSecond });
+await fastifyApp.register(fastifyFloodgate, {
+  floodgate: new Floodgate({ clock: new ManualClock() }),
+  ...oneRequestPerSecond,
+});
 fastifyApp.get('/', async () => 'ok');
 
 const expressApp = express();

@@ -28,13 +28,21 @@ export function parseExposition(text: string): Sample[] {
       labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     }
     const raw = match[3]!;
-    samples.push({ name: match[1]!, labels, value: raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw) });
+    samples.push({
+      name: match[1]!,
+      labels,
+      value: raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw),
+    });
   }
   return samples;
 }
 
 /** The value of the one sample named `name` whose labels include `labels`; throws unless exactly one matches. */
-export function valueOf(samples: readonly Sample[], name: string, labels: Readonly<Record<string, string>> = {}): number {
+export function valueOf(
+  samples: readonly Sample[],
+  name: string,
+  labels: Readonly<Record<string, string>> = {},
+): number {
   const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   if (found.length !== 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
   return found[0]!.value;

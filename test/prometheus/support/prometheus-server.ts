@@ -57,9 +57,18 @@ export async function startPrometheus(targets: readonly string[]): Promise<Prome
   );
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(bin, [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    bin,
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -75,8 +84,13 @@ export async function startPrometheus(targets: readonly string[]): Promise<Prome
   }
   const query = async (promql: string): Promise<QuerySample[]> => {
     const response = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`);
-    const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] } };
-    if (body.status !== 'success' || body.data?.resultType !== 'vector') throw new Error(`Prometheus answered ${JSON.stringify(body)} to ${promql}`);
+    const body = (await response.json()) as {
+      status: string;
+      error?: string;
+      data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+    };
+    if (body.status !== 'success' || body.data?.resultType !== 'vector')
+      throw new Error(`Prometheus answered ${JSON.stringify(body)} to ${promql}`);
     return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
   };
   return {
@@ -87,7 +101,10 @@ export async function startPrometheus(targets: readonly string[]): Promise<Prome
       for (;;) {
         const last = await query(promql);
         if (accept(last)) return last;
-        if (Date.now() > deadline) throw new Error(`Prometheus did not show what was expected within ${PATIENCE_MS} ms for ${promql}; last answer: ${JSON.stringify(last)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `Prometheus did not show what was expected within ${PATIENCE_MS} ms for ${promql}; last answer: ${JSON.stringify(last)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
     },

@@ -37,7 +37,13 @@ export class ClusterFixture {
    * could expire before a healthy Redis answers, and the check would fall back.
    */
   async backend(options: Partial<RedisClusterOptions> = {}): Promise<RedisClusterBackend> {
-    const backend = redisCluster({ client: this.client(), prefix: this.prefix, now: () => this.clock.now(), timeoutMs: HEALTHY_TIMEOUT_MS, ...options });
+    const backend = redisCluster({
+      client: this.client(),
+      prefix: this.prefix,
+      now: () => this.clock.now(),
+      timeoutMs: HEALTHY_TIMEOUT_MS,
+      ...options,
+    });
     this.backends.push(backend);
     await backend.ready();
     return backend;
@@ -57,12 +63,22 @@ export class ClusterFixture {
 /** Resolves to the number of calls that passed among `calls`. */
 export async function countPasses(calls: readonly Promise<unknown>[]): Promise<number> {
   const results = await Promise.allSettled(calls);
-  for (const r of results) if (r.status === 'rejected' && (r.reason as { code?: string }).code !== 'ERR_FLOW_BLOCKED' && (r.reason as { code?: string }).code !== 'ERR_HOT_PARAM_BLOCKED') throw r.reason;
+  for (const r of results)
+    if (
+      r.status === 'rejected' &&
+      (r.reason as { code?: string }).code !== 'ERR_FLOW_BLOCKED' &&
+      (r.reason as { code?: string }).code !== 'ERR_HOT_PARAM_BLOCKED'
+    )
+      throw r.reason;
   return results.filter((r) => r.status === 'fulfilled').length;
 }
 
 /** Enters `resource` on `fg` and exits at once; rejects with the block error. */
-export async function hit(fg: Floodgate, resource: string, options: { args?: unknown[]; acquireCount?: number; origin?: string } = {}): Promise<void> {
+export async function hit(
+  fg: Floodgate,
+  resource: string,
+  options: { args?: unknown[]; acquireCount?: number; origin?: string } = {},
+): Promise<void> {
   const entry = await fg.enter(resource, options);
   entry.exit();
 }

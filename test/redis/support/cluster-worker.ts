@@ -19,10 +19,12 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
   const results = await Promise.all(
     Array.from({ length: Number(env.FG_CALLS) }, () =>
-      fg.run('api', () => true, { blockHandler: () => false }).catch((error: unknown) => {
-        if (isBlockError(error)) return false;
-        throw error;
-      }),
+      fg
+        .run('api', () => true, { blockHandler: () => false })
+        .catch((error: unknown) => {
+          if (isBlockError(error)) return false;
+          throw error;
+        }),
     ),
   );
   process.stdout.write(`${JSON.stringify({ passed: results.filter(Boolean).length })}\n`);

@@ -149,7 +149,14 @@ async function main(): Promise<void> {
       await Promise.all(loops);
       loopDelay.stop();
       const maxLoopDelayMs = loopDelay.maxMs();
-      const report: DrillReport = { ...status(), passes, slowestMs, maxLoopDelayMs, failures: failures.slice(0, 5), unhandledRejections: unhandled };
+      const report: DrillReport = {
+        ...status(),
+        passes,
+        slowestMs,
+        maxLoopDelayMs,
+        failures: failures.slice(0, 5),
+        unhandledRejections: unhandled,
+      };
       process.stdout.write(`${JSON.stringify(report)}\n`);
       break;
     }

@@ -49,7 +49,9 @@ function programs(): { server: string; cli: string } {
   const cli = join(dirname(server), 'redis-cli');
   for (const path of [server, cli]) {
     if (!existsSync(path)) {
-      throw new Error(`The Redis Cluster tests need ${path}: install it (apt-get install -y redis-server) or set FLOODGATE_REDIS_SERVER_BIN to a redis-server with redis-cli beside it`);
+      throw new Error(
+        `The Redis Cluster tests need ${path}: install it (apt-get install -y redis-server) or set FLOODGATE_REDIS_SERVER_BIN to a redis-server with redis-cli beside it`,
+      );
     }
   }
   return { server, cli };
@@ -107,16 +109,38 @@ export async function startRedisCluster(): Promise<RedisClusterNodes> {
       const child = spawn(
         server,
         [
-          '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000',
-          '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '2000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--loglevel',
+          'warning',
         ],
         { stdio: 'ignore' },
       );
       nodes.push({ port, busPort, child });
     }
-    for (const n of nodes) await poll(async () => (await node(n.port).ping()) === 'PONG', 10_000, `node ${n.port} to start`);
-    await run(cli, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
+    for (const n of nodes)
+      await poll(async () => (await node(n.port).ping()) === 'PONG', 10_000, `node ${n.port} to start`);
+    await run(
+      cli,
+      ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+      { timeout: 30_000 },
+    );
     await waitClusterOk(nodes, node);
   } catch (error) {
     await stop();
@@ -138,10 +162,13 @@ export async function startRedisCluster(): Promise<RedisClusterNodes> {
     nodes,
     startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
     client() {
-      const client = new Cluster(nodes.slice(0, 3).map((n) => ({ host: '127.0.0.1', port: n.port })), {
-        redisOptions: { maxRetriesPerRequest: 1 },
-        clusterRetryStrategy: () => 100,
-      });
+      const client = new Cluster(
+        nodes.slice(0, 3).map((n) => ({ host: '127.0.0.1', port: n.port })),
+        {
+          redisOptions: { maxRetriesPerRequest: 1 },
+          clusterRetryStrategy: () => 100,
+        },
+      );
       client.on('error', () => undefined);
       clients.push(client);
       return client;
@@ -151,7 +178,11 @@ export async function startRedisCluster(): Promise<RedisClusterNodes> {
     async failover(key) {
       const master = await masterOf(key);
       let replica: number | undefined;
-      await poll(async () => (replica = (await servers(key))[1]) !== undefined, 10_000, `a replica of the master on ${master}`);
+      await poll(
+        async () => (replica = (await servers(key))[1]) !== undefined,
+        10_000,
+        `a replica of the master on ${master}`,
+      );
       await node(replica!).call('CLUSTER', 'FAILOVER');
       await poll(async () => (await masterOf(key)) === replica, 15_000, `the replica on ${replica} to take over`);
       await waitClusterOk(nodes, node);
@@ -163,7 +194,11 @@ export async function startRedisCluster(): Promise<RedisClusterNodes> {
 
 async function waitClusterOk(nodes: readonly ClusterNode[], node: (port: number) => Redis): Promise<void> {
   for (const n of nodes) {
-    await poll(async () => /cluster_state:ok/.test(String(await node(n.port).call('CLUSTER', 'INFO'))), 20_000, `cluster_state:ok on ${n.port}`);
+    await poll(
+      async () => /cluster_state:ok/.test(String(await node(n.port).call('CLUSTER', 'INFO'))),
+      20_000,
+      `cluster_state:ok on ${n.port}`,
+    );
   }
 }
 
@@ -181,7 +216,8 @@ export function useRedisCluster(): { readonly cluster: RedisClusterNodes } {
   });
   return {
     get cluster(): RedisClusterNodes {
-      if (cluster === undefined) throw new Error('useRedisCluster(): the cluster is not started yet (read it inside a test or hook)');
+      if (cluster === undefined)
+        throw new Error('useRedisCluster(): the cluster is not started yet (read it inside a test or hook)');
       return cluster;
     },
   };

@@ -10,11 +10,15 @@ export class WorkerProcess {
 
   /** Runs `script` (a path under test/redis/support) with `env` added to this process's. */
   constructor(script: string, env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, script)], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    this.child = spawn(
+      process.execPath,
+      ['--conditions=@floodgate/source', '--import', 'tsx', join(__dirname, script)],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     const stdout = this.child.stdout!;
     this.lines = (async function* lines(): AsyncGenerator<string> {
       let buffer = '';

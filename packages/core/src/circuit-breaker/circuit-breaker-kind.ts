@@ -102,7 +102,12 @@ export class CircuitBreakerChecker implements LocalBreaker {
     const decision = this.machine.tryPass(now);
     if (decision === undefined) return undefined;
     if (typeof decision === 'number') {
-      return new CircuitOpenError({ resource: entry.resource, rule: this.rule, retryAfterMs: decision, origin: entry.origin });
+      return new CircuitOpenError({
+        resource: entry.resource,
+        rule: this.rule,
+        retryAfterMs: decision,
+        origin: entry.origin,
+      });
     }
     entry.attach(decision);
     return undefined;
@@ -153,7 +158,8 @@ const circuitBreakerCluster: ClusterBreakerBinding<CircuitBreakerRule> = {
     halfOpenProbes: rule.halfOpenProbes,
   }),
   local: (checker) => checker as CircuitBreakerChecker,
-  refuse: (rule, entry, retryAfterMs) => new CircuitOpenError({ resource: entry.resource, rule, retryAfterMs, origin: entry.origin }),
+  refuse: (rule, entry, retryAfterMs) =>
+    new CircuitOpenError({ resource: entry.resource, rule, retryAfterMs, origin: entry.origin }),
 };
 
 /** Circuit breaker rules: slow-call ratio, error ratio and error count, with half-open probing. */

@@ -120,8 +120,16 @@ export const CIRCUIT_BREAKER_RULE_DEFAULTS = Object.freeze({
 } as const);
 
 const FIELDS = [
-  'resource', 'strategy', 'threshold', 'maxAllowedRtMs', 'minRequestAmount',
-  'statIntervalMs', 'bucketCount', 'retryTimeoutMs', 'halfOpenProbes', 'cluster',
+  'resource',
+  'strategy',
+  'threshold',
+  'maxAllowedRtMs',
+  'minRequestAmount',
+  'statIntervalMs',
+  'bucketCount',
+  'retryTimeoutMs',
+  'halfOpenProbes',
+  'cluster',
 ] as const;
 
 const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
@@ -139,7 +147,11 @@ const STRATEGIES: readonly CircuitBreakerStrategy[] = ['slowRequestRatio', 'erro
  * `halfOpenProbes` and `bucketCount` integers >= 1, with `statIntervalMs` splitting into
  * `bucketCount` buckets of whole milliseconds; `cluster` a boolean; no unknown field.
  */
-export function normalizeCircuitBreakerRule(input: unknown, path: string, reader: RuleReader): CircuitBreakerRule | undefined {
+export function normalizeCircuitBreakerRule(
+  input: unknown,
+  path: string,
+  reader: RuleReader,
+): CircuitBreakerRule | undefined {
   const D = CIRCUIT_BREAKER_RULE_DEFAULTS;
   const obj = reader.object(input, path);
   if (obj === undefined) return undefined;
@@ -148,14 +160,18 @@ export function normalizeCircuitBreakerRule(input: unknown, path: string, reader
   const strategy = reader.oneOf(obj, 'strategy', path, STRATEGIES);
   const knownStrategy = STRATEGIES.includes(obj.strategy as CircuitBreakerStrategy);
   const slow = strategy === 'slowRequestRatio' && knownStrategy;
-  const threshold = strategy === 'errorCount' || !knownStrategy
-    ? reader.number(obj, 'threshold', path, { min: 0 })
-    : reader.number(obj, 'threshold', path, { min: 0, max: 1 });
+  const threshold =
+    strategy === 'errorCount' || !knownStrategy
+      ? reader.number(obj, 'threshold', path, { min: 0 })
+      : reader.number(obj, 'threshold', path, { min: 0, max: 1 });
   let maxAllowedRtMs: number | undefined;
   if (slow) {
     maxAllowedRtMs = reader.number(obj, 'maxAllowedRtMs', path, { min: 0, max: MAX_DURATION_MS });
   } else if (knownStrategy && obj.maxAllowedRtMs !== undefined) {
-    reader.fail(`${path}.maxAllowedRtMs`, `is only allowed when strategy is 'slowRequestRatio', got strategy '${strategy}'`);
+    reader.fail(
+      `${path}.maxAllowedRtMs`,
+      `is only allowed when strategy is 'slowRequestRatio', got strategy '${strategy}'`,
+    );
   }
   const minRequestAmount = reader.number(obj, 'minRequestAmount', path, { min: 1, integer: true }, D.minRequestAmount);
   const statIntervalMs = reader.number(obj, 'statIntervalMs', path, DURATION, D.statIntervalMs);

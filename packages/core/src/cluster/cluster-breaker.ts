@@ -221,7 +221,8 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
       this.sharedVersion = view.version;
     }
     this.fallingBack = false;
-    if (recoveredAfterMs !== undefined) this.ctx.events.emit('clusterRecover', { backend: this.backend, downForMs: recoveredAfterMs });
+    if (recoveredAfterMs !== undefined)
+      this.ctx.events.emit('clusterRecover', { backend: this.backend, downForMs: recoveredAfterMs });
     this.announce(newer ? view.value : undefined);
   }
 
@@ -233,7 +234,15 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
     if (to === from) return;
     this.announced = to;
     const events = this.ctx.events;
-    if (events.has('circuitStateChange')) events.emit('circuitStateChange', { resource: this.rule.resource, rule: this.rule, ruleId: this.local.ruleId, from, to, value });
+    if (events.has('circuitStateChange'))
+      events.emit('circuitStateChange', {
+        resource: this.rule.resource,
+        rule: this.rule,
+        ruleId: this.local.ruleId,
+        from,
+        to,
+        value,
+      });
   }
 
   /**
@@ -258,7 +267,9 @@ export class ClusterBreakerChecker<R extends BreakerRule> implements Checker {
       case 'open':
         return { state: 'open', retryAfterMs: Math.max(0, this.sharedRetryAt - now) };
       case 'halfOpen':
-        return now < this.sharedRetryAt ? { state: 'halfOpen', retryAfterMs: this.sharedRetryAt - now } : { state: 'halfOpen' };
+        return now < this.sharedRetryAt
+          ? { state: 'halfOpen', retryAfterMs: this.sharedRetryAt - now }
+          : { state: 'halfOpen' };
     }
   }
 }

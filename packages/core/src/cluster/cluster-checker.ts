@@ -1,4 +1,11 @@
-import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterLimiterSpec, ClusterRuleConfig, ClusterUnavailable } from '../kernel/cluster-contract';
+import type {
+  ClusterBackend,
+  ClusterDecision,
+  ClusterLimiter,
+  ClusterLimiterSpec,
+  ClusterRuleConfig,
+  ClusterUnavailable,
+} from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
 import {
@@ -52,9 +59,27 @@ export function withCluster<R extends object>(
   backend: ClusterBackend | undefined,
   ctx: CompileContext,
 ): readonly Checker[] {
-  if (binding === undefined || backend === undefined || !rules.some((rule) => (rule as { cluster?: unknown }).cluster !== undefined)) return checkers;
-  if ('breakerSpec' in binding) return withSharedBreakers(binding as unknown as ClusterBreakerBinding<BreakerRule>, rules as unknown as readonly BreakerRule[], checkers, backend, ctx);
-  return withClusterLimiters(binding as unknown as ClusterBinding<ClusterRule>, rules as unknown as readonly ClusterRule[], checkers, backend, ctx);
+  if (
+    binding === undefined ||
+    backend === undefined ||
+    !rules.some((rule) => (rule as { cluster?: unknown }).cluster !== undefined)
+  )
+    return checkers;
+  if ('breakerSpec' in binding)
+    return withSharedBreakers(
+      binding as unknown as ClusterBreakerBinding<BreakerRule>,
+      rules as unknown as readonly BreakerRule[],
+      checkers,
+      backend,
+      ctx,
+    );
+  return withClusterLimiters(
+    binding as unknown as ClusterBinding<ClusterRule>,
+    rules as unknown as readonly ClusterRule[],
+    checkers,
+    backend,
+    ctx,
+  );
 }
 
 function withSharedBreakers<R extends BreakerRule>(
@@ -70,7 +95,10 @@ function withSharedBreakers<R extends BreakerRule>(
     const rule = rules[i]!;
     if (rule.cluster === undefined) return local;
     const spec = binding.breakerSpec(rule, keys.next(binding.identity(rule)));
-    return ctx.reuse({ breaker: spec, backend: backend.name }, () => new ClusterBreakerChecker(rule, binding.local(local), binding, backend.breaker!(spec), backend.name, ctx));
+    return ctx.reuse(
+      { breaker: spec, backend: backend.name },
+      () => new ClusterBreakerChecker(rule, binding.local(local), binding, backend.breaker!(spec), backend.name, ctx),
+    );
   });
 }
 
@@ -100,7 +128,11 @@ function makeLimiter(backend: ClusterBackend, spec: ClusterLimiterSpec): Cluster
     return backend.limiter(spec);
   } catch (error) {
     const down: ClusterDecision = { status: 'unavailable', reason: 'error', error };
-    return { acquire: () => Promise.resolve(down), acquireEach: () => Promise.resolve(down), tryAcquireLeased: () => undefined };
+    return {
+      acquire: () => Promise.resolve(down),
+      acquireEach: () => Promise.resolve(down),
+      tryAcquireLeased: () => undefined,
+    };
   }
 }
 
@@ -147,10 +179,12 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
       try {
         leased = request.each ? undefined : this.limiter.tryAcquireLeased(entry.acquireCount, request.scopes[0]!);
       } catch (error) {
-        if (this.fallBack(entry, { status: 'unavailable', reason: 'error', error }, now) !== DECIDE_LOCALLY) return undefined;
+        if (this.fallBack(entry, { status: 'unavailable', reason: 'error', error }, now) !== DECIDE_LOCALLY)
+          return undefined;
       }
       if (leased === true) return undefined;
-      if (leased === false) return this.binding.refuse(this.rule, entry, request, { status: 'block', retryAfterMs: undefined });
+      if (leased === false)
+        return this.binding.refuse(this.rule, entry, request, { status: 'block', retryAfterMs: undefined });
     }
     return this.local.check(entry, now, canWait);
   }
@@ -172,9 +206,12 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
     }
     switch (decision.status) {
       case 'pass':
-        if (this.limiter.release !== undefined && decision.receipt !== undefined) entry.attach(new StoreRefund(this.limiter, request.scopes, decision.receipt));
+        if (this.limiter.release !== undefined && decision.receipt !== undefined)
+          entry.attach(new StoreRefund(this.limiter, request.scopes, decision.receipt));
         // Switching over: the local check decides too, so the local window is never exceeded.
-        return this.cluster.fallbackToLocal && this.ctx.clock.now() - this.fellBackAt < this.localWindowMs ? DECIDE_LOCALLY : undefined;
+        return this.cluster.fallbackToLocal && this.ctx.clock.now() - this.fellBackAt < this.localWindowMs
+          ? DECIDE_LOCALLY
+          : undefined;
       case 'wait':
         return decision.waitMs;
       case 'block':
@@ -185,7 +222,11 @@ export class ClusterChecker<R extends ClusterRule> implements Checker {
   private ask(acquireCount: number, request: ClusterRequest): Promise<ClusterDecision> {
     if (!request.each) return this.limiter.acquire(acquireCount, request.scopes[0]!, request.thresholds?.[0]);
     if (this.limiter.acquireEach === undefined) {
-      return Promise.resolve({ status: 'unavailable', reason: 'error', error: new TypeError(`the ${this.backend} cluster limiter has no acquireEach(), needed for array values`) });
+      return Promise.resolve({
+        status: 'unavailable',
+        reason: 'error',
+        error: new TypeError(`the ${this.backend} cluster limiter has no acquireEach(), needed for array values`),
+      });
     }
     return this.limiter.acquireEach(acquireCount, request.scopes, request.thresholds ?? []);
   }
@@ -221,7 +262,9 @@ function malformed(decision: unknown): string | undefined {
     case 'unavailable':
       return undefined;
     case 'wait':
-      return typeof waitMs === 'number' && waitMs >= 0 && waitMs <= MAX_DURATION_MS ? undefined : `a wait of ${show(waitMs)} ms (must be within [0, ${MAX_DURATION_MS}])`;
+      return typeof waitMs === 'number' && waitMs >= 0 && waitMs <= MAX_DURATION_MS
+        ? undefined
+        : `a wait of ${show(waitMs)} ms (must be within [0, ${MAX_DURATION_MS}])`;
     default:
       return `an unknown status ${show(status)}`;
   }

@@ -32,7 +32,10 @@ interface DecorationSite {
 
 /** The prototypes of native async functions and of (async) generator functions. */
 const ASYNC_FUNCTION_PROTOTYPE: unknown = Object.getPrototypeOf(async function () {});
-const GENERATOR_PROTOTYPES: readonly unknown[] = [Object.getPrototypeOf(function* () {}), Object.getPrototypeOf(async function* () {})];
+const GENERATOR_PROTOTYPES: readonly unknown[] = [
+  Object.getPrototypeOf(function* () {}),
+  Object.getPrototypeOf(async function* () {}),
+];
 
 /**
  * @internal Builds a method decorator that declares one rule of `kind` for the method it
@@ -52,7 +55,12 @@ export function createGuardDecorator(decorator: string, kind: GuardedRuleKind, o
       if (existing === undefined) rejectGenerators(decorator, site);
       const spec = readSpec(decorator, kind, input, existing?.label ?? site.label);
       checkParamIndex(spec, site.method, existing?.label ?? site.label);
-      guard ??= new MethodGuard(site.method, site.name, site.isStatic, site.returnsPromise || Object.getPrototypeOf(site.method) === ASYNC_FUNCTION_PROTOTYPE);
+      guard ??= new MethodGuard(
+        site.method,
+        site.name,
+        site.isStatic,
+        site.returnsPromise || Object.getPrototypeOf(site.method) === ASYNC_FUNCTION_PROTOTYPE,
+      );
       guard.add(spec);
       if (site.owner !== undefined) guard.bind(site.owner);
       guard.refresh();
@@ -79,13 +87,16 @@ function decorationSite(decorator: string, args: readonly unknown[]): Decoration
   if (args.length === 2 && isContext(second)) {
     const context = second;
     const name = typeof context.name === 'symbol' ? methodName(context.name) : String(context.name);
-    if (context.kind === 'class') throw new TypeError(`${decorator} cannot decorate class ${name}: decorate its methods`);
+    if (context.kind === 'class')
+      throw new TypeError(`${decorator} cannot decorate class ${name}: decorate its methods`);
     const staticPrefix = context.static ? 'static ' : '';
     if (context.kind !== 'method') {
       throw new TypeError(`${decorator} can only decorate methods, not the ${staticPrefix}${context.kind} ${name}`);
     }
     if (context.private) {
-      throw new TypeError(`${decorator} cannot decorate the private method ${name}: its class cannot be found from it; make it a regular method`);
+      throw new TypeError(
+        `${decorator} cannot decorate the private method ${name}: its class cannot be found from it; make it a regular method`,
+      );
     }
     const methodContext = context as ClassMethodDecoratorContext;
     return {
@@ -98,18 +109,25 @@ function decorationSite(decorator: string, args: readonly unknown[]): Decoration
       context: methodContext,
     };
   }
-  if ((typeof first === 'object' || typeof first === 'function') && first !== null && (typeof second === 'string' || typeof second === 'symbol')) {
+  if (
+    (typeof first === 'object' || typeof first === 'function') &&
+    first !== null &&
+    (typeof second === 'string' || typeof second === 'symbol')
+  ) {
     const isStatic = typeof first === 'function';
     const owner: unknown = isStatic ? first : (first as { constructor?: unknown }).constructor;
     const ownerName = typeof owner === 'function' && owner.name ? owner.name : '(anonymous class)';
     const label = `${ownerName}.${methodName(second)}`;
-    if (typeof third === 'number') throw new TypeError(`${decorator} cannot decorate a parameter of ${label}: decorate the method`);
+    if (typeof third === 'number')
+      throw new TypeError(`${decorator} cannot decorate a parameter of ${label}: decorate the method`);
     const descriptor = third as PropertyDescriptor | undefined;
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`${decorator} can only decorate methods, not the field ${label}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`${decorator} can only decorate methods, not the field ${label}`);
     if (descriptor.get !== undefined || descriptor.set !== undefined) {
       throw new TypeError(`${decorator} can only decorate methods, not the accessor ${label}`);
     }
-    if (typeof descriptor.value !== 'function') throw new TypeError(`${decorator} can only decorate methods, not ${label} (${show(descriptor.value)})`);
+    if (typeof descriptor.value !== 'function')
+      throw new TypeError(`${decorator} can only decorate methods, not ${label} (${show(descriptor.value)})`);
     return {
       method: descriptor.value as AnyFunction,
       name: second,
@@ -121,22 +139,39 @@ function decorationSite(decorator: string, args: readonly unknown[]): Decoration
     };
   }
   if (args.length === 1 && typeof first === 'function') {
-    throw new TypeError(`${decorator} cannot decorate class ${first.name || '(anonymous class)'}: decorate its methods`);
+    throw new TypeError(
+      `${decorator} cannot decorate class ${first.name || '(anonymous class)'}: decorate its methods`,
+    );
   }
   throw new TypeError(`${decorator}(options) is a method decorator: write it above a class method`);
 }
 
 function isContext(value: unknown): value is DecoratorContext {
-  return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string' && 'name' in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { kind?: unknown }).kind === 'string' &&
+    'name' in value
+  );
 }
 
 function rejectGenerators(decorator: string, site: DecorationSite): void {
   if (GENERATOR_PROTOTYPES.includes(Object.getPrototypeOf(site.method))) {
-    throw new TypeError(`${decorator} cannot decorate a generator method (${site.label}): its body runs after the call returns`);
+    throw new TypeError(
+      `${decorator} cannot decorate a generator method (${site.label}): its body runs after the call returns`,
+    );
   }
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
+const SHARED_KEYS = [
+  'resource',
+  'floodgate',
+  'blockHandler',
+  'fallback',
+  'exceptionsToIgnore',
+  'timeoutMs',
+  'inbound',
+] as const;
 
 /**
  * Validates one decorator's options: the shared ones here, the rule through the rule kind's
@@ -159,7 +194,11 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
     }
   }
   const ignore = obj.exceptionsToIgnore;
-  if (ignore !== undefined && typeof ignore !== 'function' && !(Array.isArray(ignore) && ignore.every((type) => typeof type === 'function'))) {
+  if (
+    ignore !== undefined &&
+    typeof ignore !== 'function' &&
+    !(Array.isArray(ignore) && ignore.every((type) => typeof type === 'function'))
+  ) {
     reader.fail('exceptionsToIgnore', `must be an array of error classes or a predicate, got ${show(ignore)}`);
   }
   reader.number(obj, 'timeoutMs', '', { above: 0, max: MAX_DURATION_MS }, undefined);
@@ -174,12 +213,14 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
     delete rule.param;
     delete rule.paramKey;
     const hasParam = obj.param !== undefined;
-    if (hasParam && typeof obj.param !== 'function') reader.fail('param', `must be a function (...args) => value, got ${show(obj.param)}`);
+    if (hasParam && typeof obj.param !== 'function')
+      reader.fail('param', `must be a function (...args) => value, got ${show(obj.param)}`);
     if (hasParam && obj.paramIndex !== undefined) reader.fail('param', 'give either paramIndex or param, not both');
     if (!hasParam && obj.paramIndex === undefined) {
       reader.fail('paramIndex', "is required: give paramIndex (the argument's index) or param ((...args) => value)");
     }
-    if (!hasParam && obj.paramKey !== undefined) reader.fail('paramKey', 'names the value computed by param: give param too');
+    if (!hasParam && obj.paramKey !== undefined)
+      reader.fail('paramKey', 'names the value computed by param: give param too');
     if (hasParam) {
       param = obj.param as GuardSpec['param'];
       paramKey = obj.paramKey as string | undefined;
@@ -219,7 +260,12 @@ function checkParamIndex(spec: GuardSpec, method: AnyFunction, label: string): v
   if (count === undefined || (index < count && index >= -count)) return;
   const declared = count === 0 ? 'declares no parameter' : `declares ${count} parameter${count === 1 ? '' : 's'}`;
   throw new RuleValidationError(
-    [{ path: 'paramIndex', message: `${index} is beyond the method's parameters (it ${declared}): the rule would read an argument no call passes, and limit nothing` }],
+    [
+      {
+        path: 'paramIndex',
+        message: `${index} is beyond the method's parameters (it ${declared}): the rule would read an argument no call passes, and limit nothing`,
+      },
+    ],
     `${spec.decorator} on ${label}`,
   );
 }
@@ -239,7 +285,8 @@ function declaredParameterCount(method: AnyFunction): number | undefined {
   }
   if (source.includes('[native code]')) return undefined;
   // A computed name (`[Symbol.for('x')](a) {}`) comes before the parameters.
-  let i = source.startsWith('[') || /^(?:async\s+|static\s+)*\[/.test(source) ? skipGroup(source, source.indexOf('[')) : 0;
+  let i =
+    source.startsWith('[') || /^(?:async\s+|static\s+)*\[/.test(source) ? skipGroup(source, source.indexOf('[')) : 0;
   if (i < 0) return undefined;
   const open = source.indexOf('(', i);
   if (open < 0) return undefined;

@@ -32,7 +32,8 @@ export function RateLimit(options: RateLimitDecoratorOptions): GuardDecorator {
 }
 
 /** Options of {@link CircuitBreaker}: a circuit breaker rule without `resource`, plus the method guard options. */
-export interface CircuitBreakerDecoratorOptions extends Omit<CircuitBreakerRuleOptions, 'resource'>, MethodGuardOptions {}
+export interface CircuitBreakerDecoratorOptions
+  extends Omit<CircuitBreakerRuleOptions, 'resource'>, MethodGuardOptions {}
 
 /**
  * Guards a method with a circuit breaker, declared on the engine as a code-declared rule for

@@ -30,7 +30,9 @@ interface MetadataApi {
 /** `Reflect`'s metadata API when something installed it (reflect-metadata), else `undefined`. */
 function metadataApi(): MetadataApi | undefined {
   const api = Reflect as unknown as Partial<MetadataApi>;
-  return typeof api.defineMetadata === 'function' && typeof api.getOwnMetadata === 'function' && typeof api.getOwnMetadataKeys === 'function'
+  return typeof api.defineMetadata === 'function' &&
+    typeof api.getOwnMetadata === 'function' &&
+    typeof api.getOwnMetadataKeys === 'function'
     ? (api as MetadataApi)
     : undefined;
 }

@@ -138,7 +138,15 @@ interface ParamSource {
   readonly fn: (...args: unknown[]) => unknown;
 }
 
-const SHARED_KEYS = ['resource', 'floodgate', 'blockHandler', 'fallback', 'exceptionsToIgnore', 'timeoutMs', 'inbound'] as const;
+const SHARED_KEYS = [
+  'resource',
+  'floodgate',
+  'blockHandler',
+  'fallback',
+  'exceptionsToIgnore',
+  'timeoutMs',
+  'inbound',
+] as const;
 const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = [
   ['flow', DECORATOR_METADATA_KEYS.rateLimit],
   ['circuitBreakers', DECORATOR_METADATA_KEYS.circuitBreaker],
@@ -229,17 +237,27 @@ export class MethodGuard {
       if (value === undefined) continue;
       const previous = merged[key];
       if (previous !== undefined && previous !== value) {
-        issues.push({ path: key, message: `conflicts with the ${key} given by another decorator on the same method (${show(previous)}); give it once` });
+        issues.push({
+          path: key,
+          message: `conflicts with the ${key} given by another decorator on the same method (${show(previous)}); give it once`,
+        });
       }
       merged[key] = value;
     }
     let rule = spec.rule;
     let param: ParamSource | undefined;
     if (spec.param !== undefined) {
-      const key = spec.paramKey ?? (this.params.length === 0 ? DECORATOR_DEFAULTS.paramKey : `${DECORATOR_DEFAULTS.paramKey}${this.params.length}`);
+      const key =
+        spec.paramKey ??
+        (this.params.length === 0
+          ? DECORATOR_DEFAULTS.paramKey
+          : `${DECORATOR_DEFAULTS.paramKey}${this.params.length}`);
       const same = this.params.find((p) => p.key === key);
       if (same !== undefined && same.fn !== spec.param) {
-        issues.push({ path: 'paramKey', message: `"${key}" is already used by another @HotParam on the same method with another param function; give each its own paramKey` });
+        issues.push({
+          path: 'paramKey',
+          message: `"${key}" is already used by another @HotParam on the same method with another param function; give each its own paramKey`,
+        });
       }
       if (same === undefined) param = { key, fn: spec.param };
       rule = { ...rule, paramKey: key };
@@ -297,7 +315,11 @@ export class MethodGuard {
     const holder = this.holder;
     const resource = this.resource;
     if (resource === undefined) return;
-    const declared: Record<GuardedRuleKind, Record<string, unknown>[]> = { flow: [], circuitBreakers: [], hotParams: [] };
+    const declared: Record<GuardedRuleKind, Record<string, unknown>[]> = {
+      flow: [],
+      circuitBreakers: [],
+      hotParams: [],
+    };
     for (const spec of this.specs) declared[spec.kind].push({ ...spec.rule, resource });
     const rules = normalizeRuleSet(declared) as unknown as GuardedRules;
     this.dispose();
@@ -350,18 +372,31 @@ export class MethodGuard {
     return {
       args,
       params,
-      blockHandler: blockHandler === undefined ? undefined : (error) => this.callHandler('blockHandler', blockHandler, thisArg, args, error),
-      fallback: fallback === undefined ? undefined : (error) => this.callHandler('fallback', fallback, thisArg, args, error),
+      blockHandler:
+        blockHandler === undefined
+          ? undefined
+          : (error) => this.callHandler('blockHandler', blockHandler, thisArg, args, error),
+      fallback:
+        fallback === undefined ? undefined : (error) => this.callHandler('fallback', fallback, thisArg, args, error),
       exceptionsToIgnore,
       timeoutMs,
       inbound,
     };
   }
 
-  private callHandler(field: string, handler: GuardHandler, thisArg: unknown, args: unknown[], error: unknown): unknown {
-    const fn = typeof handler === 'string' ? (thisArg as Record<string, unknown> | null | undefined)?.[handler] : handler;
+  private callHandler(
+    field: string,
+    handler: GuardHandler,
+    thisArg: unknown,
+    args: unknown[],
+    error: unknown,
+  ): unknown {
+    const fn =
+      typeof handler === 'string' ? (thisArg as Record<string, unknown> | null | undefined)?.[handler] : handler;
     if (typeof fn !== 'function') {
-      throw new TypeError(`${this.decorators()} on ${this.label}: ${field} "${String(handler)}" is not a method of this call's \`this\``);
+      throw new TypeError(
+        `${this.decorators()} on ${this.label}: ${field} "${String(handler)}" is not a method of this call's \`this\``,
+      );
     }
     return (fn as (...a: unknown[]) => unknown).call(thisArg, ...args, error);
   }
@@ -372,7 +407,10 @@ export class MethodGuard {
     for (const key of ['blockHandler', 'fallback'] as const) {
       const handler = this.shared[key];
       if (typeof handler === 'string' && typeof holder?.[handler] !== 'function') {
-        issues.push({ path: key, message: `must name a${this.isStatic ? ' static' : 'n instance'} method of ${owner.name || 'the class'}, got "${handler}"` });
+        issues.push({
+          path: key,
+          message: `must name a${this.isStatic ? ' static' : 'n instance'} method of ${owner.name || 'the class'}, got "${handler}"`,
+        });
       }
     }
     if (issues.length > 0) throw new RuleValidationError(issues, `${this.decorators()} on ${this.labelFor(owner)}`);
@@ -432,7 +470,10 @@ export interface GuardedMethodInfo {
  * for (const m of getGuardedMethods(UserService)) console.log(m.resource, m.rules.flow);
  */
 export function getGuardedMethods(classOrInstance: Function | object): GuardedMethodInfo[] {
-  const cls = typeof classOrInstance === 'function' ? classOrInstance : (classOrInstance as { constructor?: unknown } | null)?.constructor;
+  const cls =
+    typeof classOrInstance === 'function'
+      ? classOrInstance
+      : (classOrInstance as { constructor?: unknown } | null)?.constructor;
   if (typeof cls !== 'function') throw new TypeError('getGuardedMethods() takes a class or an instance of one');
   const found: GuardedMethodInfo[] = [];
   collect(cls.prototype as object | undefined, false, found);
@@ -442,7 +483,11 @@ export function getGuardedMethods(classOrInstance: Function | object): GuardedMe
 
 function collect(start: object | undefined, isStatic: boolean, found: GuardedMethodInfo[]): void {
   const seen = new Set<string | symbol>();
-  for (let holder = start; holder != null && holder !== Object.prototype && holder !== Function.prototype; holder = Object.getPrototypeOf(holder) as object | null ?? undefined) {
+  for (
+    let holder = start;
+    holder != null && holder !== Object.prototype && holder !== Function.prototype;
+    holder = (Object.getPrototypeOf(holder) as object | null) ?? undefined
+  ) {
     for (const key of Reflect.ownKeys(holder)) {
       if (seen.has(key)) continue;
       seen.add(key);
@@ -459,7 +504,14 @@ function collect(start: object | undefined, isStatic: boolean, found: GuardedMet
       }
       const rules = guard.rules();
       if (guard.owner === undefined || guard.resource === undefined || rules === undefined) continue;
-      found.push({ target: guard.owner, name: guard.name, static: isStatic, resource: guard.resource, rules, floodgate: guard.floodgate });
+      found.push({
+        target: guard.owner,
+        name: guard.name,
+        static: isStatic,
+        resource: guard.resource,
+        rules,
+        floodgate: guard.floodgate,
+      });
     }
   }
 }

@@ -7,7 +7,13 @@ import { Entry } from '../kernel/entry';
 import { isBlockError, RuleValidationError, type BlockError } from '../kernel/errors';
 import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
-import { DECIDE_LOCALLY, type AsyncCheckResult, type Checker, type CompiledRules, type RuleKind } from '../kernel/rule-kind';
+import {
+  DECIDE_LOCALLY,
+  type AsyncCheckResult,
+  type Checker,
+  type CompiledRules,
+  type RuleKind,
+} from '../kernel/rule-kind';
 import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
 import { processProbe, type SystemProbe } from '../kernel/system-probe';
 import { RuleBlockCounts, ruleIdOf, type RuleBlockCount, type RulesOf } from './block-counts';
@@ -157,14 +163,23 @@ export class Floodgate {
       reader.fail('options.clock', 'must have now() and sleep(ms) methods');
     }
     const cluster = obj.cluster as ClusterBackend | undefined;
-    if (cluster !== undefined && (typeof cluster !== 'object' || cluster === null || typeof cluster.limiter !== 'function')) {
+    if (
+      cluster !== undefined &&
+      (typeof cluster !== 'object' || cluster === null || typeof cluster.limiter !== 'function')
+    ) {
       reader.fail('options.cluster', 'must be a cluster backend, such as redisCluster() from @floodgate/redis');
     }
     const probe = obj.probe as SystemProbe | undefined;
     if (probe !== undefined && (typeof probe?.read !== 'function' || typeof probe?.start !== 'function')) {
       reader.fail('options.probe', 'must have read() and start() methods, such as a ManualProbe');
     }
-    const maxResources = reader.number(obj, 'maxResources', 'options', { min: 1, integer: true }, FLOODGATE_DEFAULTS.maxResources);
+    const maxResources = reader.number(
+      obj,
+      'maxResources',
+      'options',
+      { min: 1, integer: true },
+      FLOODGATE_DEFAULTS.maxResources,
+    );
     reader.throwIfAny('Invalid Floodgate options');
     this.clock = clock ?? monotonicClock;
     this.cluster = cluster;
@@ -239,7 +254,12 @@ export class Floodgate {
    * step, so no concurrent call can pass a local rule between a check and its admission; the
    * call is counted at once and then waits out the longest queueing wait its rules reserved.
    */
-  private async enterWaiting(state: ResourceState | undefined, resource: string, options: EnterOptions | undefined, signal: AbortSignal | undefined): Promise<Entry> {
+  private async enterWaiting(
+    state: ResourceState | undefined,
+    resource: string,
+    options: EnterOptions | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Entry> {
     const entry = this.newEntry(resource, options, state, this.clock.now());
     const checkers = this.checkersOf(state, entry.inbound);
     let decisions: AsyncCheckResult[] | undefined;
@@ -253,7 +273,8 @@ export class Floodgate {
         entry.refused(this.clock.now());
         throw error;
       }
-      if (decision !== undefined && typeof decision === 'object') throw this.refuse(entry, decision, this.clock.now(), state);
+      if (decision !== undefined && typeof decision === 'object')
+        throw this.refuse(entry, decision, this.clock.now(), state);
       (decisions ??= [])[i] = decision;
     }
     const now = this.clock.now();
@@ -299,13 +320,18 @@ export class Floodgate {
    *   fallback: () => cached(id),
    * });
    */
-  run<T>(resource: string, fn: (entry: Entry, signal: AbortSignal | undefined) => T | Promise<T>, options: RunOptions<T> = {}): Promise<T> {
+  run<T>(
+    resource: string,
+    fn: (entry: Entry, signal: AbortSignal | undefined) => T | Promise<T>,
+    options: RunOptions<T> = {},
+  ): Promise<T> {
     try {
       const signal = options.signal;
       signal?.throwIfAborted();
       checkTimeout(options.timeoutMs);
       const state = this.stateOf(resource);
-      if (!this.mayWaitOn(state, options.inbound === true)) return Promise.resolve(this.call(this.tryEntry(resource, options), fn, options));
+      if (!this.mayWaitOn(state, options.inbound === true))
+        return Promise.resolve(this.call(this.tryEntry(resource, options), fn, options));
       return this.enterWaiting(state, resource, options, signal).then(
         (entry) => this.call(entry, fn, options),
         (error: unknown) => (isBlockError(error) ? answerBlock(error, options) : Promise.reject(error)),
@@ -319,13 +345,21 @@ export class Floodgate {
    * As {@link Floodgate.run} without waiting: returns what `fn` returns. When `fn` returns a
    * promise, the entry exits (and a rejection is traced) when it settles, or at `timeoutMs`.
    */
-  runSync<T>(resource: string, fn: (entry: Entry, signal: AbortSignal | undefined) => T, options: RunSyncOptions<T> = {}): T {
+  runSync<T>(
+    resource: string,
+    fn: (entry: Entry, signal: AbortSignal | undefined) => T,
+    options: RunSyncOptions<T> = {},
+  ): T {
     checkTimeout(options.timeoutMs);
     return this.call(this.tryEntry(resource, options), fn, options);
   }
 
   /** Calls `fn` in an admitted entry, or answers the block; shared by `run` and `runSync`. */
-  private call<R>(admitted: Entry | BlockError, fn: (entry: Entry, signal: AbortSignal | undefined) => R, options: OutcomeHandlers<R> & { readonly signal?: AbortSignal }): R {
+  private call<R>(
+    admitted: Entry | BlockError,
+    fn: (entry: Entry, signal: AbortSignal | undefined) => R,
+    options: OutcomeHandlers<R> & { readonly signal?: AbortSignal },
+  ): R {
     if (!(admitted instanceof Entry)) return answerBlock(admitted, options);
     let deadline: Deadline | undefined;
     let signal = options.signal;
@@ -343,7 +377,12 @@ export class Floodgate {
     return settle(admitted, result, options, deadline);
   }
 
-  private newEntry(resource: string, options: EntryOptions | undefined, state: ResourceState | undefined, now: number): Entry {
+  private newEntry(
+    resource: string,
+    options: EntryOptions | undefined,
+    state: ResourceState | undefined,
+    now: number,
+  ): Entry {
     let acquireCount = 1;
     let origin = '';
     let inbound = false;
@@ -398,7 +437,8 @@ export class Floodgate {
       inboundNode.concurrency++;
     }
     entry.admitted(now);
-    if (this.events.has('pass')) this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: count });
+    if (this.events.has('pass'))
+      this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: count });
   }
 
   /** Counts a refused call (in its windows, and by rule), gives back what it took, and announces it. */
@@ -422,7 +462,12 @@ export class Floodgate {
       }
     }
     if (this.events.has('block')) {
-      this.events.emit('block', { resource: entry.resource, origin: entry.origin, error, ruleId: ruleId ?? ruleIdOf(error, this.rulesOf) });
+      this.events.emit('block', {
+        resource: entry.resource,
+        origin: entry.origin,
+        error,
+        ruleId: ruleId ?? ruleIdOf(error, this.rulesOf),
+      });
     }
     return error;
   }
@@ -432,7 +477,9 @@ export class Floodgate {
     let state = this.resources.get(resource);
     if (state === undefined) {
       if (typeof resource !== 'string' || resource.length === 0 || resource.length > MAX_RESOURCE_NAME_LENGTH) {
-        throw new TypeError(`resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got ${show(resource)}`);
+        throw new TypeError(
+          `resource must be a non-empty string of at most ${MAX_RESOURCE_NAME_LENGTH} characters, got ${show(resource)}`,
+        );
       }
       if (this.resources.size >= this.maxResources && !this.isPinned(resource)) {
         this.warnCapReached();
@@ -441,7 +488,8 @@ export class Floodgate {
       state = new ResourceState(resource, EMPTY_RULES);
       this.resources.set(resource, state);
     }
-    if (state.dirty || state.inboundVersion !== this.inboundVersion) state.refresh(this.services, this.inbound, this.inboundVersion);
+    if (state.dirty || state.inboundVersion !== this.inboundVersion)
+      state.refresh(this.services, this.inbound, this.inboundVersion);
     return state;
   }
 
@@ -469,7 +517,9 @@ export class Floodgate {
   loadRules(rules: RuleSetOptions, options?: LoadOptions): void {
     const source = sourceOf(options);
     const set = this.validated(() => normalizeRuleSet(rules), source);
-    const changes = (Object.keys(set) as RuleKindKey[]).map((kind) => this.store.load(kind, set[kind]! as readonly AnyRule[], source));
+    const changes = (Object.keys(set) as RuleKindKey[]).map((kind) =>
+      this.store.load(kind, set[kind]! as readonly AnyRule[], source),
+    );
     this.applied(changes, source);
   }
 
@@ -543,7 +593,8 @@ export class Floodgate {
     try {
       return normalize();
     } catch (error) {
-      if (error instanceof RuleValidationError) this.events.emit('rulesRejected', { issues: error.issues, error, source });
+      if (error instanceof RuleValidationError)
+        this.events.emit('rulesRejected', { issues: error.issues, error, source });
       throw error;
     }
   }
@@ -566,7 +617,8 @@ export class Floodgate {
       const state = this.resources.get(resource);
       if (state !== undefined) state.dirty = true;
       // Compiling a loaded rule creates what it needs at once (a cluster backend's limiter).
-      if (source !== 'code' && resource !== '' && (state !== undefined || this.store.hasRules(resource))) this.stateOf(resource);
+      if (source !== 'code' && resource !== '' && (state !== undefined || this.store.hasRules(resource)))
+        this.stateOf(resource);
     }
     if (this.events.has('rulesLoaded')) {
       const store = this.store;
@@ -583,7 +635,9 @@ export class Floodgate {
 
   private compileInbound(): void {
     this.inbound = RULE_KINDS.map((kind) =>
-      kind.scope === 'inbound' ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services) : undefined,
+      kind.scope === 'inbound'
+        ? this.inboundPool.compile(kind as unknown as RuleKind, '', this.store.rulesOf(kind.key, ''), this.services)
+        : undefined,
     );
     this.inboundVersion++;
     this.inboundCounted = this.inbound.some((compiled) => compiled !== undefined && compiled.checkers.length > 0);
@@ -698,7 +752,10 @@ export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
     for (const kind of RULE_KINDS) {
       if (obj[kind.key] === undefined) continue;
       const list = reader.array(obj[kind.key], kind.key);
-      const normalized = list.map((rule, i) => Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule);
+      const normalized = list.map(
+        (rule, i) =>
+          Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule,
+      );
       result[kind.key] = Object.freeze(normalized);
     }
   }
@@ -722,7 +779,9 @@ function referencedResources(rules: RuleSet): ReadonlySet<string> {
 function sourceOf(options: LoadOptions | undefined): string {
   const source = options?.source ?? 'api';
   if (typeof source !== 'string' || source.length === 0 || source.length > 100) {
-    throw new TypeError(`loadRules options.source must be a non-empty string of at most 100 characters, got ${show(source)}`);
+    throw new TypeError(
+      `loadRules options.source must be a non-empty string of at most 100 characters, got ${show(source)}`,
+    );
   }
   return source;
 }

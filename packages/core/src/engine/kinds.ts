@@ -30,18 +30,16 @@ export type RuleSet = { readonly [T in Kind as T['key']]: readonly RuleOf<T>[] }
 export type AnyRule = RuleSet[RuleKindKey][number];
 
 /** The kinds by key. */
-export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(RULE_KINDS.map((kind) => [kind.key, kind as unknown as RuleKind]));
+export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
+  RULE_KINDS.map((kind) => [kind.key, kind as unknown as RuleKind]),
+);
 
 /**
  * Every error code Floodgate throws, with what it means: the kernel's and each rule kind's.
  * Codes are stable: a retired code is never reused.
  */
 export const ErrorCodes: Readonly<Record<string, string>> = Object.freeze(
-  Object.assign(
-    {},
-    KERNEL_ERROR_CODES,
-    ...RULE_KINDS.map((kind) => kind.codes),
-  ) as Record<string, string>,
+  Object.assign({}, KERNEL_ERROR_CODES, ...RULE_KINDS.map((kind) => kind.codes)) as Record<string, string>,
 );
 
 /** One of Floodgate's stable error codes (a key of {@link ErrorCodes}). */

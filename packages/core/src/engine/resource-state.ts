@@ -68,8 +68,13 @@ export class ResourceRules {
     this.checkers = checkers;
     this.inboundCheckers = inboundCheckers;
     this.exitHooks = checkers.filter((checker): checker is Checker & ExitHook => checker.onExit !== undefined);
-    const waits = (list: readonly Checker[]): boolean => list.some((checker) => checker.mayWait === true || checker.checkAsync !== undefined);
-    this.info = Object.freeze({ mayWait: waits(checkers), inboundMayWait: waits(inboundCheckers), paramKeys: Object.freeze([...paramKeys]) });
+    const waits = (list: readonly Checker[]): boolean =>
+      list.some((checker) => checker.mayWait === true || checker.checkAsync !== undefined);
+    this.info = Object.freeze({
+      mayWait: waits(checkers),
+      inboundMayWait: waits(inboundCheckers),
+      paramKeys: Object.freeze([...paramKeys]),
+    });
   }
 
   /** The origins whose statistics the rules read, merged over kinds. */
@@ -122,7 +127,13 @@ export class RulePool {
       },
     };
     const compiled = kind.compile(rules, ctx);
-    const checkers = withCluster(kind.cluster, rules as readonly { cluster?: never }[], compiled.checkers, services.cluster, ctx);
+    const checkers = withCluster(
+      kind.cluster,
+      rules as readonly { cluster?: never }[],
+      compiled.checkers,
+      services.cluster,
+      ctx,
+    );
     this.retire(kind.key, next);
     return checkers === compiled.checkers ? compiled : { ...compiled, checkers };
   }
@@ -168,7 +179,14 @@ export class ResourceState {
     this.blocks?.forgetRules();
     if (this.dirty) {
       this.byKind = RULE_KINDS.map((kind) =>
-        kind.scope === 'resource' ? this.pool.compile(kind as unknown as RuleKind, this.name, services.rulesOf(kind as unknown as RuleKind, this.name), services) : NO_RULES,
+        kind.scope === 'resource'
+          ? this.pool.compile(
+              kind as unknown as RuleKind,
+              this.name,
+              services.rulesOf(kind as unknown as RuleKind, this.name),
+              services,
+            )
+          : NO_RULES,
       );
       this.dirty = false;
     }

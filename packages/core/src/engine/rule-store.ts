@@ -95,14 +95,19 @@ export class RuleStore {
     const declarations = this.declaredIndex.get(kind)?.get(resource);
     if (declarations === undefined) return EMPTY;
     const rules: AnyRule[] = [];
-    for (const declaration of declarations) for (const rule of declaration[kind]!) if (resourceOfRule(rule) === resource) rules.push(rule);
+    for (const declaration of declarations)
+      for (const rule of declaration[kind]!) if (resourceOfRule(rule) === resource) rules.push(rule);
     return rules;
   }
 
   /** Whether any kind has rules in force for `resource`. */
   hasRules(resource: string): boolean {
     for (const { key } of RULE_KINDS) {
-      if (this.loaded.get(key)?.byResource.has(resource) === true || this.declaredIndex.get(key)?.has(resource) === true) return true;
+      if (
+        this.loaded.get(key)?.byResource.has(resource) === true ||
+        this.declaredIndex.get(key)?.has(resource) === true
+      )
+        return true;
     }
     return false;
   }
@@ -118,11 +123,26 @@ export class RuleStore {
     const out: RuleDescription[] = [];
     for (const { key: kind } of RULE_KINDS) {
       const loaded = this.loaded.get(kind);
-      for (const rule of loaded?.rules ?? EMPTY) out.push({ kind, resource: resourceOfRule(rule), rule, layer: 'loaded', source: loaded!.source, inForce: true });
+      for (const rule of loaded?.rules ?? EMPTY)
+        out.push({
+          kind,
+          resource: resourceOfRule(rule),
+          rule,
+          layer: 'loaded',
+          source: loaded!.source,
+          inForce: true,
+        });
       for (const declaration of this.declarations) {
         for (const rule of declaration[kind] ?? EMPTY) {
           const resource = resourceOfRule(rule);
-          out.push({ kind, resource, rule, layer: 'declared', source: 'code', inForce: loaded?.byResource.has(resource) !== true });
+          out.push({
+            kind,
+            resource,
+            rule,
+            layer: 'declared',
+            source: 'code',
+            inForce: loaded?.byResource.has(resource) !== true,
+          });
         }
       }
     }
@@ -135,7 +155,8 @@ export class RuleStore {
       const loaded = this.loaded.get(kind);
       const rules: AnyRule[] = [...(loaded?.rules ?? EMPTY)];
       for (const declaration of this.declarations) {
-        for (const rule of declaration[kind] ?? EMPTY) if (loaded?.byResource.has(resourceOfRule(rule)) !== true) rules.push(rule);
+        for (const rule of declaration[kind] ?? EMPTY)
+          if (loaded?.byResource.has(resourceOfRule(rule)) !== true) rules.push(rule);
       }
       set[kind] = Object.freeze(rules);
     }

@@ -119,7 +119,11 @@ export class AdaptiveLimit implements TrafficController, EntryAttachment {
     }
     this.rtSum += rtMs;
     this.samples++;
-    if (now - this.windowStart >= ADAPTIVE_LIMIT_DEFAULTS.windowMs && this.samples >= ADAPTIVE_LIMIT_DEFAULTS.minWindowSamples) this.update(now);
+    if (
+      now - this.windowStart >= ADAPTIVE_LIMIT_DEFAULTS.windowMs &&
+      this.samples >= ADAPTIVE_LIMIT_DEFAULTS.minWindowSamples
+    )
+      this.update(now);
   }
 
   released(): void {

@@ -1,10 +1,23 @@
 import { boundedKey } from '../kernel/bounded-key';
 import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
 import type { Entry } from '../kernel/entry';
-import type { Checker, CheckResult, ClusterBinding, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
+import type {
+  Checker,
+  CheckResult,
+  ClusterBinding,
+  CompileContext,
+  EntryAttachment,
+  RuleKind,
+} from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
 import { AdaptiveLimit } from './adaptive-limit';
-import { FLOW_RULE_DEFAULTS, FlowBlockError, normalizeFlowRule, type FlowRule, type FlowRuleOptions } from './flow-rule';
+import {
+  FLOW_RULE_DEFAULTS,
+  FlowBlockError,
+  normalizeFlowRule,
+  type FlowRule,
+  type FlowRuleOptions,
+} from './flow-rule';
 import {
   BLOCKED,
   DefaultController,
@@ -48,7 +61,12 @@ export class FlowRuleChecker implements Checker {
 
   check(entry: Entry, now: number, canWait: boolean): CheckResult {
     if (this.scopeOf(entry) === undefined) return undefined;
-    const node = this.rule.strategy === 'relate' ? this.lookupNode(this.rule.refResource!) : this.scope === Scope.All ? entry.node : entry.originNode;
+    const node =
+      this.rule.strategy === 'relate'
+        ? this.lookupNode(this.rule.refResource!)
+        : this.scope === Scope.All
+          ? entry.node
+          : entry.originNode;
     if (node === undefined) return undefined;
     const result = this.controller.tryPass(node, entry.acquireCount, now, canWait);
     if (result === BLOCKED) {
@@ -59,7 +77,8 @@ export class FlowRuleChecker implements Checker {
         origin: entry.origin,
       });
     }
-    if (this.controller.refund !== undefined && entry.acquireCount > 0) entry.attach(new SlotRefund(this.controller, now + result));
+    if (this.controller.refund !== undefined && entry.acquireCount > 0)
+      entry.attach(new SlotRefund(this.controller, now + result));
     const completions = this.controller.completions;
     if (completions !== undefined) entry.attach(completions);
     return result === PASS ? undefined : result;
@@ -119,7 +138,8 @@ export function createTrafficController(rule: FlowRule): TrafficController {
 /** The origins that one resource's flow rules name (neither `'default'` nor `'other'`). */
 function namedOrigins(rules: readonly FlowRule[]): Set<string> {
   const names = new Set<string>();
-  for (const rule of rules) if (rule.limitOrigin !== 'default' && rule.limitOrigin !== 'other') names.add(rule.limitOrigin);
+  for (const rule of rules)
+    if (rule.limitOrigin !== 'default' && rule.limitOrigin !== 'other') names.add(rule.limitOrigin);
   return names;
 }
 
@@ -148,8 +168,21 @@ const flowCluster: ClusterBinding<FlowRule> = {
   spec(rule, key): ClusterLimiterSpec {
     const cluster = rule.cluster!;
     return rule.behavior === 'throttle'
-      ? { kind: 'pace', key, threshold: rule.threshold, thresholdType: cluster.thresholdType, maxQueueingTimeMs: rule.maxQueueingTimeMs!, durationMs: FLOW_DURATION_MS }
-      : { kind: 'window', key, threshold: rule.threshold, thresholdType: cluster.thresholdType, leaseTokens: cluster.leaseTokens };
+      ? {
+          kind: 'pace',
+          key,
+          threshold: rule.threshold,
+          thresholdType: cluster.thresholdType,
+          maxQueueingTimeMs: rule.maxQueueingTimeMs!,
+          durationMs: FLOW_DURATION_MS,
+        }
+      : {
+          kind: 'window',
+          key,
+          threshold: rule.threshold,
+          thresholdType: cluster.thresholdType,
+          leaseTokens: cluster.leaseTokens,
+        };
   },
   request(_rule, local, entry) {
     const scope = (local as FlowRuleChecker).scopeOf(entry);

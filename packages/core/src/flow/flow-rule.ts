@@ -1,4 +1,9 @@
-import { normalizeClusterOptions, type ClusterRuleConfig, type ClusterRuleOptions, type ClusterSupport } from '../kernel/cluster-contract';
+import {
+  normalizeClusterOptions,
+  type ClusterRuleConfig,
+  type ClusterRuleOptions,
+  type ClusterSupport,
+} from '../kernel/cluster-contract';
 import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
@@ -122,13 +127,26 @@ export class FlowBlockError extends BlockError<FlowRule> {
   }
   /** The QPS rule's quota: its threshold per second. */
   override quota(): QuotaPolicy | undefined {
-    return this.rule.metric === 'qps' ? { name: 'flow', quota: Math.floor(this.rule.threshold), windowSeconds: 1 } : undefined;
+    return this.rule.metric === 'qps'
+      ? { name: 'flow', quota: Math.floor(this.rule.threshold), windowSeconds: 1 }
+      : undefined;
   }
 }
 
 const FIELDS = [
-  'resource', 'metric', 'threshold', 'behavior', 'warmUpPeriodMs', 'coldFactor',
-  'maxQueueingTimeMs', 'minLimit', 'maxLimit', 'strategy', 'refResource', 'limitOrigin', 'cluster',
+  'resource',
+  'metric',
+  'threshold',
+  'behavior',
+  'warmUpPeriodMs',
+  'coldFactor',
+  'maxQueueingTimeMs',
+  'minLimit',
+  'maxLimit',
+  'strategy',
+  'refResource',
+  'limitOrigin',
+  'cluster',
 ] as const;
 
 const WARM: readonly FlowBehavior[] = ['warmUp', 'warmUpThrottle'];
@@ -148,11 +166,18 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   const resource = reader.resource(obj, 'resource', path);
   const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
   const threshold = reader.number(obj, 'threshold', path, { min: 0 });
-  const behavior = reader.oneOf(obj, 'behavior', path, ['reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive'], D.behavior);
+  const behavior = reader.oneOf(
+    obj,
+    'behavior',
+    path,
+    ['reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive'],
+    D.behavior,
+  );
   if (metric === 'concurrency' && behavior !== 'reject' && behavior !== 'adaptive') {
     reader.fail(`${path}.behavior`, `must be 'reject' or 'adaptive' for a concurrency rule, got '${behavior}'`);
   }
-  if (metric === 'qps' && behavior === 'adaptive') reader.fail(`${path}.behavior`, "'adaptive' applies to metric 'concurrency' only");
+  if (metric === 'qps' && behavior === 'adaptive')
+    reader.fail(`${path}.behavior`, "'adaptive' applies to metric 'concurrency' only");
   const strategy = reader.oneOf(obj, 'strategy', path, ['direct', 'relate'], D.strategy);
   const adaptive = behavior === 'adaptive';
   const minLimit = reader.number(obj, 'minLimit', path, LIMIT, D.minLimit);
@@ -160,9 +185,16 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   if (adaptive) {
     if (minLimit > maxLimit) reader.fail(`${path}.maxLimit`, `must be >= minLimit (${minLimit}), got ${maxLimit}`);
     else if (!(threshold >= minLimit && threshold <= maxLimit)) {
-      reader.fail(`${path}.threshold`, `must be within [minLimit, maxLimit] = [${minLimit}, ${maxLimit}] for an adaptive rule (the limit it starts from), got ${threshold}`);
+      reader.fail(
+        `${path}.threshold`,
+        `must be within [minLimit, maxLimit] = [${minLimit}, ${maxLimit}] for an adaptive rule (the limit it starts from), got ${threshold}`,
+      );
     }
-    if (strategy !== 'direct') reader.fail(`${path}.strategy`, `must be 'direct' for an adaptive rule (it learns from the resource's own calls), got '${strategy}'`);
+    if (strategy !== 'direct')
+      reader.fail(
+        `${path}.strategy`,
+        `must be 'direct' for an adaptive rule (it learns from the resource's own calls), got '${strategy}'`,
+      );
   }
   const refResource = obj.refResource === undefined ? undefined : reader.resource(obj, 'refResource', path);
   if (strategy === 'relate' && obj.refResource === undefined) {
@@ -174,7 +206,13 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
     ? reader.number(obj, 'warmUpPeriodMs', path, DURATION)
     : reader.number(obj, 'warmUpPeriodMs', path, DURATION, undefined);
   const coldFactor = reader.number(obj, 'coldFactor', path, { above: 1 }, D.coldFactor);
-  const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0, max: MAX_DURATION_MS }, D.maxQueueingTimeMs);
+  const maxQueueingTimeMs = reader.number(
+    obj,
+    'maxQueueingTimeMs',
+    path,
+    { min: 0, max: MAX_DURATION_MS },
+    D.maxQueueingTimeMs,
+  );
   const limitOrigin = reader.string(obj, 'limitOrigin', path, D.limitOrigin);
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport(metric, behavior, strategy));
   return {
@@ -203,7 +241,8 @@ const THROTTLE_CLUSTER: ClusterSupport = Object.freeze({});
  */
 function clusterSupport(metric: FlowMetric, behavior: FlowBehavior, strategy: FlowStrategy): ClusterSupport {
   if (metric !== 'qps') return { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
-  if (strategy !== 'direct') return { unsupported: `cluster mode applies to strategy 'direct' only, got '${strategy}'` };
+  if (strategy !== 'direct')
+    return { unsupported: `cluster mode applies to strategy 'direct' only, got '${strategy}'` };
   if (behavior === 'reject') return REJECT_CLUSTER;
   if (behavior === 'throttle') return THROTTLE_CLUSTER;
   return { unsupported: `cluster mode applies to behavior 'reject' or 'throttle' only, got '${behavior}'` };

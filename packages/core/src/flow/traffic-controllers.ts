@@ -202,7 +202,8 @@ export class WarmUpTokens {
     const refill = (): number => Math.floor(old + ((second - this.lastFilledTime) * this.threshold) / 1000);
     let next = old;
     if (old < this.warningToken) next = refill();
-    else if (old > this.warningToken && previousPassQps < Math.floor(Math.floor(this.threshold) / this.coldFactor)) next = refill();
+    else if (old > this.warningToken && previousPassQps < Math.floor(Math.floor(this.threshold) / this.coldFactor))
+      next = refill();
     return Math.min(next, this.maxToken);
   }
 }

@@ -101,7 +101,8 @@ export abstract class HotParamChecker implements Checker {
     this.paramKey = rule.paramKey;
     this.threshold = rule.threshold;
     const keys = Object.keys(rule.specificItems);
-    this.items = keys.length === 0 ? undefined : new Map(keys.map((key) => [boundedKey(key), rule.specificItems[key]!]));
+    this.items =
+      keys.length === 0 ? undefined : new Map(keys.map((key) => [boundedKey(key), rule.specificItems[key]!]));
   }
 
   check(entry: Entry, now: number, canWait: boolean): CheckResult {
@@ -163,7 +164,13 @@ export abstract class HotParamChecker implements Checker {
   }
 
   private refuse(entry: Entry, value: unknown): HotParamBlockError {
-    return new HotParamBlockError({ resource: entry.resource, rule: this.rule, value, retryAfterMs: this.retryAfter, origin: entry.origin });
+    return new HotParamBlockError({
+      resource: entry.resource,
+      rule: this.rule,
+      value,
+      retryAfterMs: this.retryAfter,
+      origin: entry.origin,
+    });
   }
 }
 
@@ -255,7 +262,13 @@ class TokenRefund implements EntryAttachment {
   released(): void {
     const state = this.state;
     if (state.time !== this.takenAt) return;
-    if (this.createdKey !== undefined && state.tokens === this.left && this.cache!.peek(this.createdKey) === state && forget(this.cache!, this.createdKey)) return;
+    if (
+      this.createdKey !== undefined &&
+      state.tokens === this.left &&
+      this.cache!.peek(this.createdKey) === state &&
+      forget(this.cache!, this.createdKey)
+    )
+      return;
     state.tokens = Math.min(state.tokens + this.tokens, this.maxTokens);
   }
 }
@@ -345,7 +358,12 @@ class PaceRefund implements EntryAttachment {
 
   released(): void {
     if (this.state.time !== this.slot) return;
-    if (this.createdKey !== undefined && this.cache!.peek(this.createdKey) === this.state && forget(this.cache!, this.createdKey)) return;
+    if (
+      this.createdKey !== undefined &&
+      this.cache!.peek(this.createdKey) === this.state &&
+      forget(this.cache!, this.createdKey)
+    )
+      return;
     this.state.time = this.before;
   }
 }

@@ -10,7 +10,12 @@ import {
   type InFlightCounter,
   type ParamValueState,
 } from './hot-param-checker';
-import { HotParamBlockError, normalizeHotParamRule, type HotParamRule, type HotParamRuleOptions } from './hot-param-rule';
+import {
+  HotParamBlockError,
+  normalizeHotParamRule,
+  type HotParamRule,
+  type HotParamRuleOptions,
+} from './hot-param-rule';
 
 /**
  * Compiles one resource's hotspot rules into checkers, one per rule, in rule order. A rule
@@ -24,10 +29,15 @@ import { HotParamBlockError, normalizeHotParamRule, type HotParamRule, type HotP
 function compileHotParamRules(rules: readonly HotParamRule[], ctx: CompileContext) {
   const checkers = rules.map((rule): HotParamChecker => {
     if (rule.metric === 'concurrency') {
-      return new HotParamConcurrencyChecker(rule, ctx.reuse(rule, () => new LRUCache<string, InFlightCounter>({ max: rule.capacity })));
+      return new HotParamConcurrencyChecker(
+        rule,
+        ctx.reuse(rule, () => new LRUCache<string, InFlightCounter>({ max: rule.capacity })),
+      );
     }
     const cache = ctx.reuse(rule, () => new LRUCache<string, ParamValueState>({ max: rule.capacity }));
-    return rule.behavior === 'throttle' ? new HotParamThrottleChecker(rule, cache) : new HotParamRejectChecker(rule, cache);
+    return rule.behavior === 'throttle'
+      ? new HotParamThrottleChecker(rule, cache)
+      : new HotParamRejectChecker(rule, cache);
   });
   const paramKeys = [...new Set(rules.flatMap((rule) => (rule.paramKey === undefined ? [] : [rule.paramKey])))];
   return { checkers, ...(paramKeys.length > 0 ? { paramKeys } : {}) };
@@ -41,9 +51,19 @@ function compileHotParamRules(rules: readonly HotParamRule[], ctx: CompileContex
 const hotParamCluster: ClusterBinding<HotParamRule> = {
   leases: false,
   localWindowMs: (rule) => rule.durationMs,
-  identity: (rule) => ['hotParam', rule.resource, rule.behavior, rule.paramKey !== undefined ? `key:${rule.paramKey}` : `index:${rule.paramIndex}`],
+  identity: (rule) => [
+    'hotParam',
+    rule.resource,
+    rule.behavior,
+    rule.paramKey !== undefined ? `key:${rule.paramKey}` : `index:${rule.paramIndex}`,
+  ],
   spec(rule, key): ClusterLimiterSpec {
-    const base = { key, threshold: rule.threshold, thresholdType: rule.cluster!.thresholdType, durationMs: rule.durationMs };
+    const base = {
+      key,
+      threshold: rule.threshold,
+      thresholdType: rule.cluster!.thresholdType,
+      durationMs: rule.durationMs,
+    };
     return rule.behavior === 'throttle'
       ? { kind: 'pace', ...base, maxQueueingTimeMs: rule.maxQueueingTimeMs }
       : { kind: 'tokenBucket', ...base, burstCount: rule.burstCount };

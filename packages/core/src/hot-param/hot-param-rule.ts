@@ -1,4 +1,9 @@
-import { normalizeClusterOptions, type ClusterRuleConfig, type ClusterRuleOptions, type ClusterSupport } from '../kernel/cluster-contract';
+import {
+  normalizeClusterOptions,
+  type ClusterRuleConfig,
+  type ClusterRuleOptions,
+  type ClusterSupport,
+} from '../kernel/cluster-contract';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { join, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
 
@@ -138,7 +143,12 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
   get message(): string {
     const rule = this.rule;
     const value = typeof this.value === 'string' ? show(this.value) : String(this.value);
-    const param = rule.paramKey !== undefined ? ` (params.${rule.paramKey})` : rule.paramIndex !== undefined ? ` (args[${rule.paramIndex}])` : '';
+    const param =
+      rule.paramKey !== undefined
+        ? ` (params.${rule.paramKey})`
+        : rule.paramIndex !== undefined
+          ? ` (args[${rule.paramIndex}])`
+          : '';
     return `Blocked by a hotspot rule on "${this.resource}" for value ${value}${param}`;
   }
 
@@ -151,7 +161,11 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
     if (rule.metric !== 'qps') return undefined;
     const key = String(this.value);
     const threshold = Object.hasOwn(rule.specificItems, key) ? rule.specificItems[key]! : rule.threshold;
-    return { name: 'hotspot', quota: Math.floor(threshold), windowSeconds: Math.max(1, Math.ceil(rule.durationMs / 1000)) };
+    return {
+      name: 'hotspot',
+      quota: Math.floor(threshold),
+      windowSeconds: Math.max(1, Math.ceil(rule.durationMs / 1000)),
+    };
   }
 
   /** A plain object for logs and JSON, with the limited `value` (a bigint as its string). */
@@ -195,8 +209,18 @@ export const HOT_PARAM_RULE_DEFAULTS = Object.freeze({
 } as const);
 
 const FIELDS = [
-  'resource', 'paramIndex', 'paramKey', 'metric', 'threshold', 'behavior', 'durationMs',
-  'burstCount', 'maxQueueingTimeMs', 'capacity', 'specificItems', 'cluster',
+  'resource',
+  'paramIndex',
+  'paramKey',
+  'metric',
+  'threshold',
+  'behavior',
+  'durationMs',
+  'burstCount',
+  'maxQueueingTimeMs',
+  'capacity',
+  'specificItems',
+  'cluster',
 ] as const;
 
 const COUNT = { min: 0, integer: true } as const;
@@ -230,13 +254,26 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
   }
   const durationMs = reader.number(obj, 'durationMs', path, { above: 0, max: Number.MAX_SAFE_INTEGER }, D.durationMs);
   const burstCount = reader.number(obj, 'burstCount', path, COUNT, D.burstCount);
-  const maxQueueingTimeMs = reader.number(obj, 'maxQueueingTimeMs', path, { min: 0, max: MAX_DURATION_MS }, D.maxQueueingTimeMs);
-  const capacity = reader.number(obj, 'capacity', path, { min: 1, max: D.maxCapacity, integer: true }, defaultCapacity(metric, durationMs));
+  const maxQueueingTimeMs = reader.number(
+    obj,
+    'maxQueueingTimeMs',
+    path,
+    { min: 0, max: MAX_DURATION_MS },
+    D.maxQueueingTimeMs,
+  );
+  const capacity = reader.number(
+    obj,
+    'capacity',
+    path,
+    { min: 1, max: D.maxCapacity, integer: true },
+    defaultCapacity(metric, durationMs),
+  );
   const specificItems = readSpecificItems(obj.specificItems, join(path, 'specificItems'), reader);
   checkSafeBucket(threshold, burstCount, specificItems, path, reader);
 
   // Sentinel's hotspot cluster mode is QPS only. Without a cluster backend, a cluster rule limits as its local rule.
-  const clusterSupport = metric === 'qps' ? QPS_CLUSTER : { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
+  const clusterSupport =
+    metric === 'qps' ? QPS_CLUSTER : { unsupported: `cluster mode applies to qps rules only, got metric '${metric}'` };
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport);
   return {
     resource,
@@ -299,12 +336,18 @@ function checkSafeBucket(
 ): void {
   const limit = Number.MAX_SAFE_INTEGER;
   if (threshold + burstCount > limit) {
-    reader.fail(join(path, 'threshold'), `threshold + burstCount must be at most ${limit}, got ${threshold + burstCount}`);
+    reader.fail(
+      join(path, 'threshold'),
+      `threshold + burstCount must be at most ${limit}, got ${threshold + burstCount}`,
+    );
   }
   for (const key of Object.keys(items)) {
     const item = items[key]!;
     if (item + burstCount > limit) {
-      reader.fail(itemPath(join(path, 'specificItems'), key), `item + burstCount must be at most ${limit}, got ${item + burstCount}`);
+      reader.fail(
+        itemPath(join(path, 'specificItems'), key),
+        `item + burstCount must be at most ${limit}, got ${item + burstCount}`,
+      );
     }
   }
 }

@@ -17,7 +17,13 @@ const SAFE_PRODUCT = 2 ** 50;
  * @param maxTokens - the bucket's size: a safe integer >= tokenCount
  * @param durationMs - the refill period, > 0
  */
-export function refillTokens(rest: number, elapsedMs: number, tokenCount: number, maxTokens: number, durationMs: number): number {
+export function refillTokens(
+  rest: number,
+  elapsedMs: number,
+  tokenCount: number,
+  maxTokens: number,
+  durationMs: number,
+): number {
   let periods = Math.floor(elapsedMs / durationMs);
   let remainder = elapsedMs - periods * durationMs;
   if (remainder < 0) {

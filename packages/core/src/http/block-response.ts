@@ -85,9 +85,20 @@ export function blockResponse(error: BlockError, options?: BlockResponseOptions)
   const shape = SHAPES[error.refusal];
   const draft = options?.headers === undefined ? HTTP_DEFAULTS.headers : options.headers;
   const quota = draft === false ? undefined : error.quota();
-  const problem = problemOf(shape, error.detail, error.code, error.resource, draft === 'draft-8' ? quota?.name : undefined);
+  const problem = problemOf(
+    shape,
+    error.detail,
+    error.code,
+    error.resource,
+    draft === 'draft-8' ? quota?.name : undefined,
+  );
   const retryAfter = error.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
-  return { status: shape.status, headers: headersOf(problem, draft, retryAfter, quota), body: problem.body, json: problem.json };
+  return {
+    status: shape.status,
+    headers: headersOf(problem, draft, retryAfter, quota),
+    body: problem.body,
+    json: problem.json,
+  };
 }
 
 /**
@@ -95,7 +106,12 @@ export function blockResponse(error: BlockError, options?: BlockResponseOptions)
  * differ from the last block's: a flood meets the same ones, and header values built per block
  * cost twice (concatenated, then flattened when Node validates them: about 0.25 µs of a 429).
  */
-function headersOf(problem: Problem, draft: RateLimitHeadersDraft | false, retryAfter: number | undefined, quota: QuotaPolicy | undefined): Readonly<Record<string, string>> {
+function headersOf(
+  problem: Problem,
+  draft: RateLimitHeadersDraft | false,
+  retryAfter: number | undefined,
+  quota: QuotaPolicy | undefined,
+): Readonly<Record<string, string>> {
   const last = problem.headers;
   if (
     last !== undefined &&
@@ -106,10 +122,20 @@ function headersOf(problem: Problem, draft: RateLimitHeadersDraft | false, retry
   ) {
     return last.headers;
   }
-  const headers: Record<string, string> = { 'Content-Type': HTTP_DEFAULTS.contentType, 'Content-Length': problem.length };
+  const headers: Record<string, string> = {
+    'Content-Type': HTTP_DEFAULTS.contentType,
+    'Content-Length': problem.length,
+  };
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-  if (quota !== undefined && draft !== false) Object.assign(headers, quotaHeaders(quota, 0, retryAfter ?? quota.windowSeconds, draft));
-  problem.headers = { draft, retryAfter, quota: quota?.quota, windowSeconds: quota?.windowSeconds, headers: Object.freeze(headers) };
+  if (quota !== undefined && draft !== false)
+    Object.assign(headers, quotaHeaders(quota, 0, retryAfter ?? quota.windowSeconds, draft));
+  problem.headers = {
+    draft,
+    retryAfter,
+    quota: quota?.quota,
+    windowSeconds: quota?.windowSeconds,
+    headers: Object.freeze(headers),
+  };
   return problem.headers.headers;
 }
 
@@ -127,7 +153,12 @@ const TIMEOUT_DETAIL = 'The request did not complete within the time allowed to 
 export function timeoutResponse(error: TimeoutError): BlockResponse {
   const shape = SHAPES.capacity;
   const problem = problemOf(shape, TIMEOUT_DETAIL, error.code, error.resource, undefined);
-  return { status: shape.status, headers: headersOf(problem, false, undefined, undefined), body: problem.body, json: problem.json };
+  return {
+    status: shape.status,
+    headers: headersOf(problem, false, undefined, undefined),
+    body: problem.body,
+    json: problem.json,
+  };
 }
 
 /** Most cached problem bodies; past it the cache starts afresh (resources are bounded anyway). */
@@ -164,13 +195,7 @@ let cachedBodies = 0;
  * The problem body of a kind of block on a resource, built and serialised once: under attack
  * most requests are blocked, and `JSON.stringify` would otherwise run on each.
  */
-function problemOf(
-  shape: Shape,
-  detail: string,
-  code: string,
-  resource: string,
-  policy: string | undefined,
-): Problem {
+function problemOf(shape: Shape, detail: string, code: string, resource: string, policy: string | undefined): Problem {
   const made = bodies.get(resource)?.get(detail);
   if (made !== undefined) {
     for (let i = 0; i < made.length; i++) if (made[i]!.code === code && made[i]!.policy === policy) return made[i]!;

@@ -213,7 +213,9 @@ export class GuardedRequest {
       try {
         failed = this.isFailure(status, this.errored ? this.error : undefined);
       } catch (error) {
-        process.emitWarning(`Floodgate's isFailure option threw: ${String(error)}`, { code: 'FLOODGATE_IS_FAILURE_ERROR' });
+        process.emitWarning(`Floodgate's isFailure option threw: ${String(error)}`, {
+          code: 'FLOODGATE_IS_FAILURE_ERROR',
+        });
       }
     }
     for (let i = 0; i < entries.length; i++) {

@@ -102,11 +102,19 @@ export class HttpGuard<Req, F> {
     if (this.headers.onPass) this.registry.watchQuotas();
     this.routes = routes.map(({ pattern, rules: r }) => ({
       pattern,
-      policy: this.registry.declare(pattern.resource, r as RouteRules<unknown, unknown>, `routes['${pattern.pattern}']`, this.context),
+      policy: this.registry.declare(
+        pattern.resource,
+        r as RouteRules<unknown, unknown>,
+        `routes['${pattern.pattern}']`,
+        this.context,
+      ),
     }));
     this.headRoutes = this.routes.filter((route) => route.pattern.method === 'HEAD');
     this.rules = rules;
-    this.fixed = resource === undefined || rules === undefined ? undefined : this.registry.declare(resource, rules as RouteRules<unknown, unknown>, '', this.context);
+    this.fixed =
+      resource === undefined || rules === undefined
+        ? undefined
+        : this.registry.declare(resource, rules as RouteRules<unknown, unknown>, '', this.context);
   }
 
   /**
@@ -176,10 +184,17 @@ export class HttpGuard<Req, F> {
    * @throws TypeError when the route is not known (`template` undefined) and no `resource` was given.
    * @throws RuleValidationError when a `param` names no parameter of the route (on every request to it).
    */
-  routePolicy(method: string, template: string | undefined, params?: RouteParams, paramNames?: readonly string[]): RoutePolicy {
+  routePolicy(
+    method: string,
+    template: string | undefined,
+    params?: RouteParams,
+    paramNames?: readonly string[],
+  ): RoutePolicy {
     if (this.fixed !== undefined) return this.fixed;
     if (template === undefined) {
-      throw new TypeError(`${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`);
+      throw new TypeError(
+        `${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`,
+      );
     }
     let byTemplate = this.byMethod.get(method);
     if (byTemplate === undefined) {
@@ -190,7 +205,13 @@ export class HttpGuard<Req, F> {
     if (policy === undefined) {
       const resource = `${method} ${template}`;
       const names = [...new Set([...(paramNames ?? templateParamNames(template)), ...Object.keys(params ?? {})])];
-      policy = this.registry.declare(resource, this.rules as RouteRules<unknown, unknown>, '', `Invalid ${this.name} options on ${resource}`, names);
+      policy = this.registry.declare(
+        resource,
+        this.rules as RouteRules<unknown, unknown>,
+        '',
+        `Invalid ${this.name} options on ${resource}`,
+        names,
+      );
       byTemplate.set(template, policy);
     }
     return policy;
@@ -204,7 +225,13 @@ export class HttpGuard<Req, F> {
    * app setting per request). Synchronous unless a matched route queues. Throws what `origin`
    * or a param function throws.
    */
-  guardRoutes(res: HttpResponseLike, req: Req, method: string, url: string, caseSensitive = this.caseSensitive): GuardVerdict | Promise<GuardVerdict> {
+  guardRoutes(
+    res: HttpResponseLike,
+    req: Req,
+    method: string,
+    url: string,
+    caseSensitive = this.caseSensitive,
+  ): GuardVerdict | Promise<GuardVerdict> {
     const routes = this.routes;
     const path = requestPath(url, this.semicolon);
     const folded = caseSensitive ? undefined : foldCase(path);
@@ -221,7 +248,8 @@ export class HttpGuard<Req, F> {
         if (state.closed) return 'aborted';
       }
       if (state.entered(route.policy.resource)) continue;
-      if (route.policy.queues) return this.guardRoutesFrom(state, res, req, origin, { method, path, folded }, i, params);
+      if (route.policy.queues)
+        return this.guardRoutesFrom(state, res, req, origin, { method, path, folded }, i, params);
       const block = this.enterNow(state, res, req, origin, route.policy, params);
       if (block !== undefined) return block;
     }
@@ -233,12 +261,20 @@ export class HttpGuard<Req, F> {
    * Guards a request on one route (a per-route factory or Fastify route config), unless it
    * already entered the route's resource. Synchronous unless the route queues.
    */
-  guardRoute(res: HttpResponseLike, req: Req, policy: RoutePolicy, params: RouteParams): GuardVerdict | Promise<GuardVerdict> {
+  guardRoute(
+    res: HttpResponseLike,
+    req: Req,
+    policy: RoutePolicy,
+    params: RouteParams,
+  ): GuardVerdict | Promise<GuardVerdict> {
     const state = GuardedRequest.of(res, this.isFailure);
     if (state.closed) return 'aborted';
     if (state.entered(policy.resource)) return undefined;
     const origin = this.originOf(req);
-    if (policy.queues) return this.enterQueued(state, res, req, origin, policy, params).then((verdict) => this.passed(res, state, verdict));
+    if (policy.queues)
+      return this.enterQueued(state, res, req, origin, policy, params).then((verdict) =>
+        this.passed(res, state, verdict),
+      );
     return this.passed(res, state, this.enterNow(state, res, req, origin, policy, params));
   }
 
@@ -268,14 +304,16 @@ export class HttpGuard<Req, F> {
   private originOf(req: Req): string {
     if (this.origin === undefined) return '';
     const origin = this.origin(req);
-    if (typeof origin !== 'string') throw new TypeError(`Floodgate's origin option must return a string, got ${typeof origin}`);
+    if (typeof origin !== 'string')
+      throw new TypeError(`Floodgate's origin option must return a string, got ${typeof origin}`);
     return origin;
   }
 
   /** Whether a `HEAD` pattern matches the path (then `HEAD` requests are not matched as `GET`). */
   private headMatches(path: string, folded: string | undefined): boolean {
     const routes = this.headRoutes;
-    for (let i = 0; i < routes.length; i++) if (routes[i]!.pattern.matchPath('HEAD', path, folded, false) !== undefined) return true;
+    for (let i = 0; i < routes.length; i++)
+      if (routes[i]!.pattern.matchPath('HEAD', path, folded, false) !== undefined) return true;
     return false;
   }
 
@@ -309,7 +347,14 @@ export class HttpGuard<Req, F> {
     return this.passed(res, state, undefined);
   }
 
-  private enterNow(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): BlockError | 'aborted' | undefined {
+  private enterNow(
+    state: GuardedRequest,
+    res: HttpResponseLike,
+    req: Req,
+    origin: string,
+    policy: RoutePolicy,
+    params: RouteParams,
+  ): BlockError | 'aborted' | undefined {
     if (state.closed) return 'aborted';
     const options = this.scratch;
     options.origin = origin;
@@ -334,7 +379,14 @@ export class HttpGuard<Req, F> {
     return undefined;
   }
 
-  private async enterQueued(state: GuardedRequest, res: HttpResponseLike, req: Req, origin: string, policy: RoutePolicy, params: RouteParams): Promise<GuardVerdict> {
+  private async enterQueued(
+    state: GuardedRequest,
+    res: HttpResponseLike,
+    req: Req,
+    origin: string,
+    policy: RoutePolicy,
+    params: RouteParams,
+  ): Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
     // A place in the queue is held: the client leaving must abort it.
     state.listen();
@@ -363,7 +415,8 @@ export class HttpGuard<Req, F> {
   private hold(state: GuardedRequest, res: HttpResponseLike, policy: RoutePolicy, entry: Entry): void {
     state.listen();
     state.entries.push(entry);
-    if (policy.timeoutMs !== undefined) state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error) => answerTimeout(res, error));
+    if (policy.timeoutMs !== undefined)
+      state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error) => answerTimeout(res, error));
   }
 
   /** Sets the RateLimit headers of a passing response: the tightest quota of the resources entered. */

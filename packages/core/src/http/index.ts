@@ -5,7 +5,13 @@
  * identity by IP address, and the adapters' option types.
  * @packageDocumentation
  */
-export { blockResponse, timeoutResponse, type BlockResponse, type BlockResponseOptions, type ProblemDetails } from './block-response';
+export {
+  blockResponse,
+  timeoutResponse,
+  type BlockResponse,
+  type BlockResponseOptions,
+  type ProblemDetails,
+} from './block-response';
 export { rateLimitHeaders, quotaHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
 export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';

@@ -36,7 +36,14 @@ export function ipAddressKey(address: string | undefined | null, options?: IpKey
   const groups = ipv6Groups(address);
   if (groups === undefined) return address;
   // IPv4-mapped (::ffff:0:0/96): the IPv4 client it stands for.
-  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
+  if (
+    groups[0] === 0 &&
+    groups[1] === 0 &&
+    groups[2] === 0 &&
+    groups[3] === 0 &&
+    groups[4] === 0 &&
+    groups[5] === 0xffff
+  ) {
     return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   }
   if (subnet === false) return formatIpv6(groups);
@@ -107,7 +114,7 @@ function ipv6Groups(text: string): number[] | undefined {
 function formatIpv6(groups: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -7,7 +7,14 @@ import type { RateLimitHeadersDraft } from './rate-limit-headers';
 import { RoutePattern } from './route-pattern';
 
 /** The option names every HTTP adapter factory takes ({@link HttpOptions}). */
-export const HTTP_OPTION_KEYS = Object.freeze(['floodgate', 'origin', 'onBlock', 'fallback', 'headers', 'isFailure'] as const);
+export const HTTP_OPTION_KEYS = Object.freeze([
+  'floodgate',
+  'origin',
+  'onBlock',
+  'fallback',
+  'headers',
+  'isFailure',
+] as const);
 
 /** The RateLimit headers option, resolved. */
 export interface NormalizedHeaders {
@@ -92,23 +99,31 @@ export function defaultIsFailure(status: number, error: unknown): boolean {
  * Reads the common HTTP options from `obj` (unknown keys are the caller's to check), recording
  * problems in `reader`.
  */
-export function readHttpOptions<Req, F>(obj: Record<string, unknown>, path: string, reader: RuleReader): NormalizedHttpOptions<Req, F> {
+export function readHttpOptions<Req, F>(
+  obj: Record<string, unknown>,
+  path: string,
+  reader: RuleReader,
+): NormalizedHttpOptions<Req, F> {
   const engine = obj.floodgate;
-  if (engine !== undefined && !isEngine(engine)) reader.fail(at(path, 'floodgate'), `must be a Floodgate engine, got ${show(engine)}`);
+  if (engine !== undefined && !isEngine(engine))
+    reader.fail(at(path, 'floodgate'), `must be a Floodgate engine, got ${show(engine)}`);
   return {
     engine: isEngine(engine) ? engine : defaultFloodgate,
     origin: readFunction(obj, 'origin', path, reader) as NormalizedHttpOptions<Req, F>['origin'],
     onBlock: readFunction(obj, 'onBlock', path, reader) as NormalizedHttpOptions<Req, F>['onBlock'],
     fallback: readFunction(obj, 'fallback', path, reader) as F | undefined,
     headers: readHeaders(obj.headers, at(path, 'headers'), reader),
-    isFailure: (readFunction(obj, 'isFailure', path, reader) as NormalizedHttpOptions<Req, F>['isFailure'] | undefined) ?? defaultIsFailure,
+    isFailure:
+      (readFunction(obj, 'isFailure', path, reader) as NormalizedHttpOptions<Req, F>['isFailure'] | undefined) ??
+      defaultIsFailure,
   };
 }
 
 function readHeaders(value: unknown, path: string, reader: RuleReader): NormalizedHeaders {
   const fallback = { draft: HTTP_DEFAULTS.headers, onPass: HTTP_DEFAULTS.headersOnPass };
   if (value === undefined) return fallback;
-  if (value === false || DRAFTS.includes(value as RateLimitHeadersDraft)) return { draft: value as RateLimitHeadersDraft | false, onPass: false };
+  if (value === false || DRAFTS.includes(value as RateLimitHeadersDraft))
+    return { draft: value as RateLimitHeadersDraft | false, onPass: false };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     reader.fail(path, `must be one of 'draft-6', 'draft-7', 'draft-8', false or { draft, onPass }, got ${show(value)}`);
     return fallback;
@@ -117,16 +132,24 @@ function readHeaders(value: unknown, path: string, reader: RuleReader): Normaliz
   reader.knownKeys(obj, HEADERS_KEYS, path);
   let draft: RateLimitHeadersDraft | false = HTTP_DEFAULTS.headers;
   if (obj.draft !== undefined) {
-    if (obj.draft === false || DRAFTS.includes(obj.draft as RateLimitHeadersDraft)) draft = obj.draft as RateLimitHeadersDraft | false;
-    else reader.fail(at(path, 'draft'), `must be one of 'draft-6', 'draft-7', 'draft-8' or false, got ${show(obj.draft)}`);
+    if (obj.draft === false || DRAFTS.includes(obj.draft as RateLimitHeadersDraft))
+      draft = obj.draft as RateLimitHeadersDraft | false;
+    else
+      reader.fail(at(path, 'draft'), `must be one of 'draft-6', 'draft-7', 'draft-8' or false, got ${show(obj.draft)}`);
   }
   const onPass = reader.boolean(obj, 'onPass', path, HTTP_DEFAULTS.headersOnPass);
-  if (onPass && draft === false) reader.fail(at(path, 'onPass'), 'asks for headers on passing responses, but draft is false (no headers)');
+  if (onPass && draft === false)
+    reader.fail(at(path, 'onPass'), 'asks for headers on passing responses, but draft is false (no headers)');
   return { draft, onPass };
 }
 
 /** An optional function option; a problem is recorded when it is given and not a function. */
-export function readFunction(obj: Record<string, unknown>, key: string, path: string, reader: RuleReader): ((...args: never[]) => unknown) | undefined {
+export function readFunction(
+  obj: Record<string, unknown>,
+  key: string,
+  path: string,
+  reader: RuleReader,
+): ((...args: never[]) => unknown) | undefined {
   const value = obj[key];
   if (value === undefined || typeof value === 'function') return value as ((...args: never[]) => unknown) | undefined;
   reader.fail(at(path, key), `must be a function, got ${show(value)}`);
@@ -171,7 +194,10 @@ export function normalizeResilienceOptions<Req, F>(input: unknown, name: string)
       const twin = seen.get(pattern.resource);
       if (twin !== undefined) reader.fail(path, `is the same route as routes['${twin}'] (${pattern.resource})`);
       seen.set(pattern.resource, key);
-      routes.push({ pattern, rules: readRouteOptions<Req, F>(value, path, reader, pattern.resource, pattern.paramNames) });
+      routes.push({
+        pattern,
+        rules: readRouteOptions<Req, F>(value, path, reader, pattern.resource, pattern.paramNames),
+      });
     }
   }
   reader.throwIfAny(`Invalid ${name} options`);
@@ -183,7 +209,13 @@ export function normalizeResilienceOptions<Req, F>(input: unknown, name: string)
  * when known, are the route's path parameters, which a hotspot `param` must name.
  * @throws RuleValidationError naming every bad field.
  */
-export function normalizeRouteOptions<Req, F>(input: unknown, path: string, resource: string, context: string, paramNames?: readonly string[]): RouteRules<Req, F> {
+export function normalizeRouteOptions<Req, F>(
+  input: unknown,
+  path: string,
+  resource: string,
+  context: string,
+  paramNames?: readonly string[],
+): RouteRules<Req, F> {
   const reader = new RuleReader();
   const rules = readRouteOptions<Req, F>(input, path, reader, resource, paramNames);
   reader.throwIfAny(context);
@@ -195,7 +227,11 @@ export function normalizeRouteOptions<Req, F>(input: unknown, path: string, reso
  * common options, `resource`, `timeoutMs`, and the fields of one rule of `option`'s kind.
  * @throws RuleValidationError naming every bad field.
  */
-export function normalizeRouteFactoryOptions<Req, F>(option: RouteRuleOption, input: unknown, name: string): NormalizedRouteFactoryOptions<Req, F> {
+export function normalizeRouteFactoryOptions<Req, F>(
+  option: RouteRuleOption,
+  input: unknown,
+  name: string,
+): NormalizedRouteFactoryOptions<Req, F> {
   const reader = new RuleReader();
   const obj = reader.object(input, 'options') ?? {};
   const http = readHttpOptions<Req, F>(obj, '', reader);
@@ -214,10 +250,15 @@ export function normalizeRouteFactoryOptions<Req, F>(option: RouteRuleOption, in
  * Why a route's string-valued hotspot params cannot be read on a route whose path parameters
  * are `paramNames`: one issue per param the route does not have (the rule would limit nothing).
  */
-export function missingParams(rules: RouteRules<unknown, unknown>, paramNames: readonly string[], path: string): { path: string; message: string }[] {
+export function missingParams(
+  rules: RouteRules<unknown, unknown>,
+  paramNames: readonly string[],
+  path: string,
+): { path: string; message: string }[] {
   const issues: { path: string; message: string }[] = [];
   for (const { param } of rules.hotParams) {
-    if (typeof param === 'string' && !paramNames.includes(param)) issues.push({ path: at(path, 'param'), message: notAParam(param, paramNames) });
+    if (typeof param === 'string' && !paramNames.includes(param))
+      issues.push({ path: at(path, 'param'), message: notAParam(param, paramNames) });
   }
   return issues;
 }
@@ -229,7 +270,11 @@ function notAParam(param: string, paramNames: readonly string[]): string {
 
 type RuleLists = Record<'flow' | 'circuitBreakers' | 'hotParams', unknown[]>;
 
-function toRouteRules<Req, F>(lists: RuleLists, fallback: F | undefined, timeoutMs: number | undefined): RouteRules<Req, F> {
+function toRouteRules<Req, F>(
+  lists: RuleLists,
+  fallback: F | undefined,
+  timeoutMs: number | undefined,
+): RouteRules<Req, F> {
   return Object.freeze({
     flow: lists.flow as RouteRules<Req, F>['flow'],
     circuitBreakers: lists.circuitBreakers as RouteRules<Req, F>['circuitBreakers'],
@@ -280,15 +325,25 @@ function readRuleOf<Req>(
     return Object.freeze(fields);
   }
   const { param, paramIndex, paramKey, ...rule } = fields;
-  for (const [key, value] of [['paramIndex', paramIndex], ['paramKey', paramKey]] as const) {
-    if (value !== undefined) reader.fail(at(path, key), 'is not an HTTP option: name the value with param (a path parameter name or a function (req, params) => value)');
+  for (const [key, value] of [
+    ['paramIndex', paramIndex],
+    ['paramKey', paramKey],
+  ] as const) {
+    if (value !== undefined)
+      reader.fail(
+        at(path, key),
+        'is not an HTTP option: name the value with param (a path parameter name or a function (req, params) => value)',
+      );
   }
   if (typeof param === 'string' && param.length > 0) {
-    if (paramNames !== undefined && !paramNames.includes(param)) reader.fail(at(path, 'param'), notAParam(param, paramNames));
+    if (paramNames !== undefined && !paramNames.includes(param))
+      reader.fail(at(path, 'param'), notAParam(param, paramNames));
   } else if (typeof param !== 'function') {
     reader.fail(
       at(path, 'param'),
-      param === undefined ? 'is required (a path parameter name or a function (req, params) => value)' : `must be a path parameter name or a function, got ${show(param)}`,
+      param === undefined
+        ? 'is required (a path parameter name or a function (req, params) => value)'
+        : `must be a path parameter name or a function, got ${show(param)}`,
     );
   }
   validateRule('hotParams', { ...rule, resource, paramKey: 'param' }, path, reader);

@@ -20,7 +20,8 @@ export type RateLimitHeadersDraft = 'draft-6' | 'draft-7' | 'draft-8';
 export function rateLimitHeaders(error: BlockError, draft: RateLimitHeadersDraft): Record<string, string> | undefined {
   const policy = error.quota();
   if (policy === undefined) return undefined;
-  const reset = error.retryAfterMs === undefined ? policy.windowSeconds : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
+  const reset =
+    error.retryAfterMs === undefined ? policy.windowSeconds : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
   return quotaHeaders(policy, 0, reset, draft);
 }
 
@@ -33,7 +34,12 @@ export function rateLimitHeaders(error: BlockError, draft: RateLimitHeadersDraft
  * quotaHeaders({ name: 'flow', quota: 10, windowSeconds: 1 }, 7, 1, 'draft-8');
  * // { 'RateLimit-Policy': '"flow";q=10;w=1', RateLimit: '"flow";r=7;t=1' }
  */
-export function quotaHeaders(policy: QuotaPolicy, remaining: number, resetSeconds: number, draft: RateLimitHeadersDraft): Record<string, string> {
+export function quotaHeaders(
+  policy: QuotaPolicy,
+  remaining: number,
+  resetSeconds: number,
+  draft: RateLimitHeadersDraft,
+): Record<string, string> {
   const { name, quota, windowSeconds } = policy;
   switch (draft) {
     case 'draft-6':

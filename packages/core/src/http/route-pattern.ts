@@ -209,7 +209,13 @@ function rewrite(path: string): string {
     } else if (c === PERCENT) {
       // A run of escapes decodes together: a UTF-8 character spans several.
       let j = i;
-      while (path.charCodeAt(j) === PERCENT && isHex(path.charCodeAt(j + 1)) && isHex(path.charCodeAt(j + 2)) && !isKept(path, j)) j += 3;
+      while (
+        path.charCodeAt(j) === PERCENT &&
+        isHex(path.charCodeAt(j + 1)) &&
+        isHex(path.charCodeAt(j + 2)) &&
+        !isKept(path, j)
+      )
+        j += 3;
       if (j === i) {
         out += isKept(path, i) ? path.slice(i, i + 3).toUpperCase() : '%';
         i += isKept(path, i) ? 3 : 1;
@@ -229,7 +235,7 @@ function rewrite(path: string): string {
 function isKept(path: string, i: number): boolean {
   if (path.charCodeAt(i) !== PERCENT || path.charCodeAt(i + 1) !== 50 /* 2 */) return false;
   const c = path.charCodeAt(i + 2) | 0x20;
-  return c === 102 /* f */ || c === 53 /* 5 */;
+  return c === 102 /* f */ || c === 53; /* 5 */
 }
 
 function isHex(c: number): boolean {
@@ -288,7 +294,8 @@ function parse(pattern: string): { method: string; segments: Segment[] } | strin
       segments.push({ kind: SegmentKind.Wildcard, value: '*', lower: '*' });
     } else if (text.startsWith(':')) {
       const name = text.slice(1);
-      if (!PARAM_NAME.test(name)) return `parameter ${JSON.stringify(text)} must be ':' followed by a name (letters, digits, _ or $)`;
+      if (!PARAM_NAME.test(name))
+        return `parameter ${JSON.stringify(text)} must be ':' followed by a name (letters, digits, _ or $)`;
       if (names.has(name)) return `parameter ':${name}' appears twice`;
       names.add(name);
       segments.push({ kind: SegmentKind.Param, value: name, lower: name });

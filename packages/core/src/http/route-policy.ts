@@ -94,8 +94,18 @@ export class RoutePolicy {
   private readQuotas(): readonly PassQuota[] {
     const quotas: PassQuota[] = [];
     for (const rule of this.engine.getRules().flow) {
-      if (rule.resource !== this.resource || rule.metric !== 'qps' || rule.behavior !== 'reject' || rule.strategy !== 'direct' || rule.limitOrigin !== 'default') continue;
-      quotas.push({ policy: { name: 'flow', quota: Math.floor(rule.threshold), windowSeconds: 1 }, threshold: rule.threshold });
+      if (
+        rule.resource !== this.resource ||
+        rule.metric !== 'qps' ||
+        rule.behavior !== 'reject' ||
+        rule.strategy !== 'direct' ||
+        rule.limitOrigin !== 'default'
+      )
+        continue;
+      quotas.push({
+        policy: { name: 'flow', quota: Math.floor(rule.threshold), windowSeconds: 1 },
+        threshold: rule.threshold,
+      });
     }
     return quotas;
   }
@@ -145,14 +155,26 @@ export class RoutePolicyRegistry {
    * @throws RuleValidationError when the route already has another fallback or timeout, or a
    *   `param` names no parameter of the route (`path` names the option).
    */
-  declare(resource: string, rules: RouteRules<unknown, unknown>, path: string, context: string, paramNames?: readonly string[]): RoutePolicy {
+  declare(
+    resource: string,
+    rules: RouteRules<unknown, unknown>,
+    path: string,
+    context: string,
+    paramNames?: readonly string[],
+  ): RoutePolicy {
     const policy = this.policies.get(resource);
     const issues = paramNames === undefined ? [] : missingParams(rules, paramNames, path);
     if (rules.fallback !== undefined && policy?.fallback !== undefined && policy.fallback !== rules.fallback) {
-      issues.push({ path: at(path, 'fallback'), message: `route "${resource}" already has a fallback from another Floodgate middleware; a route has one` });
+      issues.push({
+        path: at(path, 'fallback'),
+        message: `route "${resource}" already has a fallback from another Floodgate middleware; a route has one`,
+      });
     }
     if (rules.timeoutMs !== undefined && policy?.timeoutMs !== undefined && policy.timeoutMs !== rules.timeoutMs) {
-      issues.push({ path: at(path, 'timeoutMs'), message: `route "${resource}" already has timeoutMs ${policy.timeoutMs} from another Floodgate middleware; a route has one` });
+      issues.push({
+        path: at(path, 'timeoutMs'),
+        message: `route "${resource}" already has timeoutMs ${policy.timeoutMs} from another Floodgate middleware; a route has one`,
+      });
     }
     if (issues.length > 0) throw new RuleValidationError(issues, context);
     let declared = policy;

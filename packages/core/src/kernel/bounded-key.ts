@@ -16,5 +16,7 @@ export const MAX_KEY_LENGTH = 128;
  * Hashing costs about a microsecond, and only such keys pay it.
  */
 export function boundedKey(key: string): string {
-  return key.length <= MAX_KEY_LENGTH && key.charCodeAt(0) !== 0 ? key : `\u0000sha256:${createHash('sha256').update(key).digest('base64url')}`;
+  return key.length <= MAX_KEY_LENGTH && key.charCodeAt(0) !== 0
+    ? key
+    : `\u0000sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }

@@ -38,12 +38,15 @@ export const monotonicClock: Clock = Object.freeze({
         reject(signal?.reason);
       };
       const arm = (left: number): void => {
-        timer = setTimeout(() => {
-          const rest = deadline - performance.now();
-          if (rest > 1) return arm(rest);
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, Math.min(Math.max(0, left), MAX_TIMER_MS));
+        timer = setTimeout(
+          () => {
+            const rest = deadline - performance.now();
+            if (rest > 1) return arm(rest);
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
+          Math.min(Math.max(0, left), MAX_TIMER_MS),
+        );
         timer.unref();
       };
       arm(ms);

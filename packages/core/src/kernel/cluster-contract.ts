@@ -1,6 +1,5 @@
 import { join, type RuleReader } from './rule-reader';
 
-
 /**
  * Why a cluster check was decided without the shared store: it did not answer within the
  * backend's timeout (`'timeout'`), answered with an error (`'error'`), its connection is not
@@ -120,7 +119,11 @@ export interface ClusterLimiter {
    * hotspot rules (`'tokenBucket'`, and `'pace'`).
    * @param thresholds - each scope's threshold, in order.
    */
-  acquireEach?(acquireCount: number, scopes: readonly string[], thresholds: readonly number[]): Promise<ClusterDecision>;
+  acquireEach?(
+    acquireCount: number,
+    scopes: readonly string[],
+    thresholds: readonly number[],
+  ): Promise<ClusterDecision>;
   /**
    * Decides synchronously from tokens already leased to this instance: `true` (taken), `false`
    * (the shared limit is known to be reached for now) or `undefined` (nothing leased: the caller
@@ -340,12 +343,24 @@ export function normalizeClusterOptions(
   if (obj === undefined) return undefined;
   if (support.unsupported !== undefined) reader.fail(at, support.unsupported);
   reader.knownKeys(obj, ['thresholdType', 'fallbackToLocal', 'leaseTokens'], at);
-  const leaseTokens = reader.number(obj, 'leaseTokens', at, { min: 0, integer: true }, CLUSTER_RULE_DEFAULTS.leaseTokens);
+  const leaseTokens = reader.number(
+    obj,
+    'leaseTokens',
+    at,
+    { min: 0, integer: true },
+    CLUSTER_RULE_DEFAULTS.leaseTokens,
+  );
   if (leaseTokens > 0 && support.leasable !== true) {
     reader.fail(join(at, 'leaseTokens'), `applies to flow rules with behavior 'reject' only, got ${leaseTokens}`);
   }
   return {
-    thresholdType: reader.oneOf(obj, 'thresholdType', at, ['global', 'perInstance'], CLUSTER_RULE_DEFAULTS.thresholdType),
+    thresholdType: reader.oneOf(
+      obj,
+      'thresholdType',
+      at,
+      ['global', 'perInstance'],
+      CLUSTER_RULE_DEFAULTS.thresholdType,
+    ),
     fallbackToLocal: reader.boolean(obj, 'fallbackToLocal', at, CLUSTER_RULE_DEFAULTS.fallbackToLocal),
     leaseTokens,
   };

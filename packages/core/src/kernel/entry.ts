@@ -20,8 +20,7 @@ export interface EntryAttachment {
    */
   released(entry: Entry, now: number): void;
 }
-const NO_ARGS
-: readonly unknown[] = Object.freeze([]);
+const NO_ARGS: readonly unknown[] = Object.freeze([]);
 const NO_HOOKS: readonly ExitHook[] = Object.freeze([]);
 
 const enum Phase {

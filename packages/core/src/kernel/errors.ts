@@ -163,7 +163,9 @@ const SHOWN_PATH_CHARS = 200;
 
 /** `path`, cut after 200 characters, saying how much was cut. */
 function shortPath(path: string): string {
-  return path.length <= SHOWN_PATH_CHARS ? path : `${path.slice(0, SHOWN_PATH_CHARS)}… (${path.length} characters, ${path.length - SHOWN_PATH_CHARS} cut)`;
+  return path.length <= SHOWN_PATH_CHARS
+    ? path
+    : `${path.slice(0, SHOWN_PATH_CHARS)}… (${path.length} characters, ${path.length - SHOWN_PATH_CHARS} cut)`;
 }
 
 /**

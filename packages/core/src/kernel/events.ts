@@ -56,7 +56,8 @@ export class EventHub<M extends object> {
     if (list === undefined) {
       throw new TypeError(`Unknown Floodgate event ${show(name)} (known: ${Object.keys(this.listeners).join(', ')})`);
     }
-    if (typeof listener !== 'function') throw new TypeError(`Listener for "${String(name)}" must be a function, got ${show(listener)}`);
+    if (typeof listener !== 'function')
+      throw new TypeError(`Listener for "${String(name)}" must be a function, got ${show(listener)}`);
     this.listeners[name] = [...list, listener as Listener<M, keyof M>];
     return () => this.off(name, listener);
   }
@@ -85,9 +86,12 @@ export class EventHub<M extends object> {
     this.errors++;
     if (this.reported.has(listener)) return;
     this.reported.add(listener);
-    process.emitWarning(`A Floodgate "${name}" listener threw (reported once per listener; later errors are only counted): ${String(error)}`, {
-      code: 'FLOODGATE_LISTENER_ERROR',
-      detail: error instanceof Error ? error.stack : undefined,
-    });
+    process.emitWarning(
+      `A Floodgate "${name}" listener threw (reported once per listener; later errors are only counted): ${String(error)}`,
+      {
+        code: 'FLOODGATE_LISTENER_ERROR',
+        detail: error instanceof Error ? error.stack : undefined,
+      },
+    );
   }
 }

@@ -96,7 +96,8 @@ export class LeapArray {
   min(now: number, field: number): number {
     this.offset(now);
     let least = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < this.sampleCount; i++) if (this.counts(i, now)) least = Math.min(least, this.data[i * this.fields + field]!);
+    for (let i = 0; i < this.sampleCount; i++)
+      if (this.counts(i, now)) least = Math.min(least, this.data[i * this.fields + field]!);
     return least;
   }
 
@@ -104,7 +105,8 @@ export class LeapArray {
   max(now: number, field: number): number {
     this.offset(now);
     let most = 0;
-    for (let i = 0; i < this.sampleCount; i++) if (this.counts(i, now)) most = Math.max(most, this.data[i * this.fields + field]!);
+    for (let i = 0; i < this.sampleCount; i++)
+      if (this.counts(i, now)) most = Math.max(most, this.data[i * this.fields + field]!);
     return most;
   }
 
@@ -124,7 +126,8 @@ export class LeapArray {
     let found: number | undefined;
     for (let i = 0; i < this.sampleCount; i++) {
       const start = this.starts[i]!;
-      if (this.counts(i, now) && this.data[i * this.fields + field] !== 0 && (found === undefined || start < found)) found = start;
+      if (this.counts(i, now) && this.data[i * this.fields + field] !== 0 && (found === undefined || start < found))
+        found = start;
     }
     return found;
   }

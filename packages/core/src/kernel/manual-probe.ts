@@ -1,7 +1,13 @@
 import { show } from './rule-reader';
 import type { SystemProbe, SystemSignals } from './system-probe';
 
-const SIGNALS: readonly (keyof SystemSignals)[] = ['eventLoopDelayMs', 'eventLoopUtilization', 'cpuUsage', 'heapUsedBytes', 'rssBytes'];
+const SIGNALS: readonly (keyof SystemSignals)[] = [
+  'eventLoopDelayMs',
+  'eventLoopUtilization',
+  'cpuUsage',
+  'heapUsedBytes',
+  'rssBytes',
+];
 
 /**
  * A probe whose signals change only when told to, as `ManualClock` moves only when told to:
@@ -22,7 +28,10 @@ export class ManualProbe implements SystemProbe {
    * @throws RangeError for a signal that is not a finite number >= 0.
    */
   constructor(signals: Partial<SystemSignals> = {}) {
-    this.signals = merge({ eventLoopDelayMs: 0, eventLoopUtilization: 0, cpuUsage: 0, heapUsedBytes: 0, rssBytes: 0 }, signals);
+    this.signals = merge(
+      { eventLoopDelayMs: 0, eventLoopUtilization: 0, cpuUsage: 0, heapUsedBytes: 0, rssBytes: 0 },
+      signals,
+    );
   }
 
   /**
@@ -57,8 +66,10 @@ export class ManualProbe implements SystemProbe {
 
 function merge(base: SystemSignals, change: Partial<SystemSignals>): SystemSignals {
   for (const [key, value] of Object.entries(change)) {
-    if (!(SIGNALS as readonly string[]).includes(key)) throw new RangeError(`ManualProbe: unknown signal ${show(key)} (known: ${SIGNALS.join(', ')})`);
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RangeError(`ManualProbe: ${key} must be a finite number >= 0, got ${show(value)}`);
+    if (!(SIGNALS as readonly string[]).includes(key))
+      throw new RangeError(`ManualProbe: unknown signal ${show(key)} (known: ${SIGNALS.join(', ')})`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      throw new RangeError(`ManualProbe: ${key} must be a finite number >= 0, got ${show(value)}`);
   }
   return Object.freeze({ ...base, ...change });
 }

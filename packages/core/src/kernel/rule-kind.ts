@@ -169,7 +169,11 @@ export interface ClusterBinding<R> {
 }
 
 /** Told of a local breaker's transitions (see {@link LocalBreaker.divert}). */
-export type BreakerTransitionListener = (from: ClusterCircuitState, to: ClusterCircuitState, value: number | undefined) => void;
+export type BreakerTransitionListener = (
+  from: ClusterCircuitState,
+  to: ClusterCircuitState,
+  value: number | undefined,
+) => void;
 
 /**
  * A breaker kind's checker for one rule, decided in process, as the cluster wrapper drives it

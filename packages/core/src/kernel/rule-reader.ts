@@ -24,7 +24,9 @@ export function show(value: unknown): string {
   switch (typeof value) {
     case 'string':
       // Cut before quoting: a 10 MB value is never copied whole into a message.
-      return value.length <= SHOWN_CHARS ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, SHOWN_CHARS))}… (${cutNote(value.length)})`;
+      return value.length <= SHOWN_CHARS
+        ? JSON.stringify(value)
+        : `${JSON.stringify(value.slice(0, SHOWN_CHARS))}… (${cutNote(value.length)})`;
     case 'function':
       return 'a function';
     case 'symbol':
@@ -126,7 +128,10 @@ export class RuleReader {
     const value = obj[key];
     if (value === undefined && fallback.length > 0) return fallback[0];
     if (typeof value === 'string' && value.length > 0) return value;
-    this.fail(join(path, key), value === undefined ? 'is required (a non-empty string)' : `must be a non-empty string, got ${show(value)}`);
+    this.fail(
+      join(path, key),
+      value === undefined ? 'is required (a non-empty string)' : `must be a non-empty string, got ${show(value)}`,
+    );
     return fallback.length > 0 ? fallback[0] : '';
   }
 
@@ -134,7 +139,13 @@ export class RuleReader {
   number(obj: Record<string, unknown>, key: string, path: string, bounds: NumberBounds): number;
   /** An optional number within `bounds`, `fallback` when absent. */
   number<D>(obj: Record<string, unknown>, key: string, path: string, bounds: NumberBounds, fallback: D): number | D;
-  number(obj: Record<string, unknown>, key: string, path: string, bounds: NumberBounds, ...fallback: unknown[]): unknown {
+  number(
+    obj: Record<string, unknown>,
+    key: string,
+    path: string,
+    bounds: NumberBounds,
+    ...fallback: unknown[]
+  ): unknown {
     const value = obj[key];
     if (value === undefined && fallback.length > 0) return fallback[0];
     const problem = numberProblem(value, bounds);
@@ -144,12 +155,21 @@ export class RuleReader {
   }
 
   /** One of `choices`; `fallback` when absent (required when no fallback is given). */
-  oneOf<T extends string>(obj: Record<string, unknown>, key: string, path: string, choices: readonly T[], fallback?: T): T {
+  oneOf<T extends string>(
+    obj: Record<string, unknown>,
+    key: string,
+    path: string,
+    choices: readonly T[],
+    fallback?: T,
+  ): T {
     const value = obj[key];
     if (value === undefined && fallback !== undefined) return fallback;
     if ((choices as readonly unknown[]).includes(value)) return value as T;
     const allowed = choices.map((c) => `'${c}'`).join(', ');
-    this.fail(join(path, key), value === undefined ? `is required (one of ${allowed})` : `must be one of ${allowed}, got ${show(value)}`);
+    this.fail(
+      join(path, key),
+      value === undefined ? `is required (one of ${allowed})` : `must be one of ${allowed}, got ${show(value)}`,
+    );
     return fallback ?? choices[0]!;
   }
 
@@ -182,7 +202,8 @@ export function numberProblem(value: unknown, bounds: NumberBounds): string | un
 
 function describeBounds(bounds: NumberBounds): string {
   const kind = bounds.integer ? 'a safe integer' : 'a finite number';
-  const lower = bounds.min !== undefined ? `>= ${bounds.min}` : bounds.above !== undefined ? `> ${bounds.above}` : undefined;
+  const lower =
+    bounds.min !== undefined ? `>= ${bounds.min}` : bounds.above !== undefined ? `> ${bounds.above}` : undefined;
   if (bounds.min !== undefined && bounds.max !== undefined) return `${kind} within [${bounds.min}, ${bounds.max}]`;
   if (lower !== undefined && bounds.max !== undefined) return `${kind} ${lower} and <= ${bounds.max}`;
   if (lower !== undefined) return `${kind} ${lower}`;

@@ -49,7 +49,13 @@ export const PROCESS_PROBE_DEFAULTS = Object.freeze({
   resolutionMs: 10,
 } as const);
 
-const IDLE: SystemSignals = Object.freeze({ eventLoopDelayMs: 0, eventLoopUtilization: 0, cpuUsage: 0, heapUsedBytes: 0, rssBytes: 0 });
+const IDLE: SystemSignals = Object.freeze({
+  eventLoopDelayMs: 0,
+  eventLoopUtilization: 0,
+  cpuUsage: 0,
+  heapUsedBytes: 0,
+  rssBytes: 0,
+});
 
 /**
  * The default probe: samples the process every `sampleIntervalMs` on one unref'd timer, which
@@ -76,10 +82,14 @@ export class ProcessProbe implements SystemProbe {
     this.intervalMs = options.sampleIntervalMs ?? PROCESS_PROBE_DEFAULTS.sampleIntervalMs;
     this.resolutionMs = options.resolutionMs ?? PROCESS_PROBE_DEFAULTS.resolutionMs;
     if (!Number.isSafeInteger(this.intervalMs) || this.intervalMs < 10 || this.intervalMs > 60_000) {
-      throw new RangeError(`sampleIntervalMs must be an integer within [10, 60000], got ${String(options.sampleIntervalMs)}`);
+      throw new RangeError(
+        `sampleIntervalMs must be an integer within [10, 60000], got ${String(options.sampleIntervalMs)}`,
+      );
     }
     if (!Number.isSafeInteger(this.resolutionMs) || this.resolutionMs < 1 || this.resolutionMs >= this.intervalMs) {
-      throw new RangeError(`resolutionMs must be an integer >= 1 and below sampleIntervalMs, got ${String(options.resolutionMs)}`);
+      throw new RangeError(
+        `resolutionMs must be an integer >= 1 and below sampleIntervalMs, got ${String(options.resolutionMs)}`,
+      );
     }
   }
 

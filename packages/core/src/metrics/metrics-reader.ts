@@ -42,21 +42,28 @@ export const METRICS_READER_DEFAULTS = Object.freeze({
 export const METRIC_DESCRIPTIONS = Object.freeze({
   passes: 'Calls admitted by every rule (those given back before they ran included).',
   cancels: 'Calls admitted, then given back before they ran (a later check refused, or a queue was left).',
-  blocks: "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
+  blocks:
+    "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
   successes: 'Calls that exited without a traced error.',
   errors: 'Calls that exited with a traced error (timeouts included).',
   timeouts: 'Calls that exited by their timeoutMs.',
   responseTime: 'Response times of exited calls, from admission to exit.',
   concurrency: 'Calls in flight.',
-  breakerState: 'State of each circuit breaker: 0 closed, 1 open, 2 half-open (none for resources under "other": see the breakers in each state).',
+  breakerState:
+    'State of each circuit breaker: 0 closed, 1 open, 2 half-open (none for resources under "other": see the breakers in each state).',
   breakers: 'Circuit breakers in each state, every resource together.',
   transitions: 'Circuit breaker transitions since the exporter was attached, by the states left and entered.',
-  fallbacks: 'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
+  fallbacks:
+    'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
   listenerErrors: 'Times an event listener of the engine threw.',
 } as const);
 
 /** A breaker state as a number, for gauges: 0 closed, 1 open, 2 half-open. */
-export const BREAKER_STATE_VALUES: Readonly<Record<CircuitState, number>> = Object.freeze({ closed: 0, open: 1, halfOpen: 2 });
+export const BREAKER_STATE_VALUES: Readonly<Record<CircuitState, number>> = Object.freeze({
+  closed: 0,
+  open: 1,
+  halfOpen: 2,
+});
 
 /** The label value of every resource past `maxResources`, counted together. */
 export const OTHER_RESOURCES = 'other';
@@ -190,9 +197,19 @@ export class MetricsReader {
    * @throws TypeError when `floodgate` is not a Floodgate engine.
    * @throws RuleValidationError listing every bad option (the exporter's own ones too).
    */
-  constructor(floodgate: Floodgate, options: MetricsReaderOptions = {}, setup: MetricsReaderSetup = { context: 'Invalid metrics options', ownKeys: [] }) {
-    if (typeof floodgate !== 'object' || floodgate === null || typeof (floodgate as Partial<Floodgate>).blocksByRule !== 'function') {
-      throw new TypeError(`${setup.context}: floodgate must be a Floodgate engine (from @floodgate/core), got ${show(floodgate)}`);
+  constructor(
+    floodgate: Floodgate,
+    options: MetricsReaderOptions = {},
+    setup: MetricsReaderSetup = { context: 'Invalid metrics options', ownKeys: [] },
+  ) {
+    if (
+      typeof floodgate !== 'object' ||
+      floodgate === null ||
+      typeof (floodgate as Partial<Floodgate>).blocksByRule !== 'function'
+    ) {
+      throw new TypeError(
+        `${setup.context}: floodgate must be a Floodgate engine (from @floodgate/core), got ${show(floodgate)}`,
+      );
     }
     const reader = new RuleReader();
     reader.issues.push(...(setup.issues ?? []));
@@ -243,7 +260,10 @@ export class MetricsReader {
       const concurrency = fg.stats(resource)?.concurrency ?? 0;
       const blocks = fg.blocksByRule(resource) ?? [];
       if (labelled) resources.push(this.resourceMetrics(resource, totals, concurrency, blocks));
-      else (other ??= new Folded(this.boundIndexes.length)).add(this.resourceMetrics(OTHER_RESOURCES, totals, concurrency, blocks));
+      else
+        (other ??= new Folded(this.boundIndexes.length)).add(
+          this.resourceMetrics(OTHER_RESOURCES, totals, concurrency, blocks),
+        );
     }
     if (other !== undefined) resources.push(other.result());
     const labelOf = this.labelOf(names);
@@ -251,8 +271,16 @@ export class MetricsReader {
       resources,
       breakers,
       breakersByState,
-      transitions: fold(this.transitions, (l) => ({ ...l, resource: labelOf(l.resource) }), (l) => `${l.resource}\u0000${l.ruleId}\u0000${l.from}\u0000${l.to}`),
-      fallbacks: fold(this.fallbacks, (l) => ({ ...l, resource: labelOf(l.resource) }), (l) => `${l.resource}\u0000${l.reason}\u0000${l.decidedBy}`),
+      transitions: fold(
+        this.transitions,
+        (l) => ({ ...l, resource: labelOf(l.resource) }),
+        (l) => `${l.resource}\u0000${l.ruleId}\u0000${l.from}\u0000${l.to}`,
+      ),
+      fallbacks: fold(
+        this.fallbacks,
+        (l) => ({ ...l, resource: labelOf(l.resource) }),
+        (l) => `${l.resource}\u0000${l.reason}\u0000${l.decidedBy}`,
+      ),
       listenerErrors: fg.listenerErrors,
     };
   }
@@ -262,7 +290,12 @@ export class MetricsReader {
     for (const stop of this.stopListening) stop();
   }
 
-  private resourceMetrics(resource: string, totals: ResourceTotals, concurrency: number, blocksByRule: readonly RuleBlockCount[]): ResourceMetrics {
+  private resourceMetrics(
+    resource: string,
+    totals: ResourceTotals,
+    concurrency: number,
+    blocksByRule: readonly RuleBlockCount[],
+  ): ResourceMetrics {
     const rtCumulative: number[] = [];
     let sum = 0;
     let next = 0;
@@ -304,7 +337,8 @@ export class MetricsReader {
 function nearestBound(ms: number): number {
   let best = 0;
   for (let i = 1; i < RT_BUCKET_BOUNDS_MS.length; i++) {
-    if (Math.abs(Math.log(RT_BUCKET_BOUNDS_MS[i]! / ms)) < Math.abs(Math.log(RT_BUCKET_BOUNDS_MS[best]! / ms))) best = i;
+    if (Math.abs(Math.log(RT_BUCKET_BOUNDS_MS[i]! / ms)) < Math.abs(Math.log(RT_BUCKET_BOUNDS_MS[best]! / ms)))
+      best = i;
   }
   return best;
 }
@@ -316,7 +350,11 @@ function count<T>(map: Map<string, Counted<T>>, key: string, labels: T): void {
 }
 
 /** The counts of `map` with their labels rewritten by `relabel`, merged where they now coincide. */
-function fold<T extends object>(map: ReadonlyMap<string, Counted<T>>, relabel: (labels: T) => T, keyOf: (labels: T) => string): (T & { count: number })[] {
+function fold<T extends object>(
+  map: ReadonlyMap<string, Counted<T>>,
+  relabel: (labels: T) => T,
+  keyOf: (labels: T) => string,
+): (T & { count: number })[] {
   const out = new Map<string, T & { count: number }>();
   for (const { labels, count: n } of map.values()) {
     const folded = relabel(labels);

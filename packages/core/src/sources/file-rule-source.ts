@@ -69,7 +69,10 @@ export class FileRuleSource {
     try {
       this.watcher = watch(dir, { persistent: false }, () => this.schedule());
     } catch (error) {
-      throw new TypeError(`fileRuleSource: cannot watch directory ${JSON.stringify(dir)} of ${JSON.stringify(path)}: ${(error as Error).message}`, { cause: error });
+      throw new TypeError(
+        `fileRuleSource: cannot watch directory ${JSON.stringify(dir)} of ${JSON.stringify(path)}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     this.watcher.on('error', (error) => this.onError(error));
     let text: string | undefined;
@@ -99,7 +102,10 @@ export class FileRuleSource {
   async write(rules: RuleSetOptions): Promise<void> {
     normalizeRuleSet(rules);
     const text = `${JSON.stringify(rules, null, 2)}\n`;
-    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`);
+    const temp = join(
+      dirname(this.path),
+      `.${basename(this.path)}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`,
+    );
     try {
       await writeFile(temp, text, { encoding: 'utf8', flush: true });
       await rename(temp, this.path);
@@ -148,10 +154,18 @@ export class FileRuleSource {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      this.reject(new RuleValidationError([{ path: '', message: `is not valid JSON (${(error as Error).message})` }], `Rules from ${this.path} rejected`));
+      this.reject(
+        new RuleValidationError(
+          [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
+          `Rules from ${this.path} rejected`,
+        ),
+      );
       return;
     }
-    const kinds = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? RULE_KINDS.map((kind) => kind.key).filter((kind) => kind in parsed) : [];
+    const kinds =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? RULE_KINDS.map((kind) => kind.key).filter((kind) => kind in parsed)
+        : [];
     const rules: Record<string, unknown> = {};
     for (const kind of this.lastKinds) if (!kinds.includes(kind)) rules[kind] = [];
     try {
@@ -189,13 +203,20 @@ export class FileRuleSource {
  * rules.close();
  */
 export function fileRuleSource(fg: Floodgate, path: string, options: FileRuleSourceOptions = {}): FileRuleSource {
-  if (typeof path !== 'string' || path === '') throw new TypeError(`fileRuleSource: path must be a non-empty string, got ${JSON.stringify(path)}`);
+  if (typeof path !== 'string' || path === '')
+    throw new TypeError(`fileRuleSource: path must be a non-empty string, got ${JSON.stringify(path)}`);
   if (typeof options !== 'object' || options === null) throw new TypeError('fileRuleSource: options must be an object');
   const debounceMs = options.debounceMs ?? FILE_RULE_SOURCE_DEFAULTS.debounceMs;
   if (typeof debounceMs !== 'number' || !Number.isFinite(debounceMs) || debounceMs < 0) {
-    throw new TypeError(`fileRuleSource: options.debounceMs must be a finite number >= 0, got ${JSON.stringify(debounceMs)}`);
+    throw new TypeError(
+      `fileRuleSource: options.debounceMs must be a finite number >= 0, got ${JSON.stringify(debounceMs)}`,
+    );
   }
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('fileRuleSource: options.onError must be a function');
-  const onError = options.onError ?? ((error: unknown) => process.emitWarning(`Floodgate file rule source: ${String(error)}`, { code: 'FLOODGATE_RULE_SOURCE' }));
+  if (options.onError !== undefined && typeof options.onError !== 'function')
+    throw new TypeError('fileRuleSource: options.onError must be a function');
+  const onError =
+    options.onError ??
+    ((error: unknown) =>
+      process.emitWarning(`Floodgate file rule source: ${String(error)}`, { code: 'FLOODGATE_RULE_SOURCE' }));
   return new FileRuleSource(fg, path, debounceMs, onError);
 }

@@ -2,7 +2,13 @@ import type { Entry } from '../kernel/entry';
 import type { Checker, CompileContext, CompiledRules, RuleKind } from '../kernel/rule-kind';
 import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
 import type { SystemProbe } from '../kernel/system-probe';
-import { normalizeSystemRule, SystemBlockError, type SystemLimit, type SystemRule, type SystemRuleOptions } from './system-rule';
+import {
+  normalizeSystemRule,
+  SystemBlockError,
+  type SystemLimit,
+  type SystemRule,
+  type SystemRuleOptions,
+} from './system-rule';
 
 /**
  * The least response time the BBR check assumes when no inbound call completed in the last
@@ -20,7 +26,13 @@ interface Threshold {
 const NO_SUMS = new WindowSums();
 
 /** The limits read from the probe: memory caps and load limits. */
-const SIGNAL_LIMITS: readonly SystemLimit[] = ['maxHeapUsedBytes', 'maxRssBytes', 'maxEventLoopDelayMs', 'maxEventLoopUtilization', 'maxCpuUsage'];
+const SIGNAL_LIMITS: readonly SystemLimit[] = [
+  'maxHeapUsedBytes',
+  'maxRssBytes',
+  'maxEventLoopDelayMs',
+  'maxEventLoopUtilization',
+  'maxCpuUsage',
+];
 
 /**
  * Whether the BBR check fails: more inbound calls are in flight than the process has shown it
@@ -103,12 +115,14 @@ export class SystemChecker implements Checker {
     const sums = this.readsWindow ? this.sums.read(node, now) : NO_SUMS;
     const qps = sums.pass;
     if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
-    if (node.concurrency >= this.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
+    if (node.concurrency >= this.maxConcurrency)
+      return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
     const rt = sums.avgRtMs;
     if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
     if (!this.readsSignals) return undefined;
     const signals = this.probe.read();
-    if (signals.heapUsedBytes > this.maxHeapUsedBytes) return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
+    if (signals.heapUsedBytes > this.maxHeapUsedBytes)
+      return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
     if (signals.rssBytes > this.maxRssBytes) return this.refuse(entry, 'maxRssBytes', signals.rssBytes, undefined);
     const delay = signals.eventLoopDelayMs > this.maxEventLoopDelayMs;
     const utilization = signals.eventLoopUtilization > this.maxEventLoopUtilization;
@@ -120,7 +134,14 @@ export class SystemChecker implements Checker {
 
   private refuse(entry: Entry, limit: SystemLimit, value: number, retryAfterMs: number | undefined): SystemBlockError {
     const { rule } = this.thresholds[limit]!;
-    return new SystemBlockError({ resource: entry.resource, rule, limit, value, retryAfterMs: retryAfterMs ?? rule.retryAfterMs, origin: entry.origin });
+    return new SystemBlockError({
+      resource: entry.resource,
+      rule,
+      limit,
+      value,
+      retryAfterMs: retryAfterMs ?? rule.retryAfterMs,
+      origin: entry.origin,
+    });
   }
 }
 

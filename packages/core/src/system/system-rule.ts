@@ -119,7 +119,9 @@ export class SystemBlockError extends BlockError<SystemRule> {
   }
   /** A `maxQps` refusal's quota: the inbound calls allowed per second (for the RateLimit headers). */
   override quota(): QuotaPolicy | undefined {
-    return this.limit === 'maxQps' ? { name: 'system', quota: Math.floor(this.rule.maxQps!), windowSeconds: 1 } : undefined;
+    return this.limit === 'maxQps'
+      ? { name: 'system', quota: Math.floor(this.rule.maxQps!), windowSeconds: 1 }
+      : undefined;
   }
   /** As every block error's, with `limit` and `value`. */
   override toJSON(): Record<string, unknown> {
@@ -140,7 +142,14 @@ export function normalizeSystemRule(input: unknown, path: string, reader: RuleRe
     const value = reader.number(obj, name, path, bounds, undefined);
     if (value !== undefined) rule[name] = value;
   }
-  if (!SYSTEM_LIMITS.some(([name]) => obj[name] !== undefined)) reader.fail(path, `must set at least one limit (${SYSTEM_LIMITS.map(([name]) => name).join(', ')})`);
-  rule.retryAfterMs = reader.number(obj, 'retryAfterMs', path, { min: 0, max: MAX_DURATION_MS }, SYSTEM_RULE_DEFAULTS.retryAfterMs);
+  if (!SYSTEM_LIMITS.some(([name]) => obj[name] !== undefined))
+    reader.fail(path, `must set at least one limit (${SYSTEM_LIMITS.map(([name]) => name).join(', ')})`);
+  rule.retryAfterMs = reader.number(
+    obj,
+    'retryAfterMs',
+    path,
+    { min: 0, max: MAX_DURATION_MS },
+    SYSTEM_RULE_DEFAULTS.retryAfterMs,
+  );
   return rule as unknown as SystemRule;
 }

@@ -232,16 +232,26 @@ describe('legacy decorators (experimentalDecorators)', () => {
         name: 'getUser',
         static: false,
         resource: 'UserService.getUser',
-        rules: { flow: [expect.objectContaining({ threshold: 5 })], circuitBreakers: [expect.objectContaining({ strategy: 'errorRatio' })], hotParams: [] },
+        rules: {
+          flow: [expect.objectContaining({ threshold: 5 })],
+          circuitBreakers: [expect.objectContaining({ strategy: 'errorRatio' })],
+          hotParams: [],
+        },
       }),
       expect.objectContaining({
         name: 'byTenant',
         static: true,
         resource: 'UserService.byTenant',
-        rules: { flow: [], circuitBreakers: [], hotParams: [expect.objectContaining({ paramKey: 'tenant', threshold: 2 })] },
+        rules: {
+          flow: [],
+          circuitBreakers: [],
+          hotParams: [expect.objectContaining({ paramKey: 'tenant', threshold: 2 })],
+        },
       }),
     ]);
-    expect(Reflect.getMetadata('floodgate:rate-limit', UserService.prototype, 'getUser')).toEqual([expect.objectContaining({ threshold: 5 })]);
+    expect(Reflect.getMetadata('floodgate:rate-limit', UserService.prototype, 'getUser')).toEqual([
+      expect.objectContaining({ threshold: 5 }),
+    ]);
   });
 
   it('give way to loaded rules for their resource, and come back when they are removed', () => {
@@ -298,7 +308,12 @@ describe('bad decoration with legacy decorators', () => {
         getUser(): void {}
       }
       return Bad;
-    }).toThrow(expect.objectContaining({ code: 'ERR_INVALID_RULE', message: expect.stringMatching(/^@CircuitBreaker on Bad\.getUser: threshold: /) }));
+    }).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_RULE',
+        message: expect.stringMatching(/^@CircuitBreaker on Bad\.getUser: threshold: /),
+      }),
+    );
   });
 
   it('refuses a handler name that is not a method of the class at decoration time', () => {
@@ -313,6 +328,8 @@ describe('bad decoration with legacy decorators', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(RuleValidationError);
-    expect((error as Error).message).toBe('@RateLimit on Bad.getUser: blockHandler: must name an instance method of Bad, got "missing"');
+    expect((error as Error).message).toBe(
+      '@RateLimit on Bad.getUser: blockHandler: must name an instance method of Bad, got "missing"',
+    );
   });
 });
