@@ -27,7 +27,7 @@ const STEPS: readonly Step[] = [
     what: 'redis-server, prometheus and chromium found, or installed; a given FLOODGATE_REDIS_URL answers',
   },
   { name: 'typecheck', script: 'typecheck', what: 'tsc over the packages, tests, examples, bench and scripts' },
-  { name: 'lint', script: 'lint', what: 'eslint' },
+  { name: 'lint', script: 'lint', what: 'eslint, and prettier --check (npm run format applies it)' },
   { name: 'deps', script: 'deps', what: 'the layering of the packages (dependency-cruiser)' },
   { name: 'build', script: 'build', what: "tsc -b, then each package's ES module wrappers and LICENSE" },
   { name: 'api', script: 'api', what: "core's public API against packages/core/api (API Extractor)" },
