@@ -1,15 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
+import { codeBlocks, docFiles, read, ROOT } from './markdown';
 
 /**
- * The README's TypeScript examples compile as written: each ```ts block is type-checked against
- * the packages' sources as a module of its own, its statements in an async function (so a
- * snippet may `return` or `await` at its top), with only its free variables declared. Names the
- * snippets share get their real types (`fg` is a Floodgate); every other free name is `any`, so
- * what is checked is the use of Floodgate's own API: names, options, rule fields, return types.
+ * The documentation's TypeScript examples compile as written: each ```ts block of every doc file
+ * (the README, docs/**, the packages' READMEs, ...: `docFiles()`) is type-checked against the
+ * packages' sources as a module of its own, its statements in an async function (so a snippet
+ * may `return` or `await` at its top), with only its free variables declared. Names the snippets
+ * share get their real types (`fg` is a Floodgate); every other free name is `any`, so what is
+ * checked is the use of Floodgate's own API: names, options, rule fields, return types. Snippets
+ * that import a framework get its real types (NestJS's with legacy decorators, as Nest compiles).
  */
-const ROOT = join(__dirname, '..', '..');
 const KNOWN: Readonly<Record<string, string>> = {
   fg: "import('@floodgate/core').Floodgate",
   clock: "import('@floodgate/core').ManualClock",
@@ -18,20 +19,15 @@ const KNOWN: Readonly<Record<string, string>> = {
 };
 
 interface Snippet {
+  readonly file: string;
   readonly line: number;
   readonly code: string;
 }
 
-function snippets(markdown: string): Snippet[] {
-  const out: Snippet[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] !== '```ts') continue;
-    const start = i + 1;
-    while (i + 1 < lines.length && lines[++i] !== '```');
-    out.push({ line: start + 1, code: lines.slice(start, i).join('\n') });
-  }
-  return out;
+function snippets(file: string): Snippet[] {
+  return codeBlocks(read(file))
+    .filter((block) => block.lang === 'ts' || block.lang === 'typescript')
+    .map((block) => ({ file, line: block.line, code: block.code }));
 }
 
 /**
@@ -91,11 +87,12 @@ function checkWith(
   return out;
 }
 
-describe('the README', () => {
+describe('the documentation', () => {
   it("compiles every TypeScript example, declaring only each example's free variables", () => {
-    const all = snippets(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-    expect(all.length).toBeGreaterThan(5);
-    const name = (i: number): string => join(ROOT, 'test', 'docs', `readme-snippet-${i}.ts`);
+    const all = docFiles().flatMap(snippets);
+    expect(all.filter((s) => s.file === 'README.md').length).toBeGreaterThan(1);
+    expect(all.filter((s) => s.file.startsWith('docs/')).length).toBeGreaterThan(20);
+    const name = (i: number): string => join(ROOT, 'test', 'docs', `doc-snippet-${i}.ts`);
     const free = all.map(() => new Set<string>());
     // First pass: find each snippet's free variables (TS2304 "Cannot find name"); second: check.
     for (const pass of [1, 2]) {
@@ -111,7 +108,7 @@ describe('the README', () => {
       }
       const problems = all.flatMap((s, i) =>
         (diagnostics.get(name(i)) ?? []).map(
-          (d) => `README.md, example at line ${s.line}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
+          (d) => `${s.file}, example at line ${s.line}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
         ),
       );
       expect(problems).toEqual([]);
