@@ -6,7 +6,8 @@
  * Runs every benchmark of issues #7 and #14 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
  * latest.json beside it (quick mode writes quick.md/quick.json, so a smoke run never
- * overwrites the committed figures).
+ * overwrites the committed figures). Whenever bench/results/latest.md is written, the README's
+ * Performance section gets the same summary.
  * Expects the packages and the harness to be built (`npm run bench` does it: `tsc -b` then
  * `tsc -p bench`).
  */
@@ -17,11 +18,12 @@ import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
 import { runClusterSuite, type ClusterSuiteResult } from './cluster/cluster-suite';
 import { runHttpSuite, type HttpFrameworkResult, type HttpSuiteSettings } from './http/http-suite';
 import { parseBenchOptions } from './lib/bench-options';
-import { machineInfo } from './lib/machine-info';
+import { commitMeasured, machineInfo } from './lib/machine-info';
 import { canPin } from './lib/pinned-command';
 import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
 import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
+import { quoteSummary } from './report/quote-summary';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
 /** Cores: servers on one, everything that measures from the outside (load, workers) on the other. */
@@ -36,7 +38,7 @@ async function main(): Promise<void> {
     const saved = JSON.parse(readFileSync(resolve(options.render), 'utf8')) as BenchRun & { startedAt: string };
     const run: BenchRun = { ...saved, startedAt: new Date(saved.startedAt) };
     for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
-    if (options.write) writeFileSync(resolve(options.render).replace(/\.json$/, '.md'), renderMarkdown(run));
+    if (options.write) writeReport(root, resolve(options.render).replace(/\.json$/, '.md'), run);
     return;
   }
   const started = Date.now();
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
   };
   const machine = machineInfo(root);
+  const commit = commitMeasured(root);
   const quick = options.quick;
   const runs = options.runs;
   const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300, batchSamples: quick ? 512 : 4096 };
@@ -111,6 +114,7 @@ async function main(): Promise<void> {
     runs,
     startedAt: new Date(started),
     seconds: (Date.now() - started) / 1000,
+    ...(commit === undefined ? {} : { commit }),
     machine,
     pinned: canPin(),
     ...(core ? { core, coreSettings } : {}),
@@ -132,17 +136,23 @@ async function main(): Promise<void> {
       ),
     } as unknown as BenchRun & { startedAt: string };
     writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
-    writeFileSync(path.replace(/\.json$/, '.md'), renderMarkdown({ ...merged, startedAt: new Date(merged.startedAt) }));
+    writeReport(root, path.replace(/\.json$/, '.md'), { ...merged, startedAt: new Date(merged.startedAt) });
     log(`wrote the suites ${options.suites.join(', ')} into ${relative(root, path)} and its .md`);
   } else if (options.write) {
     const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, renderMarkdown(run));
+    writeReport(root, out, run);
     const raw = out.replace(/(\.md)?$/, '.json');
     writeFileSync(raw, `${JSON.stringify(run, null, 1)}\n`);
     log(`wrote ${relative(root, out)} and ${relative(root, raw)}`);
   }
   log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+/** Writes a run's report; the committed one (bench/results/latest.md) is also quoted in the README. */
+function writeReport(root: string, path: string, run: BenchRun): void {
+  writeFileSync(path, renderMarkdown(run));
+  if (resolve(path) === resolve(root, 'bench', 'results', 'latest.md')) quoteSummary(join(root, 'README.md'), run);
 }
 
 main().catch((error: unknown) => {

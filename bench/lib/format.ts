@@ -26,3 +26,20 @@ export function formatMb(bytes: number): string {
 export function formatMs(ms: number): string {
   return Number.isFinite(ms) ? `${ms.toFixed(ms < 10 ? 2 : 1)} ms` : 'n/a';
 }
+
+/** A word capitalised (`express` → `Express`). */
+export function title(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** A count and its noun (`1 round`, `2 rounds`). */
+export function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** A difference with its sign and one decimal (`+1.6`, `−8.9`, `0.0`), or `n/a`. */
+export function formatSigned(n: number): string {
+  if (!Number.isFinite(n)) return 'n/a';
+  const fixed = Math.abs(n).toFixed(1);
+  return fixed === '0.0' ? '0.0' : `${n > 0 ? '+' : '−'}${fixed}`;
+}

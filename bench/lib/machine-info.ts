@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -55,4 +56,13 @@ export function machineInfo(root: string): MachineInfo {
     loadEnd: Number.NaN,
     versions,
   };
+}
+
+/** The commit measured, as `git describe --always --dirty` says it; undefined outside a git checkout. */
+export function commitMeasured(root: string): string | undefined {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: root, encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
 }

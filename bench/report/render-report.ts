@@ -1,8 +1,8 @@
 import type { CoreCaseResult } from '../core/core-suite';
 import type { ClusterSuiteResult } from '../cluster/cluster-suite';
-import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings, type HttpVariantResult } from '../http/http-suite';
+import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings } from '../http/http-suite';
 import { HTTP_VARIANTS, USER_COUNT } from '../http/http-variant';
-import { formatCount, formatMb, formatMs, formatNs, formatRatio } from '../lib/format';
+import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, plural, title } from '../lib/format';
 import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
@@ -10,6 +10,7 @@ import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
 import { overloadMedian, type OverloadSuiteResult } from '../overload/overload-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
+import { PEER_OF, renderSummary } from './render-summary';
 
 /** Everything one bench run produced, and how it ran. */
 export interface BenchRun extends SuiteResults {
@@ -19,6 +20,8 @@ export interface BenchRun extends SuiteResults {
   readonly runs: number;
   readonly startedAt: Date;
   readonly seconds: number;
+  /** The commit measured (`git describe --always --dirty`), when the run recorded it. */
+  readonly commit?: string;
   readonly machine: MachineInfo;
   readonly coreSettings?: { processes: number; passes: number; minCpuMs: number; batchSamples: number };
   readonly rules?: readonly DeclareResult[];
@@ -31,20 +34,18 @@ export interface BenchRun extends SuiteResults {
   readonly pinned: boolean;
 }
 
-const PEER_OF: Record<string, string> = {
-  express: 'express-rate-limit',
-  koa: 'koa-ratelimit',
-  fastify: '@fastify/rate-limit',
-};
-
-/** The sections of the report, each a markdown string (printed to stdout and written to the results file). */
+/**
+ * The sections of the report, each a markdown string (printed to stdout and written to the
+ * results file): the summary, what was measured on what, the targets, every suite's tables, then
+ * the method.
+ */
 export function renderReport(run: BenchRun): { title: string; body: string }[] {
   const sections: { title: string; body: string }[] = [];
-  sections.push({ title: 'How this was measured', body: renderMethod(run) });
-  sections.push({ title: 'Targets (issues #7 and #14)', body: renderTargets(run) });
-  sections.push({ title: 'Summary (proposed for the README)', body: renderSummary(run) });
+  sections.push({ title: 'Summary', body: renderSummary(run) });
+  sections.push({ title: 'What was measured, on what', body: renderSetup(run) });
+  sections.push({ title: 'Targets', body: renderTargets(run) });
   if (run.core) sections.push({ title: 'Core, in-process', body: renderCore(run.core, run) });
-  if (run.rules) sections.push({ title: 'Declaring rules one by one (issue #13)', body: renderRules(run.rules, run) });
+  if (run.rules) sections.push({ title: 'Declaring rules one by one', body: renderRules(run.rules, run) });
   if (run.memory)
     sections.push({
       title: 'Memory: distinct hotspot values vs rate-limiter-flexible',
@@ -55,39 +56,72 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
       title: 'HTTP: each framework bare, with Floodgate, with its usual limiter',
       body: renderHttp(run.http),
     });
-  if (run.cluster)
-    sections.push({ title: 'Cluster mode over Redis (bench/cluster-redis.ts)', body: renderCluster(run.cluster, run) });
+  if (run.cluster) sections.push({ title: 'Cluster mode over Redis', body: renderCluster(run.cluster, run) });
   if (run.overload)
     sections.push({
       title: 'Overload: a CPU-bound Express route at 2× its capacity',
       body: renderOverload(run.overload, run),
     });
+  sections.push({ title: 'Method', body: renderMethod(run) });
   return sections;
 }
 
-/** The whole report as one markdown document. */
+/** The whole report as one markdown document: the result of one run, nothing from earlier runs. */
 export function renderMarkdown(run: BenchRun): string {
+  const when = run.startedAt.toISOString().slice(0, 16).replace('T', ' ');
+  const warnings = [
+    run.quick ? '**Quick mode: a smoke run, figures indicative only, never to be quoted.**' : '',
+    run.runs < 2 ? `**Single run** (\`--runs ${run.runs}\`): each figure was taken once: not for quoting.` : '',
+  ].filter(Boolean);
   const head = [
     '# Floodgate benchmarks',
     '',
-    `Written by \`${run.command}\` on ${run.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC in ${Math.round(run.seconds)} s` +
-      `${run.quick ? ' (**quick mode: a smoke run, figures indicative only, never to be quoted**)' : ''}. Re-run with the same command; the file is overwritten.`,
+    `The result of one run of \`${run.command}\`, started ${when} UTC, ${Math.round(run.seconds)} s` +
+      `${run.commit === undefined ? '' : `, on commit \`${run.commit}\``}. Every figure below comes from that run; its raw data is ` +
+      '`latest.json` beside this file, and `node bench/dist/index.js --render bench/results/latest.json` renders this page again ' +
+      '(after `npm run bench` or `tsc -b && tsc -p bench`). `npm run bench` measures anew and overwrites both; earlier runs are kept in `history/`.',
+    ...(warnings.length > 0 ? ['', warnings.join(' ')] : []),
   ].join('\n');
   return `${head}\n\n${renderReport(run)
     .map((s) => `## ${s.title}\n\n${s.body}`)
     .join('\n\n')}\n`;
 }
 
-function renderMethod(run: BenchRun): string {
+/** The machine, the load on it, the code and the versions measured. */
+function renderSetup(run: BenchRun): string {
   const m = run.machine;
-  const lines = [
-    ...(run.runs < 2
-      ? [`- **Single run** (\`--runs ${run.runs}\`): each figure below was taken once, not twice: not for quoting.`]
-      : []),
-    `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}). Load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
-      `${Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5 ? ' — **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
+  const busy = Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5;
+  const versions = Object.entries(m.versions)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ');
+  return [
+    `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}).`,
+    `- **Load**: load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
+      `${busy ? ': **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
+    `- **Suites**: ${suitesRun(run).join(', ')}; ${plural(run.runs, 'process or round', 'processes or interleaved rounds')} per figure.`,
     "- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user's build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.",
     `- **Pinning**: ${run.pinned ? 'with `taskset`: HTTP servers on core 0, the load generator and every in-process worker on core 1' : 'taskset not available: processes are not pinned'}.`,
+    `- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`,
+  ].join('\n');
+}
+
+function suitesRun(run: BenchRun): string[] {
+  const suites: [string, unknown][] = [
+    ['core', run.core],
+    ['rules', run.rules],
+    ['memory', run.memory],
+    ['http', run.http],
+    ['cluster', run.cluster],
+    ['overload', run.overload],
+  ];
+  return suites.filter(([, result]) => result !== undefined).map(([name]) => name);
+}
+
+/** How each suite measures, and how its figures are made. */
+function renderMethod(run: BenchRun): string {
+  const lines = [
+    'Every figure is measured side by side with the bare framework and the peer libraries in the same run, and reported as the median over fresh processes (core, rules, memory, cluster) or interleaved rounds (HTTP, overload).',
+    '',
   ];
   if (run.coreSettings) {
     const c = run.coreSettings;
@@ -107,15 +141,12 @@ function renderMethod(run: BenchRun): string {
     const h = run.httpSettings;
     lines.push(
       `- **HTTP**: autocannon against 127.0.0.1, ${h.connections} connections × ${h.pipelining} pipelined, ${h.seconds} s per run (req/s and server CPU counted from the first response to the last) after ${h.warmSeconds} s of unrecorded warm-up (every server at once); ` +
-        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (${HTTP_VARIANTS.join(', ')}; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
+        `${plural(h.rounds, 'interleaved round', 'interleaved rounds')} (${(run.http?.[0]?.variants.map((v) => v.variant) ?? HTTP_VARIANTS).join(', ')}; reversed on odd rounds). Requests cycle through ${USER_COUNT} users (\`x-user-id\`), and every limiter keys on that header. ` +
         "Ratios are taken within a round (variant / bare of the same round) and the median over rounds is reported. Server CPU per response is read from /proc: it counts only the server's own work, so it is the figure least disturbed by a busy machine.",
     );
   }
-  const versions = Object.entries(m.versions)
-    .map(([name, version]) => `${name} ${version}`)
-    .join(', ');
   lines.push(
-    `- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`,
+    '- **Rules, cluster, overload**: their method follows their tables above. `bench/README.md` lists every suite, and how to run one alone.',
   );
   return lines.join('\n');
 }
@@ -125,86 +156,12 @@ function renderTargets(run: BenchRun): string {
   const mark = { met: 'met', missed: '**missed**', unclear: 'unclear (noise)', pending: 'pending' } as const;
   return (
     `${markdownTable(
-      ['Target', 'This run (median)', 'Verdict'],
+      ['Target (issue)', 'This run (median)', 'Verdict'],
       checks.map((c) => [c.target, c.figure, mark[c.verdict]]),
       ['l', 'l', 'l'],
     )}\n\n` +
     'HTTP targets are checked twice: by req/s (the target as written) and by the server\'s CPU per response (the same cost, undisturbed by other processes on a busy machine). "unclear" means the two disagree: re-run on a quiet machine.'
   );
-}
-
-function renderSummary(run: BenchRun): string {
-  const rows: string[][] = [];
-  for (const fw of run.http ?? []) {
-    const get = (name: string): HttpVariantResult | undefined => fw.variants.find((v) => v.variant === name);
-    const ratio = (v: HttpVariantResult | undefined): string =>
-      v === undefined || v.rounds.length === 0 ? 'not run' : formatRatio(median(v.rpsRatios));
-    rows.push([
-      `${title(fw.framework)}: req/s vs bare, passing`,
-      ratio(get('floodgate')),
-      `${ratio(get('peer'))} (${PEER_OF[fw.framework]})`,
-    ]);
-    rows.push([
-      `${title(fw.framework)}: req/s vs bare, all blocked (429)`,
-      ratio(get('floodgate-blocked')),
-      `${ratio(get('peer-blocked'))} (${PEER_OF[fw.framework]})`,
-    ]);
-  }
-  const core = new Map((run.core ?? []).map((c) => [c.id, c]));
-  const t = (id: string): string => {
-    const c = core.get(id);
-    return c === undefined || !Number.isFinite(c.medianNs) ? 'pending' : formatNs(c.medianNs);
-  };
-  if (run.core) {
-    rows.push([
-      'Pass, one rule, per call',
-      `${t('fg.sync.qps')} sync, ${t('fg.async.qps')} async`,
-      `rlf ${t('rlf.pass')}, cockatiel ${t('cockatiel.pass')}, opossum ${t('opossum.pass')}`,
-    ]);
-    rows.push(['Pass, QPS + breaker + hotspot, per call', t('fg.sync.three'), '(no peer does all three)']);
-    rows.push([
-      'Block, per call',
-      `${t('fg.block.tryEntry')} (tryEntry), ${t('fg.block.thrown')} (thrown)`,
-      `rlf ${t('rlf.reject')}, cockatiel ${t('cockatiel.open')}, opossum ${t('opossum.open')} (open circuit)`,
-    ]);
-  }
-  const hot = run.memory?.find((m) => m.subject === 'floodgate');
-  const rlf = run.memory?.find((m) => m.subject === 'rlf');
-  if (hot && rlf) {
-    const last = (m: MemorySubjectResult): number =>
-      m.points.length === 0
-        ? Number.NaN
-        : m.points[m.points.length - 1]!.heapUsed + m.points[m.points.length - 1]!.arrayBuffers;
-    const first = (m: MemorySubjectResult): number =>
-      m.points.length === 0 ? Number.NaN : m.points[0]!.heapUsed + m.points[0]!.arrayBuffers;
-    const n = rlf.points[rlf.points.length - 1]?.values ?? 0;
-    rows.push([
-      `Heap after ${n.toLocaleString('en-US')} distinct keys`,
-      hot.pending !== undefined
-        ? 'pending'
-        : `+${formatMb(last(hot) - first(hot))} (${(heapGrowth(hot) * 100).toFixed(1)} % after capacity)`,
-      `rlf +${formatMb(last(rlf) - first(rlf))} (${Math.round((last(rlf) - first(rlf)) / n)} B/key, unbounded)`,
-    ]);
-  }
-  const cases = run.cluster?.cases ?? [];
-  const ops = (prefix: string): string => {
-    const c = cases.find((x) => x.name.startsWith(prefix));
-    if (c === undefined) return 'not run';
-    return `${formatCount(c.opsPerSec)} calls/s${notPerCheck(c) ? ' (not every check asks Redis)' : ''}`;
-  };
-  if (run.cluster) {
-    rows.push([
-      'Cluster check over Redis, one key, 64 in flight',
-      ops('floodgate cluster flow rule (global window)'),
-      `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, one key')}`,
-    ]);
-    rows.push([
-      'Cluster check over Redis, 1,000 keys, 64 in flight',
-      ops('floodgate cluster hotspot rule'),
-      `RateLimiterRedis ${ops('rate-limiter-flexible RateLimiterRedis, 1000 keys')}`,
-    ]);
-  }
-  return `${markdownTable(['Measure (median of runs, same run for every column)', 'Floodgate', 'Peers'], rows, ['l', 'l', 'l'])}\n\nFull figures and the exact command: \`bench/results/latest.md\`.`;
 }
 
 function renderRules(rules: readonly DeclareResult[], run: BenchRun): string {
@@ -304,7 +261,7 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
         formatMs(medianOf(v, (r) => r.p99)),
         `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
         v.variant === 'bare' ? '1.00' : formatRatio(median(v.cpuRatios)),
-        v.variant === 'bare' || v.variant === 'noop' ? '' : `${signed(median(v.cpuOverNoopUs ?? []))} µs`,
+        v.variant === 'bare' || v.variant === 'noop' ? '' : `${formatSigned(median(v.cpuOverNoopUs ?? []))} µs`,
         statuses,
         notes,
       ];
@@ -392,16 +349,4 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
 
 function label(variant: string, framework: string): string {
   return variant.replace('peer', PEER_OF[framework] ?? 'peer');
-}
-
-function title(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-function signed(n: number): string {
-  return Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(1)}` : 'n/a';
 }
