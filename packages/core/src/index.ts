@@ -10,7 +10,6 @@
 export {
   Floodgate,
   floodgate,
-  normalizeRuleSet,
   FLOODGATE_DEFAULTS,
   type FloodgateOptions,
   type EntryOptions,
@@ -20,6 +19,7 @@ export {
   type LoadOptions,
   type DiagnosticsMessage,
 } from './engine/floodgate';
+export { normalizeRuleSet, parseRulesJson, ruleSetJson, RESERVED_RULE_KEYS } from './engine/rule-set-input';
 export { Entry } from './kernel/entry';
 export { monotonicClock, type Clock } from './kernel/clock';
 export { ManualClock } from './kernel/manual-clock';

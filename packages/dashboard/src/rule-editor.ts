@@ -2,11 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import {
   normalizeRuleSet,
+  parseRulesJson,
   RuleValidationError,
   type Floodgate,
   type RuleIssue,
+  type RuleKindKey,
   type RuleSetOptions,
 } from '@floodgate/core';
+
+/** The `source` that the dashboard's edits are loaded and refused with. */
+const SOURCE = 'dashboard';
 
 /**
  * A durable place for rules, written through by the dashboard's edits so that every instance
@@ -70,7 +75,12 @@ export class RuleEditor {
     return this.store?.name ?? 'engine';
   }
 
-  /** Handles one edit request; never throws. */
+  /**
+   * Handles one edit request; never throws. The body is judged as it was sent, before anything
+   * is merged into it: not JSON (400), over the limit (413), or not a valid rule set (422: `null`,
+   * an array, a primitive, an unknown kind, a `__proto__` key anywhere, a bad rule) is refused,
+   * announced as `rulesRejected` with source `'dashboard'`, and the rules in force stay.
+   */
   async edit(req: IncomingMessage, parsedBody: unknown): Promise<EditAnswer> {
     const refused = this.refuse(req);
     if (refused !== undefined) {
@@ -79,49 +89,50 @@ export class RuleEditor {
     }
     let body: unknown;
     try {
-      body = parsedBody !== undefined ? parsedBody : JSON.parse(await readBody(req, this.maxBodyBytes));
+      body =
+        parsedBody !== undefined
+          ? withinLimit(parsedBody, this.maxBodyBytes)
+          : parseRulesJson(await readBody(req, this.maxBodyBytes), 'Rules rejected');
     } catch (error) {
       if (error instanceof BodyError) return { status: error.status, body: { message: error.message } };
-      return {
-        status: 400,
-        body: {
-          message: 'The body is not valid JSON',
-          issues: [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
-        },
-      };
+      if (!(error instanceof RuleValidationError))
+        return { status: 400, body: { message: `The body could not be read: ${String(error)}` } };
+      this.fg.reportRejectedRules(error, { source: SOURCE });
+      return { status: 400, body: { message: 'The body is not valid JSON', issues: error.issues } };
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return {
-        status: 422,
-        body: {
-          message: 'Rules rejected',
-          issues: [{ path: 'rules', message: 'must be an object of rule lists by kind' }],
-        },
-      };
-    }
-    const rules: Record<string, unknown> = {};
-    for (const kind of Object.keys(this.fg.getRules())) rules[kind] = [];
-    Object.assign(rules, body);
-    return this.apply(rules);
+    return this.apply(body);
   }
 
-  private async apply(rules: RuleSetOptions): Promise<EditAnswer> {
-    try {
-      if (this.store === undefined) {
-        this.fg.loadRules(rules, { source: 'dashboard' });
-      } else {
-        normalizeRuleSet(rules);
-        await this.store.write(rules);
+  /** Applies a body whole (the kinds it lacks are emptied), or refuses it whole. */
+  private async apply(body: unknown): Promise<EditAnswer> {
+    const kinds = Object.keys(this.fg.getRules()) as RuleKindKey[];
+    if (this.store === undefined) {
+      try {
+        this.fg.loadRules(body as RuleSetOptions, { source: SOURCE, replaces: kinds });
+      } catch (error) {
+        return rejected(error as RuleValidationError);
       }
+      return applied(this.target);
+    }
+    try {
+      normalizeRuleSet(body);
     } catch (error) {
-      if (error instanceof RuleValidationError)
-        return { status: 422, body: { message: 'Rules rejected; nothing was applied', issues: error.issues } };
+      this.fg.reportRejectedRules(error as RuleValidationError, { source: SOURCE });
+      return rejected(error as RuleValidationError);
+    }
+    // Validated: an object of known kinds, with no prototype key anywhere.
+    const rules: Record<string, unknown> = {};
+    for (const kind of kinds) rules[kind] = (body as Record<string, unknown>)[kind] ?? [];
+    try {
+      await this.store.write(rules);
+    } catch (error) {
+      if (error instanceof RuleValidationError) return rejected(error);
       return {
         status: 502,
         body: { message: `The rule store "${this.target}" could not write the rules: ${String(error)}` },
       };
     }
-    return { status: 200, body: { message: `Rules applied through ${this.target}`, via: this.target } };
+    return applied(this.target);
   }
 
   /** The answer for a request that may not edit, or `undefined` when it may. */
@@ -144,9 +155,33 @@ export class RuleEditor {
   }
 }
 
+function rejected(error: RuleValidationError): EditAnswer {
+  return { status: 422, body: { message: 'Rules rejected; nothing was applied', issues: error.issues } };
+}
+
+function applied(target: string): EditAnswer {
+  return { status: 200, body: { message: `Rules applied through ${target}`, via: target } };
+}
+
 /** Equal-length digests, so the comparison takes the same time whatever the token's length. */
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * A body that a body parser (express.json(), koa-bodyparser) read before the dashboard could:
+ * the parser's own limit bounded the reading, so the dashboard's limit is applied to what it
+ * produced, as JSON text (about the size of the body sent, without its whitespace).
+ */
+function withinLimit(parsed: unknown, limit: number): unknown {
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(parsed) ?? '', 'utf8');
+  } catch {
+    throw new BodyError(400, 'The parsed body cannot be read as JSON');
+  }
+  if (size > limit) throw new BodyError(413, `The body is larger than ${limit} bytes (as parsed, written as JSON)`);
+  return parsed;
 }
 
 /** Reads a request body as UTF-8, refusing more than `limit` bytes (declared or sent). */

@@ -1,4 +1,4 @@
-import { normalizeRuleSet, RuleValidationError, type RuleSetOptions } from '@floodgate/core';
+import { ruleSetJson, type RuleSetOptions } from '@floodgate/core';
 import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
 
 /** Where {@link publishRules} writes: the key and channel a {@link redisRuleSource} follows. */
@@ -11,10 +11,10 @@ export interface PublishRulesTarget {
  * Stores a rule set in `key` and publishes it on `channel` in one transaction
  * (`MULTI; SET; PUBLISH; EXEC`, as Sentinel's Redis datasource asks of writers), so every
  * {@link redisRuleSource} applies it and instances starting later read it. Validates first, and
- * validates exactly what is published: the JSON text, read back. What JSON cannot carry (fields
- * inherited from a prototype, `undefined`, functions, `NaN` written as `null`, a `toJSON()`'s
- * rewrite) is therefore judged as every subscriber will see it, and an invalid rule set is never
- * published.
+ * validates exactly what is published: the JSON text, read back (`ruleSetJson` from
+ * `@floodgate/core`). What JSON cannot carry (fields inherited from a prototype, `undefined`,
+ * functions, `NaN` written as `null`, a `toJSON()`'s rewrite) is therefore judged as every
+ * subscriber will see it, and an invalid rule set is never published.
  * @throws RuleValidationError listing every problem of the rule set as published, or naming why
  * it cannot be written as JSON (a cycle, a BigInt), before anything is written.
  * @example
@@ -25,17 +25,6 @@ export async function publishRules(
   target: PublishRulesTarget,
   rules: RuleSetOptions,
 ): Promise<void> {
-  let json: string;
-  try {
-    json = JSON.stringify(rules);
-  } catch (error) {
-    throw new RuleValidationError(
-      [{ path: 'rules', message: `cannot be written as JSON (${(error as Error).message})` }],
-      'Rules not published',
-    );
-  }
-  // Not a string for `undefined` (from JavaScript callers): normalizeRuleSet names the missing object.
-  const published: unknown = typeof json === 'string' ? JSON.parse(json) : undefined;
-  normalizeRuleSet(published);
+  const json = ruleSetJson(rules, undefined, 'Rules not published');
   await toRedisCommander(client).setAndPublish(target.key, target.channel, json);
 }

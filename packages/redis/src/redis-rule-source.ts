@@ -1,8 +1,9 @@
 import {
   floodgate as defaultFloodgate,
-  RuleValidationError,
+  parseRulesJson,
   type Floodgate,
   type RuleSetOptions,
+  type RuleValidationError,
 } from '@floodgate/core';
 import type { RedisCommander, RedisSubscription } from './redis-commander';
 import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
@@ -105,22 +106,19 @@ export class RedisRuleSource {
     await this.subscription?.close(this.options.closeTimeoutMs ?? REDIS_RULE_SOURCE_DEFAULTS.closeTimeoutMs);
   }
 
+  /** Applies one rule set, judged as it is, or rejects it whole (the rules in force stay). */
   private apply(text: string): void {
     if (this.closed || text === this.lastApplied) return;
-    let rules: RuleSetOptions;
+    let rules: unknown;
     try {
-      rules = JSON.parse(text) as RuleSetOptions;
+      rules = parseRulesJson(text, `Rules from Redis key "${this.options.key}" rejected`);
     } catch (error) {
-      const rejected = new RuleValidationError(
-        [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
-        `Rules from Redis key "${this.options.key}" rejected`,
-      );
-      this.engine.reportRejectedRules(rejected, { source: 'redis' });
-      this.onError(rejected);
+      this.engine.reportRejectedRules(error as RuleValidationError, { source: 'redis' });
+      this.onError(error);
       return;
     }
     try {
-      this.engine.loadRules(rules, { source: 'redis' });
+      this.engine.loadRules(rules as RuleSetOptions, { source: 'redis' });
       this.lastApplied = text;
     } catch (error) {
       this.onError(error);

@@ -1,4 +1,5 @@
-import { Floodgate, normalizeRuleSet } from '../engine/floodgate';
+import { Floodgate } from '../engine/floodgate';
+import { normalizeRuleSet } from '../engine/rule-set-input';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
 import { readMetadata } from './metadata';

@@ -1,5 +1,6 @@
 import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
-import { floodgate, normalizeRuleSet, type Floodgate, type RunOptions } from '../engine/floodgate';
+import { floodgate, type Floodgate, type RunOptions } from '../engine/floodgate';
+import { normalizeRuleSet } from '../engine/rule-set-input';
 import type { RuleSetOptions } from '../engine/kinds';
 import type { ErrorMatcher } from '../engine/run-outcome';
 import type { FlowRule } from '../flow/flow-rule';

@@ -21,6 +21,7 @@ import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } 
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
 import { RuleStore, type RuleChange, type RuleDescription } from './rule-store';
+import { normalizeRuleSet } from './rule-set-input';
 import { answerBlock, answerFailure, settle, type Deadline, type OutcomeHandlers } from './run-outcome';
 import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
@@ -94,6 +95,13 @@ export interface LoadOptions {
    * @defaultValue 'api'
    */
   readonly source?: string;
+  /**
+   * Kinds the rule set replaces whole: each one listed that the set lacks is emptied, in the
+   * same step (a file's version that dropped a kind, a dashboard edit, which is the whole loaded
+   * layer). The set is validated as given first, so a refused set empties nothing.
+   * @defaultValue [] (only the kinds the set holds are replaced)
+   */
+  readonly replaces?: readonly RuleKindKey[];
 }
 
 /**
@@ -510,17 +518,23 @@ export class Floodgate {
   // ---------------------------------------------------------------- rules
 
   /**
-   * Replaces the loaded rules of each kind given (`{ flow }` leaves breakers alone). Validates
-   * everything first: on any problem nothing changes, and `rulesRejected` is emitted.
-   * @throws RuleValidationError listing every problem by path.
+   * Replaces the loaded rules of each kind given (`{ flow }` leaves breakers alone), and empties
+   * each kind of `options.replaces` that the set lacks. Validates everything first, as given: on
+   * any problem nothing changes, and `rulesRejected` is emitted.
+   * @returns the rules loaded, by kind, validated and with defaults resolved (the kinds the set
+   * holds; not the kinds emptied through `replaces`).
+   * @throws RuleValidationError listing every problem by path; TypeError for bad `options`.
    */
-  loadRules(rules: RuleSetOptions, options?: LoadOptions): void {
+  loadRules(rules: RuleSetOptions, options?: LoadOptions): Partial<RuleSet> {
     const source = sourceOf(options);
+    const replaces = replacesOf(options);
     const set = this.validated(() => normalizeRuleSet(rules), source);
     const changes = (Object.keys(set) as RuleKindKey[]).map((kind) =>
       this.store.load(kind, set[kind]! as readonly AnyRule[], source),
     );
+    for (const kind of replaces) if (set[kind] === undefined) changes.push(this.store.load(kind, [], source));
     this.applied(changes, source);
+    return set;
   }
 
   /** Replaces the loaded flow rules. @throws RuleValidationError */
@@ -734,35 +748,6 @@ export class Floodgate {
   }
 }
 
-/**
- * Validates a rule set (any subset of kinds) and resolves every default, without loading it
- * (rule sources and `publishRules` validate before they store or send).
- * @throws RuleValidationError listing every problem, by path (`flow[2].threshold`).
- */
-export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
-  const reader = new RuleReader();
-  const obj = reader.object(input, 'rules');
-  const result: Partial<Record<RuleKindKey, readonly AnyRule[]>> = {};
-  if (obj !== undefined) {
-    reader.knownKeys(
-      obj,
-      RULE_KINDS.map((kind) => kind.key),
-      '',
-    );
-    for (const kind of RULE_KINDS) {
-      if (obj[kind.key] === undefined) continue;
-      const list = reader.array(obj[kind.key], kind.key);
-      const normalized = list.map(
-        (rule, i) =>
-          Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule,
-      );
-      result[kind.key] = Object.freeze(normalized);
-    }
-  }
-  reader.throwIfAny();
-  return result as Partial<RuleSet>;
-}
-
 /** The resources the rules in force read besides their own (see `RuleKind.referenceOf`). */
 function referencedResources(rules: RuleSet): ReadonlySet<string> {
   const references = new Set<string>();
@@ -784,6 +769,16 @@ function sourceOf(options: LoadOptions | undefined): string {
     );
   }
   return source;
+}
+
+function replacesOf(options: LoadOptions | undefined): readonly RuleKindKey[] {
+  const replaces: unknown = options?.replaces ?? [];
+  if (!Array.isArray(replaces) || replaces.some((kind) => !KINDS_BY_KEY.has(kind as string))) {
+    throw new TypeError(
+      `loadRules options.replaces must be an array of rule kinds (${RULE_KINDS.map((kind) => kind.key).join(', ')}), got ${show(replaces)}`,
+    );
+  }
+  return replaces as readonly RuleKindKey[];
 }
 
 function checkTimeout(timeoutMs: number | undefined): void {

@@ -1,4 +1,5 @@
-import { floodgate as defaultFloodgate, normalizeRuleSet, type Floodgate } from '../engine/floodgate';
+import { floodgate as defaultFloodgate, type Floodgate } from '../engine/floodgate';
+import { normalizeRuleSet } from '../engine/rule-set-input';
 import type { RuleKindKey as RuleKind } from '../engine/kinds';
 import { RuleValidationError, type BlockError } from '../kernel/errors';
 import { join as at, MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';

@@ -1,9 +1,10 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { normalizeRuleSet, type Floodgate } from '../engine/floodgate';
-import { RULE_KINDS, type RuleKindKey, type RuleSetOptions } from '../engine/kinds';
-import { RuleValidationError } from '../kernel/errors';
+import type { Floodgate } from '../engine/floodgate';
+import type { RuleKindKey, RuleSetOptions } from '../engine/kinds';
+import { parseRulesJson, ruleSetJson } from '../engine/rule-set-input';
+import type { RuleValidationError } from '../kernel/errors';
 
 /** Options of {@link fileRuleSource}. */
 export interface FileRuleSourceOptions {
@@ -34,9 +35,10 @@ const SOURCE = 'file';
  * directory is watched rather than the file, so editors' atomic renames and Kubernetes
  * ConfigMap updates (a `..data` symlink swapped in the same directory) are seen. Each valid
  * version is applied whole through `loadRules` with source `'file'`: the kinds it holds
- * replace the loaded rules of those kinds, and a kind that an earlier version held and this
- * one lacks is emptied. A version that is unreadable, not JSON or invalid is rejected whole
- * (`rulesRejected`) and the rules in force stay. The same file can be written with
+ * replace the loaded rules of those kinds, and a kind that the last applied version held and
+ * this one lacks is emptied. A version that is unreadable, not JSON, not an object (`null`,
+ * `[]`, `5`, `true`, `"text"`), holding an unknown kind or a `__proto__` key, or invalid in any
+ * rule is rejected whole (`rulesRejected`, `onError`) and the rules in force stay. The same file can be written with
  * {@link FileRuleSource.write} (temp file + rename), which makes it a durable rule store, for
  * `@floodgate/dashboard` among others: every instance watching the file, and every restart,
  * gets what was written.
@@ -94,14 +96,13 @@ export class FileRuleSource {
   /**
    * Writes a rule set to the file atomically (a temp file in the same directory, renamed over
    * it; a symlink at the path is replaced by the file) and applies it at once; other
-   * instances watching the file apply it when they see it. Validates first: an invalid set
-   * is never written.
+   * instances watching the file apply it when they see it. Validates first, the JSON text as
+   * written (see `ruleSetJson`): an invalid set is never written.
    * @throws RuleValidationError listing every problem, before anything is written; the file
    * system's error when the file cannot be written.
    */
   async write(rules: RuleSetOptions): Promise<void> {
-    normalizeRuleSet(rules);
-    const text = `${JSON.stringify(rules, null, 2)}\n`;
+    const text = `${ruleSetJson(rules, 2)}\n`;
     const temp = join(
       dirname(this.path),
       `.${basename(this.path)}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`,
@@ -146,39 +147,28 @@ export class FileRuleSource {
     if (!this.closed) this.apply(text);
   }
 
-  /** Applies one version whole, or rejects it whole. */
+  /**
+   * Applies one version whole, or rejects it whole. The version is judged as it is (`null`,
+   * `[]`, `5`, an unknown kind or a `__proto__` key are refused); only a valid one empties the
+   * kinds the last version held and this one lacks.
+   */
   private apply(text: string): void {
     if (text === this.lastText) return;
     this.lastText = text;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = parseRulesJson(text, `Rules from ${this.path} rejected`);
     } catch (error) {
-      this.reject(
-        new RuleValidationError(
-          [{ path: '', message: `is not valid JSON (${(error as Error).message})` }],
-          `Rules from ${this.path} rejected`,
-        ),
-      );
+      this.engine.reportRejectedRules(error as RuleValidationError, { source: SOURCE });
+      this.onError(error);
       return;
     }
-    const kinds =
-      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-        ? RULE_KINDS.map((kind) => kind.key).filter((kind) => kind in parsed)
-        : [];
-    const rules: Record<string, unknown> = {};
-    for (const kind of this.lastKinds) if (!kinds.includes(kind)) rules[kind] = [];
     try {
-      this.engine.loadRules({ ...rules, ...(parsed as object) }, { source: SOURCE });
-      this.lastKinds = kinds;
+      const loaded = this.engine.loadRules(parsed as RuleSetOptions, { source: SOURCE, replaces: this.lastKinds });
+      this.lastKinds = Object.keys(loaded) as RuleKindKey[];
     } catch (error) {
       this.onError(error);
     }
-  }
-
-  private reject(error: RuleValidationError): void {
-    this.engine.reportRejectedRules(error, { source: SOURCE });
-    this.onError(error);
   }
 
   /** The file is absent or unreadable: the rules in force stay; said once until it is back. */
