@@ -17,15 +17,17 @@ export const IP_KEY_DEFAULTS = Object.freeze({
 
 /**
  * The key a client address is limited under: an IPv4 address in dotted-decimal form (also when
- * it arrives IPv4-mapped, `::ffff:1.2.3.4` or `::ffff:102:304`, or with leading zeros); an IPv6
- * address masked to its `/ipv6Subnet` and written in its canonical form with the prefix length
- * (`2001:db8:0:100::/56`), so rotating addresses within a subnet, or spelling one address
- * another way, gets no fresh budget. A zone (`%eth0`) is dropped. `''` for a missing address;
+ * it arrives inside an IPv6 address: IPv4-mapped `::ffff:1.2.3.4` or `::ffff:102:304`,
+ * IPv4-compatible `::1.2.3.4`, IPv4-translated `::ffff:0:1.2.3.4`, NAT64 `64:ff9b::1.2.3.4`; or
+ * with leading zeros); an IPv6 address masked to its `/ipv6Subnet` and written in its canonical
+ * form with the prefix length (`2001:db8:0:100::/56`), so rotating addresses within a subnet, or
+ * spelling one address another way, gets no fresh budget. A zone (`%eth0`) is dropped. `''` for a missing address;
  * anything that is not an IP address is returned as it is.
  * @throws RangeError when `ipv6Subnet` is not an integer within [1, 128] or `false`.
  *
  * @example
  * ipAddressKey('::ffff:203.0.113.9');          // '203.0.113.9'
+ * ipAddressKey('64:ff9b::cb00:7109');          // '203.0.113.9'
  * ipAddressKey('2001:db8:0:1ff:a::1');         // '2001:db8:0:100::/56'
  * ipAddressKey('2001:db8::1', { ipv6Subnet: false }); // '2001:db8::1'
  */
@@ -35,23 +37,33 @@ export function ipAddressKey(address: string | undefined | null, options?: IpKey
   if (!address.includes(':')) return ipv4Key(address) ?? address;
   const groups = ipv6Groups(address);
   if (groups === undefined) return address;
-  // IPv4-mapped (::ffff:0:0/96): the IPv4 client it stands for.
-  if (
-    groups[0] === 0 &&
-    groups[1] === 0 &&
-    groups[2] === 0 &&
-    groups[3] === 0 &&
-    groups[4] === 0 &&
-    groups[5] === 0xffff
-  ) {
-    return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  }
+  const v4 = embeddedIpv4(groups);
+  if (v4 !== undefined) return v4;
   if (subnet === false) return formatIpv6(groups);
   for (let i = 0; i < 8; i++) {
     const keep = Math.min(16, Math.max(0, subnet - i * 16));
     groups[i] = keep === 0 ? 0 : groups[i]! & ((0xffff << (16 - keep)) & 0xffff);
   }
   return `${formatIpv6(groups)}/${subnet}`;
+}
+
+/**
+ * The IPv4 client an IPv6 address stands for, in the forms that carry one in their last 32 bits:
+ * IPv4-mapped `::ffff:0:0/96` and IPv4-compatible `::/96` (RFC 4291), IPv4-translated
+ * `::ffff:0:0:0/96` (RFC 2765, SIIT) and the NAT64 well-known prefix `64:ff9b::/96` (RFC 6052).
+ * Every IPv4 client behind a translator is its own client, never one /56 with all the others. An
+ * IPv4-compatible address whose IPv4 part is in 0.0.0.0/8 (`::`, `::1`) is not one: it stays IPv6.
+ */
+function embeddedIpv4(groups: readonly number[]): string | undefined {
+  const [a, b, c, d, e, f, g, h] = groups as [number, number, number, number, number, number, number, number];
+  let carries = false;
+  if (a === 0x64 && b === 0xff9b) carries = c === 0 && d === 0 && e === 0 && f === 0;
+  else if (a === 0 && b === 0 && c === 0 && d === 0)
+    carries =
+      (e === 0 && f === 0xffff) || // mapped
+      (e === 0xffff && f === 0) || // translated
+      (e === 0 && f === 0 && g >= 0x0100); // compatible, outside 0.0.0.0/8
+  return carries ? `${g >> 8}.${g & 0xff}.${h >> 8}.${h & 0xff}` : undefined;
 }
 
 function subnetOf(options: IpKeyOptions | undefined): number | false {
