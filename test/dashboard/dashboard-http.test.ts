@@ -273,6 +273,22 @@ describe('dashboard rule edits', () => {
     expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 4 })]);
   });
 
+  it('applies maxBodyBytes to a body that express.json() parsed first, as JSON text', async () => {
+    const app = express();
+    app.use(express.json({ limit: '10mb' }));
+    app.use('/fg', make({ token: TOKEN, maxBodyBytes: 1024 }).express());
+    fg.loadFlowRules([{ resource: 'api', threshold: 3 }]);
+    const big = { flow: [{ resource: 'x'.repeat(2000), threshold: 1 }] };
+    const answer = await request(app).put('/fg/api/rules').set(auth).send(big).expect(413);
+    expect(answer.body.message).toBe('The body is larger than 1024 bytes (as parsed, written as JSON)');
+    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'api', threshold: 3 })]);
+    await request(app)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({ flow: [{ resource: 'api', threshold: 4 }] })
+      .expect(200);
+  });
+
   it('writes edits through a file store: the file holds them and they are loaded from the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'floodgate-dashboard-'));
     open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
