@@ -9,14 +9,25 @@
  *    read over fixed periods with no page open and with one page (an SSE client in this
  *    process) open, alternated; the page's cost is the difference, as a share of one core.
  *
+ * 3. `readers`: the dashboard as a lever against the app it watches (#24). A server process
+ *    holds an Express app with `GET /ping` and the dashboard mounted on the same server, an
+ *    engine with 6,000 resources (4,000 of them with a QPS rule, 400 with a breaker) under light
+ *    traffic; a pinger process measures `/ping` (one request at a time, every 20 ms) while this
+ *    process reads `/floodgate/api/state`: alone (idle), in bursts of 200 concurrent reads, and
+ *    with 200 readers reading in a loop for a period. It reports `/ping`'s p50 / p99 / max, the
+ *    reads answered by status and their size.
+ *
  * Run (from the repository root, after `tsc -b && tsc -p bench`, as `npm run bench` does):
  *   node bench/dist/dashboard-bench.js [periodSeconds=10] [rounds=3]
+ *   node bench/dist/dashboard-bench.js readers [readers=200] [periodSeconds=5] [rounds=3]
  * Server and measuring processes are pinned to different cores where taskset exists.
  * This is a benchmark, not a test: it prints figures and asserts nothing.
  */
-import { spawn } from 'node:child_process';
-import { get } from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import express from 'express';
 import { Floodgate, isBlockError, type Entry } from '@floodgate/core';
 import { dashboard } from '@floodgate/dashboard';
 import { median } from './lib/median';
@@ -104,8 +115,176 @@ async function pageCost(periodMs: number, rounds: number): Promise<{ idle: numbe
   return { idle, open };
 }
 
+/** The server process of part 3: an app with `/ping` and the dashboard, 6,000 resources, 4,000 rules. */
+async function serveApp(): Promise<void> {
+  const fg = new Floodgate();
+  const names = Array.from({ length: 6000 }, (_, i) => `GET /api/resource-${i}`);
+  fg.loadRules({
+    flow: names.slice(0, 4000).map((resource) => ({ resource, threshold: NEVER })),
+    circuitBreakers: names
+      .slice(0, 400)
+      .map((resource) => ({ resource, strategy: 'errorRatio' as const, threshold: 0.9, retryTimeoutMs: 5000 })),
+  });
+  const traffic = (): void => {
+    for (const name of names) {
+      const entry = fg.tryEntry(name);
+      if (!isBlockError(entry)) (entry as Entry).exit();
+    }
+  };
+  traffic();
+  setInterval(traffic, 250);
+  const app = express();
+  app.get('/ping', (_req, res) => void res.send('pong'));
+  app.use('/floodgate', dashboard(fg, { token: 'bench-token-0123456789' }).express());
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+}
+
+/** The pinger process of part 3: `start` pings every 20 ms, one at a time; `stop` prints the latencies. */
+async function ping(url: string): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let running = false;
+  let latencies: number[] = [];
+  let loop: Promise<void> = Promise.resolve();
+  const once = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const start = performance.now();
+      get(`${url}/ping`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(performance.now() - start));
+      }).on('error', reject);
+    });
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'start') {
+      running = true;
+      latencies = [];
+      loop = (async () => {
+        while (running) {
+          latencies.push(await once());
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+    } else if (line === 'stop') {
+      running = false;
+      await loop;
+      process.stdout.write(`${JSON.stringify(latencies)}\n`);
+    }
+  }
+}
+
+/** A child process speaking one JSON line per answer. */
+function child(
+  args: string[],
+  core: number,
+): { proc: ChildProcess; next: () => Promise<any>; send: (line: string) => void } {
+  const { file, args: argv } = pinnedCommand(core, [__filename, ...args]);
+  const proc = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
+  return {
+    proc,
+    next: async () => JSON.parse(((await lines.next()).value as string) ?? 'null'),
+    send: (line) => void proc.stdin!.write(`${line}\n`),
+  };
+}
+
+interface ReadOutcome {
+  readonly status: number;
+  readonly bytes: number;
+}
+
+/** One read of the dashboard's state, its body read whole and dropped. */
+function read(url: string, agent: Agent): Promise<ReadOutcome> {
+  return new Promise((resolve) => {
+    get(`${url}/floodgate/api/state`, { agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+      res.on('error', () => resolve({ status: -1, bytes }));
+    }).on('error', () => resolve({ status: -1, bytes: 0 }));
+  });
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function describeReads(outcomes: readonly ReadOutcome[]): string {
+  const byStatus = new Map<number, number>();
+  for (const { status } of outcomes) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+  const ok = outcomes.filter((o) => o.status === 200);
+  const size = ok.length > 0 ? median(ok.map((o) => o.bytes)) : 0;
+  const statuses = [...byStatus].map(([status, count]) => `${count} × ${status}`).join(', ');
+  return `${statuses}; a 200 carries ${(size / 1024).toFixed(1)} KiB`;
+}
+
+function describePings(latencies: readonly number[]): string {
+  const ms = (v: number): string => `${v.toFixed(1)} ms`;
+  return `/ping p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(Math.max(...latencies))} (${latencies.length} pings)`;
+}
+
+/** Part 3: `/ping` while `readers` read the dashboard, in bursts and in a loop. */
+async function readersCost(readers: number, periodMs: number, rounds: number): Promise<void> {
+  const server = child(['--serve-app'], 0);
+  const { url } = (await server.next()) as { url: string };
+  const pinger = child(['--ping', url], 1);
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  const pings = async <T>(work: () => Promise<T>): Promise<[T, number[]]> => {
+    pinger.send('start');
+    const result = await work();
+    pinger.send('stop');
+    return [result, (await pinger.next()) as number[]];
+  };
+  await new Promise((resolve) => setTimeout(resolve, 2000)); // the windows fill
+  const [, idle] = await pings(() => new Promise((resolve) => setTimeout(resolve, periodMs)));
+  console.log(`idle: ${describePings(idle)}`);
+  const [one, alone] = await pings(async () => {
+    const outcomes: ReadOutcome[] = [];
+    const end = performance.now() + periodMs;
+    while (performance.now() < end) outcomes.push(await read(url, agent));
+    return outcomes;
+  });
+  console.log(`one reader in a loop: ${describePings(alone)}; reads: ${describeReads(one)}`);
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    const [outcomes, during] = await pings(() => Promise.all(Array.from({ length: readers }, () => read(url, agent))));
+    const took = performance.now() - started;
+    console.log(
+      `burst ${round + 1}: ${readers} concurrent reads done in ${took.toFixed(0)} ms; ${describePings(during)}; reads: ${describeReads(outcomes)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const [looped, loading] = await pings(async () => {
+    const outcomes: ReadOutcome[] = [];
+    const end = performance.now() + periodMs;
+    await Promise.all(
+      Array.from({ length: readers }, async () => {
+        while (performance.now() < end) outcomes.push(await read(url, agent));
+      }),
+    );
+    return outcomes;
+  });
+  console.log(
+    `${readers} readers in a loop for ${periodMs / 1000} s: ${describePings(loading)}; reads: ${describeReads(looped)} (${(looped.length / (periodMs / 1000)).toFixed(0)} reads/s)`,
+  );
+  agent.destroy();
+  server.proc.kill();
+  pinger.proc.kill();
+}
+
 async function main(): Promise<void> {
   if (process.argv[2] === '--serve') return serve();
+  if (process.argv[2] === '--serve-app') return serveApp();
+  if (process.argv[2] === '--ping') return ping(process.argv[3]!);
+  if (process.argv[2] === 'readers') {
+    return readersCost(
+      Number(process.argv[3] ?? 200),
+      Number(process.argv[4] ?? 5) * 1000,
+      Number(process.argv[5] ?? 3),
+    );
+  }
   const periodMs = Number(process.argv[2] ?? 10) * 1000;
   const rounds = Number(process.argv[3] ?? 3);
   const entry = await entryCost();
