@@ -48,8 +48,14 @@ describe('ipKey', () => {
   it('counts IPv6 addresses by /64 network, whatever their spelling', () => {
     expect(ipKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
     expect(ipKey('2001:0DB8:0001:0002:ffff:0:0:9')).toBe('2001:db8:1:2::/64');
-    expect(ipKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
-    expect(ipKey('::1')).toBe('0:0:0:0::/64');
+    expect(ipKey('fe80::1%eth0')).toBe('fe80::/64');
+    expect(ipKey('::1')).toBe('::/64');
+  });
+
+  it('counts IPv4 clients behind a translator as their IPv4 address', () => {
+    expect(ipKey('64:ff9b::192.0.2.1')).toBe('192.0.2.1');
+    expect(ipKey('::ffff:0:192.0.2.2')).toBe('192.0.2.2');
+    expect(ipKey('::192.0.2.3')).toBe('192.0.2.3');
   });
 
   it('counts a request without an address as ""', () => {

@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { ipAddressKey } from '@floodgate/core/http';
 import type { HotParamSource } from './handler-rule-options';
 
 /**
@@ -128,49 +128,17 @@ function collect(value: object, found: Set<unknown>, depth: number): void {
   }
 }
 
+/** IPv6 clients are counted per /64 network. */
+const IPV6_PER_64 = Object.freeze({ ipv6Subnet: 64 });
+
 /**
- * The key a client address is counted under: IPv4 in plain dotted decimal; IPv4-mapped IPv6
- * (`::ffff:10.0.0.1`) as IPv4; other IPv6 addresses by their /64 network (`2001:db8:0:1::/64`),
- * since one client usually holds a whole /64 and could otherwise rotate addresses in it.
+ * The key a client address is counted under: `ipAddressKey()` of `@floodgate/core/http` with
+ * IPv6 addresses by their /64 network (`2001:db8:0:1::/64`, since one client usually holds a
+ * whole /64 and could otherwise rotate addresses in it); IPv4 in plain dotted decimal, also when
+ * it arrives inside an IPv6 address (IPv4-mapped `::ffff:10.0.0.1`, IPv4-compatible,
+ * IPv4-translated, NAT64 `64:ff9b::10.0.0.1`).
  */
 export function ipKey(ip: unknown): string {
   if (typeof ip !== 'string' || ip === '') return ABSENT_VALUE;
-  const address = ip.replace(/%.*$/, '');
-  if (!address.includes(':')) return ipv4(address) ?? address;
-  if (!isIPv6(address)) return address.toLowerCase();
-  const groups = hextets(address);
-  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
-    const [high, low] = [groups[6]!, groups[7]!];
-    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
-  }
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.toString(16))
-    .join(':')}::/64`;
-}
-
-/** Dotted decimal without leading zeros, or undefined when `address` is not IPv4. */
-function ipv4(address: string): string | undefined {
-  const parts = address.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
-  return parts.map(Number).join('.');
-}
-
-/** The eight 16-bit groups of a valid IPv6 address. */
-function hextets(address: string): number[] {
-  const [head = '', tail] = address.split('::');
-  const split = (part: string): string[] => {
-    if (part === '') return [];
-    const groups = part.split(':');
-    const last = groups[groups.length - 1]!;
-    if (last.includes('.')) {
-      const [a, b, c, d] = last.split('.').map(Number) as [number, number, number, number];
-      groups.splice(-1, 1, ((a << 8) | b).toString(16), ((c << 8) | d).toString(16));
-    }
-    return groups;
-  };
-  const left = split(head);
-  const right = tail === undefined ? [] : split(tail);
-  const groups = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.map((group) => parseInt(group, 16));
+  return ipAddressKey(ip, IPV6_PER_64);
 }
