@@ -16,6 +16,12 @@ import { testRedisUrl } from '../support/test-services';
 
 const TOKEN = 'a-token-for-tests';
 const auth = { authorization: `Bearer ${TOKEN}` };
+/** The app's flow rules, without the dashboard's own (DASHBOARD_RESOURCES). */
+const appFlow = (engine: Floodgate) =>
+  engine.getRules().flow.filter((rule) => !rule.resource.startsWith('floodgate-dashboard:'));
+/** The app's rules, without the dashboard's own. */
+const appRules = (engine: Floodgate) =>
+  engine.describeRules().filter((d) => !d.resource.startsWith('floodgate-dashboard:'));
 
 /** A server with the dashboard mounted at `prefix`, as each framework mounts it. */
 interface Mounted {
@@ -133,12 +139,20 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     const { server, prefix } = await mount(name);
     const rules = { flow: [{ resource: 'api', threshold: 3 }] };
     await request(server).put(`${prefix}/api/rules`).send(rules).expect(401).expect('www-authenticate', 'Bearer');
-    expect(fg.getRules().flow).toEqual([]);
+    expect(appFlow(fg)).toEqual([]);
     const answer = await request(server).put(`${prefix}/api/rules`).set(auth).send(rules).expect(200);
     expect(answer.body).toEqual({ message: 'Rules applied through engine', via: 'engine' });
-    expect(fg.describeRules()).toEqual([
-      expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' }),
-    ]);
+    expect(appRules(fg)).toEqual([expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' })]);
+  });
+
+  it('answers the page of resources and of rules the query asks for', async () => {
+    const { server, prefix } = await mount(name, { pageSize: 1 });
+    fg.loadFlowRules(['a', 'b'].map((resource) => ({ resource, threshold: 1 })));
+    for (const resource of ['a', 'b']) fg.entry(resource).exit();
+    const state = await request(server).get(`${prefix}/api/state?resources=1&rules=1`).expect(200);
+    expect(state.body).toMatchObject({ resources: [{ name: 'b' }], rules: [{ resource: 'b' }] });
+    const rules = await request(server).get(`${prefix}/api/rules?page=1`).expect(200);
+    expect(rules.body).toMatchObject({ rules: [{ resource: 'b' }], rulePage: { page: 1 } });
   });
 
   it('streams a snapshot of the engine to a page', async () => {
@@ -149,10 +163,12 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     const { data, response, close } = await firstEvent(server, `${prefix}/events`, 'snapshot');
     close();
     expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(data.resources).toEqual([
-      { name: 'api', concurrency: 0, points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }] },
-    ]);
-    expect(data.rules).toEqual([expect.objectContaining({ resource: 'api', source: 'api' })]);
+    expect(data.resources).toContainEqual({
+      name: 'api',
+      concurrency: 0,
+      points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }],
+    });
+    expect(data.rules).toContainEqual(expect.objectContaining({ resource: 'api', source: 'api' }));
   });
 });
 
@@ -217,7 +233,7 @@ describe('dashboard rule edits', () => {
       req.end();
     });
     expect(status).toBe(413);
-    expect(fg.getRules().flow).toEqual([]);
+    expect(appFlow(fg)).toEqual([]);
   });
 
   it('answers every problem by path with 422 and applies nothing', async () => {
@@ -235,7 +251,7 @@ describe('dashboard rule edits', () => {
       { path: 'flow[0].threshold', message: 'must be a finite number >= 0, got -1' },
       { path: 'circuitBreakers[0].threshold', message: expect.stringContaining('got 2') },
     ]);
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ threshold: 3 })]);
   });
 
   it('answers a body that is not JSON with 400 and the parse error', async () => {
@@ -258,7 +274,7 @@ describe('dashboard rule edits', () => {
       .send({ flow: [{ resource: 'api', threshold: 3 }] })
       .expect(200);
     expect(fg.getRules().authority).toEqual([]);
-    expect(fg.getRules().flow).toHaveLength(1);
+    expect(appFlow(fg)).toHaveLength(1);
   });
 
   it('uses a body that express.json() already parsed', async () => {
@@ -270,7 +286,7 @@ describe('dashboard rule edits', () => {
       .set(auth)
       .send({ flow: [{ resource: 'api', threshold: 4 }] })
       .expect(200);
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 4 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ threshold: 4 })]);
   });
 
   it('applies maxBodyBytes to a body that express.json() parsed first, as JSON text', async () => {
@@ -281,7 +297,7 @@ describe('dashboard rule edits', () => {
     const big = { flow: [{ resource: 'x'.repeat(2000), threshold: 1 }] };
     const answer = await request(app).put('/fg/api/rules').set(auth).send(big).expect(413);
     expect(answer.body.message).toBe('The body is larger than 1024 bytes (as parsed, written as JSON)');
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'api', threshold: 3 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ resource: 'api', threshold: 3 })]);
     await request(app)
       .put('/fg/api/rules')
       .set(auth)
@@ -309,7 +325,7 @@ describe('dashboard rule edits', () => {
       flow: [{ resource: 'api', threshold: 5 }],
       circuitBreakers: [],
     });
-    expect(fg.describeRules()).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
+    expect(appRules(fg)).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
 
   it('answers 502 when the store cannot write, and applies nothing', async () => {
@@ -321,7 +337,7 @@ describe('dashboard rule edits', () => {
       .send({ flow: [{ resource: 'api', threshold: 5 }] })
       .expect(502);
     expect(answer.body.message).toBe('The rule store "broken" could not write the rules: Error: disk full');
-    expect(fg.getRules().flow).toEqual([]);
+    expect(appFlow(fg)).toEqual([]);
   });
 
   it('validates before writing to a store: an invalid set never reaches it', async () => {
@@ -361,8 +377,7 @@ describe('dashboard with a Redis store', () => {
       .set(auth)
       .send({ flow: [{ resource: 'api', threshold: 6 }] })
       .expect(200, { message: 'Rules applied through redis', via: 'redis' });
-    for (const engine of [fg, other])
-      await until(() => engine.getRules().flow[0]?.threshold === 6, 'the published rules');
+    for (const engine of [fg, other]) await until(() => appFlow(engine)[0]?.threshold === 6, 'the published rules');
     expect(other.describeRules()).toEqual([expect.objectContaining({ source: 'redis' })]);
     expect(JSON.parse((await clients[2]!.get(key))!)).toMatchObject({ flow: [{ resource: 'api', threshold: 6 }] });
   });
@@ -394,13 +409,115 @@ describe('dashboard pages', () => {
     const { server } = await mount('express');
     await request(server).get('/fg/nothing').expect(404);
     await request(server).post('/fg/').expect(405).expect('allow', 'GET, HEAD');
-    await request(server).get('/fg/api/rules').expect(405).expect('allow', 'PUT, POST');
+    await request(server).delete('/fg/api/rules').expect(405).expect('allow', 'GET, HEAD, PUT, POST');
+    await request(server).post('/fg/api/state').expect(405).expect('allow', 'GET, HEAD');
+    await request(server).post('/fg/events').expect(405).expect('allow', 'GET');
   });
 
   it('leaves paths outside its prefix to the rest of a Koa app', async () => {
     const { server } = await mount('koa');
     await request(server).get('/fgx').expect(200, 'the app');
     await request(server).get('/other').expect(200, 'the app');
+  });
+});
+
+describe('dashboard reads', () => {
+  it('builds one answer for 200 concurrent readers, answers readsPerSecond of them, and 429 to the rest', async () => {
+    const app = express();
+    app.get('/ping', (_req, res) => void res.send('pong'));
+    app.use('/fg', make({ token: TOKEN }).express()); // readsPerSecond: 20
+    const server = app.listen(0, '127.0.0.1');
+    open.push({ close: () => closeServer(server) });
+    await new Promise((resolve) => server.once('listening', resolve));
+    for (let i = 0; i < 300; i++) fg.tryEntry(`GET /r${i}`);
+    fg.loadFlowRules(Array.from({ length: 300 }, (_, i) => ({ resource: `GET /r${i}`, threshold: 1e9 })));
+    const describe = jest.spyOn(fg, 'describeRules');
+    const reads = await Promise.all(Array.from({ length: 200 }, () => request(server).get('/fg/api/state')));
+    const statuses = reads.map((r) => r.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(180);
+    expect(describe).toHaveBeenCalledTimes(1);
+    expect(new Set(reads.filter((r) => r.status === 200).map((r) => r.text)).size).toBe(1);
+    const refused = reads.find((r) => r.status === 429)!;
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body).toMatchObject({ code: 'ERR_FLOW_BLOCKED', resource: 'floodgate-dashboard:read' });
+    await request(server).get('/ping').expect(200, 'pong');
+    await clock.advance(1000);
+    await request(server).get('/fg/api/state').expect(200);
+  });
+
+  it('answers at most pageSize resources and rules, the page asked for, and says where it is', async () => {
+    const { server } = await mount('express', { pageSize: 2 });
+    for (const name of ['a', 'b', 'c', 'd', 'e']) fg.tryEntry(name);
+    fg.loadFlowRules(['a', 'b', 'c'].map((resource) => ({ resource, threshold: 1 })));
+    const first = await request(server).get('/fg/api/state').expect(200);
+    expect(first.body.resources).toHaveLength(2);
+    expect(first.body.resourcePage).toEqual({ page: 0, pages: 3, total: 6 }); // with the dashboard's reads
+    expect(first.body.rulePage).toEqual({ page: 0, pages: 3, total: 5 });
+    const later = await request(server).get('/fg/api/state?resources=2&rules=2').expect(200);
+    expect(later.body.resources.map((r: { name: string }) => r.name)).toEqual(['e', 'floodgate-dashboard:read']);
+    expect(later.body.rules.map((d: { resource: string }) => d.resource)).toEqual(['floodgate-dashboard:edit']);
+    const rules = await request(server).get('/fg/api/rules?page=1').expect(200);
+    expect(rules.body).toMatchObject({ rules: [{ resource: 'c' }, { resource: 'floodgate-dashboard:read' }] });
+    await request(server)
+      .get('/fg/api/state?rules=-1')
+      .expect(400, { message: 'rules must be a page number (0, 1, 2, ...), got "-1"' });
+    await request(server).get('/fg/events?resources=x').expect(400);
+  });
+
+  it('gives the editor the loaded layer whole', async () => {
+    const { server } = await mount('express', { token: TOKEN, pageSize: 1 });
+    fg.loadFlowRules(['a', 'b', 'c'].map((resource) => ({ resource, threshold: 1 })));
+    const layer = await request(server).get('/fg/api/rules/loaded').expect(200);
+    expect(layer.body.flow.map((rule: { resource: string }) => rule.resource)).toEqual(['a', 'b', 'c']);
+    expect(Object.keys(layer.body)).toEqual(['authority', 'system', 'hotParams', 'flow', 'circuitBreakers']);
+  });
+
+  it('limits edits carrying the token to editsPerSecond; edits without it spend nothing', async () => {
+    const { server } = await mount('express', { token: TOKEN, editsPerSecond: 2 });
+    const edit = (headers: Record<string, string>) =>
+      request(server).put('/fg/api/rules').set(headers).send({ flow: [] });
+    for (let i = 0; i < 5; i++) await edit({}).expect(401);
+    await edit(auth).expect(200);
+    await edit(auth).expect(200);
+    const refused = await edit(auth).expect(429);
+    expect(refused.body).toMatchObject({ resource: 'floodgate-dashboard:edit' });
+  });
+
+  it('needs the read token, or the edit token, to read when readToken is set; the page itself needs none', async () => {
+    const { server } = await mount('express', { token: TOKEN, readToken: 'reader-token' });
+    for (const path of ['/fg/api/state', '/fg/api/rules', '/fg/api/rules/loaded', '/fg/events']) {
+      await request(server).get(path).expect(401).expect('www-authenticate', 'Bearer');
+      await request(server).get(path).set({ authorization: 'Bearer reader-tokeN' }).expect(401);
+    }
+    await request(server).get('/fg/api/state').set({ authorization: 'Bearer reader-token' }).expect(200);
+    await request(server).get('/fg/api/state').set(auth).expect(200);
+    await request(server).get('/fg/').expect(200);
+    await request(server).get('/fg/dashboard.js').expect(200);
+    await request(server)
+      .put('/fg/api/rules')
+      .set({ authorization: 'Bearer reader-token' })
+      .send({ flow: [] })
+      .expect(401);
+  });
+
+  it('declares its own rules on the engine, shown with the others, and withdraws them when closed', () => {
+    const dash = dashboard(fg, { readsPerSecond: 7, editsPerSecond: 3 });
+    expect(fg.describeRules()).toEqual([
+      expect.objectContaining({
+        resource: 'floodgate-dashboard:read',
+        layer: 'declared',
+        rule: expect.objectContaining({ threshold: 7 }),
+      }),
+      expect.objectContaining({
+        resource: 'floodgate-dashboard:edit',
+        layer: 'declared',
+        rule: expect.objectContaining({ threshold: 3 }),
+      }),
+    ]);
+    dash.close();
+    expect(fg.describeRules()).toEqual([]);
   });
 });
 
@@ -425,6 +542,10 @@ describe('dashboard options', () => {
       'options.intervalMs must be an integer within [100, 60000], got 5',
     );
     expect(() => dashboard(fg, { token: '' })).toThrow('options.token must be a non-empty string, got ""');
+    expect(() => dashboard(fg, { readToken: 5 as never })).toThrow(
+      'options.readToken must be a non-empty string, got 5',
+    );
+    expect(() => dashboard(fg, { pageSize: 0 })).toThrow('options.pageSize must be an integer within [1, 1000], got 0');
     expect(() => dashboard(fg, { store: {} as never })).toThrow(
       'options.store must have a name and a write(rules) method',
     );

@@ -4,9 +4,10 @@ import express from 'express';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { Floodgate, ManualClock } from '@floodgate/core';
-import { dashboard, type Dashboard } from '@floodgate/dashboard';
+import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
 import { blockErrorHandler, resilience } from '@floodgate/express';
 import { launchChromium } from './support/browser';
+import { until } from '../support/until';
 
 // The page in a real Chromium against a real Express app with real traffic. Engine time is a
 // ManualClock (breakers open and close because the test moves time); the page is updated
@@ -16,6 +17,12 @@ const TOKEN = 'correct-horse-battery-staple';
 const XSS = '<img src=x onerror=alert(1)>';
 const WAIT = { timeout: 10_000 };
 jest.setTimeout(30_000);
+/** The app's flow rules, without the dashboard's own (DASHBOARD_RESOURCES). */
+const appFlow = (engine: Floodgate) =>
+  engine.getRules().flow.filter((rule) => !rule.resource.startsWith('floodgate-dashboard:'));
+/** The app's rules, without the dashboard's own. */
+const appRules = (engine: Floodgate) =>
+  engine.describeRules().filter((d) => !d.resource.startsWith('floodgate-dashboard:'));
 
 let browser: Browser;
 let page: Page;
@@ -128,7 +135,7 @@ describe('the dashboard page in Chromium', () => {
     await expect(declared.locator('.status').textContent()).resolves.toBe(
       'shadowed: loaded rules of this kind and resource take precedence',
     );
-    expect(fg.describeRules()).toContainEqual(
+    expect(appRules(fg)).toContainEqual(
       expect.objectContaining({ resource: 'GET /hello', layer: 'loaded', source: 'dashboard' }),
     );
   });
@@ -147,13 +154,13 @@ describe('the dashboard page in Chromium', () => {
       "flow[1].behavior: must be one of 'reject', 'warmUp', 'throttle', 'warmUpThrottle', 'adaptive', got \"fast\"",
     ]);
     await expect(page.locator('#edit-status').textContent()).resolves.toBe('Rules rejected; nothing was applied');
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ resource: 'GET /hello', threshold: 2 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ resource: 'GET /hello', threshold: 2 })]);
   });
 
   it('shows JSON that does not parse as an issue of the whole rule set', async () => {
     await applyRules('{ "flow": [');
     await page.locator('#issues li', { hasText: '(whole rule set): is not valid JSON' }).waitFor(WAIT);
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 2 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ threshold: 2 })]);
   });
 
   it('refuses an edit without the right token', async () => {
@@ -161,7 +168,7 @@ describe('the dashboard page in Chromium', () => {
     await page.locator('#edit-status.fail', { hasText: 'A valid token is required' }).waitFor(WAIT);
     await applyRules({ flow: [] }, '');
     await page.locator('#edit-status.fail', { hasText: 'A valid token is required' }).waitFor(WAIT);
-    expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 2 })]);
+    expect(appFlow(fg)).toEqual([expect.objectContaining({ threshold: 2 })]);
   });
 
   it('shows a resource and a rule named with HTML as text, and runs none of it', async () => {
@@ -197,6 +204,104 @@ describe('the dashboard page in Chromium', () => {
       readOnly.close();
       other.closeAllConnections();
       await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('fills the editor with the loaded rules, and again when they change while it is untouched', async () => {
+    await page.click('#revert');
+    fg.loadAuthorityRules([{ resource: 'GET /hello', origins: ['blocked-app'], strategy: 'deny' }]);
+    await until(async () => (await page.inputValue('#rules-json')).includes('blocked-app'), 'the editor', 10_000);
+    const layer = JSON.parse(await page.inputValue('#rules-json'));
+    expect(Object.keys(layer)).toEqual(['authority', 'system', 'hotParams', 'flow', 'circuitBreakers']);
+    expect(layer.flow).toEqual([expect.objectContaining({ resource: 'GET /hello', threshold: 2 })]);
+  });
+});
+
+/** Another dashboard on its own engine and app, in a new browser page. */
+interface Another {
+  readonly engine: Floodgate;
+  readonly view: Page;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function another(options: DashboardOptions): Promise<Another> {
+  const engine = new Floodgate({ clock });
+  const dash = dashboard(engine, { intervalMs: 100, ...options });
+  const app = express();
+  app.use('/fg', dash.express());
+  const other = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => other.once('listening', resolve));
+  const view = await browser.newPage();
+  return {
+    engine,
+    view,
+    url: `http://127.0.0.1:${(other.address() as AddressInfo).port}/fg/`,
+    close: async () => {
+      await view.close();
+      dash.close();
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    },
+  };
+}
+
+describe('the dashboard page in pages', () => {
+  it('shows resources a page at a time, and moves between the pages', async () => {
+    const { engine, view, url, close } = await another({ pageSize: 2 });
+    try {
+      for (const name of ['alpha', 'beta', 'gamma', 'delta']) engine.tryEntry(name);
+      await view.goto(url);
+      await view.locator('#resources-page', { hasText: 'page 1 of 3' }).waitFor(WAIT);
+      expect(await view.locator('.card .name').allTextContents()).toEqual(['alpha', 'beta']);
+      expect(await view.locator('#resources-prev').isDisabled()).toBe(true);
+      await view.click('#resources-next');
+      await view.locator('#resources-page', { hasText: 'page 2 of 3' }).waitFor(WAIT);
+      await view.locator('.card .name', { hasText: 'gamma' }).waitFor(WAIT);
+      expect(await view.locator('.card .name').allTextContents()).toEqual(['gamma', 'delta']);
+      await view.click('#resources-prev');
+      await view.locator('.card .name', { hasText: 'alpha' }).waitFor(WAIT);
+    } finally {
+      await close();
+    }
+  });
+
+  it('shows rules a page at a time, and moves between the pages', async () => {
+    const { engine, view, url, close } = await another({ pageSize: 2 });
+    try {
+      engine.loadFlowRules(['r1', 'r2', 'r3'].map((resource) => ({ resource, threshold: 1 })));
+      await view.goto(url);
+      await view.locator('#rules-page', { hasText: 'page 1 of 3' }).waitFor(WAIT); // with the dashboard's own two
+      expect(await view.locator('#rules tbody .resource').allTextContents()).toEqual(['r1', 'r2']);
+      await view.click('#rules-next');
+      await view.locator('#rules-page', { hasText: 'page 2 of 3' }).waitFor(WAIT);
+      expect(await view.locator('#rules tbody .resource').allTextContents()).toEqual([
+        'r3',
+        'floodgate-dashboard:read',
+      ]);
+      await expect(view.locator('#summary').textContent()).resolves.toContain('5 rules');
+    } finally {
+      await close();
+    }
+  });
+
+  it('asks for the read token when reads need one, and reads once it is given', async () => {
+    const { engine, view, url, close } = await another({ readToken: 'reader-secret' });
+    try {
+      engine.tryEntry('secret-resource');
+      await view.goto(url);
+      await view.locator('#read-token-form').waitFor({ state: 'visible', ...WAIT });
+      expect(await view.locator('.card').count()).toBe(0);
+      await view.fill('#read-token', 'wrong');
+      await view.click('#read-token-form button');
+      await view.locator('#connection', { hasText: 'token needed' }).waitFor(WAIT);
+      await view.fill('#read-token', 'reader-secret');
+      await view.click('#read-token-form button');
+      await view.locator('#connection.live').waitFor(WAIT);
+      await view.locator('.card .name', { hasText: 'secret-resource' }).waitFor(WAIT);
+      expect(await view.locator('#read-token-form').isHidden()).toBe(true);
+    } finally {
+      await close();
     }
   });
 });

@@ -1,7 +1,8 @@
 // The Floodgate dashboard page. Plain JavaScript, no framework, no CDN: it draws what the
-// server sends over server-sent events (`events`), and sends rule edits to `api/rules`.
-// Every piece of data is rendered with textContent (never innerHTML): a resource or a rule
-// named `<img src=x onerror=alert(1)>` shows as that text.
+// server sends over server-sent events (`events`, read with fetch so that a read token can go in
+// a header), a page of resources and a page of rules at a time, and sends rule edits to
+// `api/rules`. Every piece of data is rendered with textContent (never innerHTML): a resource or
+// a rule named `<img src=x onerror=alert(1)>` shows as that text.
 'use strict';
 
 (function () {
@@ -18,6 +19,11 @@
     recentBlocks: 20,
     rejected: undefined,
     editorDirty: false,
+    breakerCount: 0,
+    resourcePage: { page: 0, pages: 1, total: 0 },
+    rulePage: { page: 0, pages: 1, total: 0 },
+    readToken: '', // kept in memory only, for this page's life
+    stream: undefined, // the AbortController of the open event stream
   };
 
   const $ = (id) => document.getElementById(id);
@@ -64,46 +70,116 @@
 
   // ------------------------------------------------------------------ connection
 
-  function connect() {
-    const source = new EventSource('events');
-    source.addEventListener('open', () => setConnection('live', 'live'));
-    source.addEventListener('error', () => setConnection('down', 'reconnecting…'));
-    source.addEventListener('editor', (event) => {
-      const editor = JSON.parse(event.data);
+  /** The headers of a read: the read token, when one was given. */
+  function readHeaders() {
+    return state.readToken === '' ? {} : { authorization: `Bearer ${state.readToken}` };
+  }
+
+  /** A read of the dashboard's JSON; `undefined` (after asking for the token) when it is refused. */
+  async function readJson(path) {
+    const response = await fetch(path, { headers: readHeaders(), cache: 'no-store' });
+    if (response.status === 401) {
+      askReadToken();
+      return undefined;
+    }
+    if (!response.ok) throw new Error(`${path}: ${response.status}`);
+    return response.json();
+  }
+
+  const handlers = {
+    editor(editor) {
       state.readOnly = editor.readOnly;
       state.editTarget = editor.editTarget;
       renderEditMode();
-    });
-    source.addEventListener('snapshot', (event) => {
-      const snapshot = JSON.parse(event.data);
+      void loadEditor();
+    },
+    snapshot(snapshot) {
       state.now = snapshot.now;
       state.historySeconds = snapshot.historySeconds;
       for (const entry of state.series.values()) entry.card.remove();
       state.series.clear();
       mergeResources(snapshot.resources);
+      state.resourcePage = snapshot.resourcePage;
       state.hiddenResources = snapshot.hiddenResources;
       state.kinds = snapshot.kinds;
       state.blocks = snapshot.blocks;
       state.recentBlocks = snapshot.recentBlocks;
-      setRules(snapshot.rules, snapshot.rejected);
+      state.breakerCount = snapshot.breakerCount;
+      setRules(snapshot.rules, snapshot.rulePage, snapshot.rejected);
       renderResources();
       renderBreakers(snapshot.breakers);
       renderBlocks();
-    });
-    source.addEventListener('tick', (event) => {
-      const tick = JSON.parse(event.data);
+    },
+    tick(tick) {
       state.now = tick.now;
       mergeResources(tick.resources);
+      state.resourcePage = tick.resourcePage;
       state.hiddenResources = tick.hiddenResources;
       state.blocks = state.blocks.concat(tick.blocks).slice(-state.recentBlocks);
+      state.breakerCount = tick.breakerCount;
       renderResources();
       renderBreakers(tick.breakers);
       renderBlocks();
-    });
-    source.addEventListener('rules', (event) => {
-      const update = JSON.parse(event.data);
-      setRules(update.rules, update.rejected);
-    });
+    },
+    rules(update) {
+      // The event carries the first page; another page is read again.
+      if (state.rulePage.page === 0) setRules(update.rules, update.rulePage, update.rejected);
+      else void showRulePage(state.rulePage.page);
+      void loadEditor();
+    },
+  };
+
+  /** Reads the event stream of the page of resources shown; reconnects after 2 s when it drops. */
+  async function connect() {
+    state.stream?.abort();
+    const controller = new AbortController();
+    state.stream = controller;
+    try {
+      const response = await fetch(`events?resources=${state.resourcePage.page}`, {
+        headers: readHeaders(),
+        cache: 'no-store',
+        signal: controller.signal,
+      });
+      if (response.status === 401) return askReadToken();
+      if (!response.ok || response.body === null) throw new Error(String(response.status));
+      setConnection('live', 'live');
+      $('read-token-form').hidden = true;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          dispatch(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+    }
+    if (state.stream !== controller) return;
+    setConnection('down', 'reconnecting…');
+    setTimeout(() => state.stream === controller && void connect(), 2000);
+  }
+
+  /** One server-sent event: `event: <name>` and `data: <json>` lines. */
+  function dispatch(block) {
+    let name = 'message';
+    let data = '';
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event: ')) name = line.slice(7);
+      else if (line.startsWith('data: ')) data += line.slice(6);
+    }
+    const handler = handlers[name];
+    if (handler !== undefined && data !== '') handler(JSON.parse(data));
+  }
+
+  function askReadToken() {
+    setConnection('down', 'token needed');
+    $('read-token-form').hidden = false;
+    $('read-token').focus();
   }
 
   function setConnection(kind, text) {
@@ -175,10 +251,34 @@
       draw(rt, entry.points, [['rtMs', '--rt']]);
     }
     $('resources-empty').hidden = state.series.size > 0;
-    const total = state.series.size + state.hiddenResources;
+    const charted = state.resourcePage.total;
+    const total = charted + state.hiddenResources;
     $('resources-note').textContent =
-      state.hiddenResources > 0 ? `(${state.series.size} of ${total} shown)` : total > 0 ? `(${total})` : '';
-    $('summary').textContent = `${total} resources · ${state.rules.length} rules`;
+      state.hiddenResources > 0 ? `(${charted} of ${total} charted)` : total > 0 ? `(${total})` : '';
+    renderPager('resources', state.resourcePage);
+    renderSummary();
+  }
+
+  function renderSummary() {
+    $('summary').textContent =
+      `${state.resourcePage.total + state.hiddenResources} resources · ${state.rulePage.total} rules`;
+  }
+
+  /** The pager of a list: which page of how many, and the buttons to the others. */
+  function renderPager(name, info) {
+    $(`${name}-pager`).hidden = info.pages <= 1;
+    $(`${name}-page`).textContent = `page ${info.page + 1} of ${info.pages}`;
+    $(`${name}-prev`).disabled = info.page <= 0;
+    $(`${name}-next`).disabled = info.page >= info.pages - 1;
+  }
+
+  /** Shows another page of resources: the stream is opened again for it. */
+  function showResourcePage(page) {
+    if (page < 0 || page >= state.resourcePage.pages) return;
+    state.resourcePage = { ...state.resourcePage, page };
+    for (const entry of state.series.values()) entry.card.remove();
+    state.series.clear();
+    void connect();
   }
 
   /** A small line chart of `fields` over the history window; a missing second counts as 0. */
@@ -251,22 +351,33 @@
       body.appendChild(row);
     }
     $('breakers-empty').hidden = breakers.length > 0;
+    $('breakers-note').textContent =
+      state.breakerCount > breakers.length
+        ? `(${breakers.length} of ${state.breakerCount} shown, open ones first)`
+        : '';
   }
 
   // ------------------------------------------------------------------ rules
 
-  function setRules(rules, rejected) {
+  function setRules(rules, rulePage, rejected) {
     state.rules = rules;
+    state.rulePage = rulePage;
     state.rejected = rejected;
     renderRules();
-    if (!state.editorDirty) $('rules-json').value = loadedJson();
   }
 
-  function loadedJson() {
-    const layer = {};
-    for (const kind of state.kinds) layer[kind] = [];
-    for (const d of state.rules) if (d.layer === 'loaded') (layer[d.kind] = layer[d.kind] || []).push(d.rule);
-    return JSON.stringify(layer, null, 2);
+  /** Shows another page of rules. */
+  async function showRulePage(page) {
+    if (page < 0 || page >= state.rulePage.pages) return;
+    const answer = await readJson(`api/rules?page=${page}`);
+    if (answer !== undefined) setRules(answer.rules, answer.rulePage, answer.rejected);
+  }
+
+  /** Fills the editor with the loaded layer, unless it is being edited. */
+  async function loadEditor() {
+    if (state.editorDirty) return;
+    const layer = await readJson('api/rules/loaded').catch(() => undefined);
+    if (layer !== undefined && !state.editorDirty) $('rules-json').value = JSON.stringify(layer, null, 2);
   }
 
   function renderRules() {
@@ -287,6 +398,7 @@
       body.appendChild(row);
     }
     $('rules-empty').hidden = state.rules.length > 0;
+    renderPager('rules', state.rulePage);
     const box = $('rejected');
     box.hidden = state.rejected === undefined || state.rejected === null;
     box.replaceChildren();
@@ -300,7 +412,7 @@
       );
       box.appendChild(issueList(state.rejected.issues));
     }
-    $('summary').textContent = `${state.series.size + state.hiddenResources} resources · ${state.rules.length} rules`;
+    renderSummary();
   }
 
   function issueList(issues, list) {
@@ -353,7 +465,6 @@
     if (answer.status === 200) {
       state.editorDirty = false;
       status(answer.body.message, true);
-      $('rules-json').value = loadedJson();
       return;
     }
     status(answer.body.message, false);
@@ -364,7 +475,7 @@
     state.editorDirty = false;
     $('issues').replaceChildren();
     status('', true);
-    $('rules-json').value = loadedJson();
+    void loadEditor();
   }
 
   // ------------------------------------------------------------------ blocks
@@ -393,7 +504,16 @@
       void apply();
     });
     $('revert').addEventListener('click', revert);
+    $('resources-prev').addEventListener('click', () => showResourcePage(state.resourcePage.page - 1));
+    $('resources-next').addEventListener('click', () => showResourcePage(state.resourcePage.page + 1));
+    $('rules-prev').addEventListener('click', () => void showRulePage(state.rulePage.page - 1));
+    $('rules-next').addEventListener('click', () => void showRulePage(state.rulePage.page + 1));
+    $('read-token-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      state.readToken = $('read-token').value;
+      void connect();
+    });
     renderEditMode();
-    connect();
+    void connect();
   });
 })();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Floodgate } from '@floodgate/core';
+import { Entry, type Floodgate } from '@floodgate/core';
 import { LiveFeed } from './live-feed';
 import {
   expressMount,
@@ -14,16 +14,26 @@ import {
   type HandleOptions,
   type KoaMiddleware,
 } from './mounts';
+import { BearerTokens } from './bearer-tokens';
+import { DASHBOARD_RESOURCES, OwnLimits } from './own-limits';
 import { RuleEditor, type RuleStore } from './rule-editor';
 
 /** Options of {@link dashboard}. */
 export interface DashboardOptions {
   /**
    * The token that rule edits must carry (`authorization: Bearer <token>`). Without it the
-   * dashboard is read-only. Anyone who can reach the page can read it: mount it where only
-   * operators can. @defaultValue none (read-only)
+   * dashboard is read-only. It also lets its bearer read when `readToken` is set.
+   * @defaultValue none (read-only)
    */
   readonly token?: string;
+  /**
+   * The token that reads must carry (`api/state`, `api/rules`, `events`; the page asks for it):
+   * `authorization: Bearer <readToken>`, or the edit `token`. The same value as `token` makes one
+   * token for both. The page's files (HTML, script, style) hold no data and need none. Without it,
+   * anyone who can reach the dashboard can read it: mount it where only operators can.
+   * @defaultValue none (reads open)
+   */
+  readonly readToken?: string;
   /**
    * A durable rule store that edits are written through (`fileRuleSource()`, or Redis via
    * `publishRules`), so every instance and every restart gets them. Without one, edits are
@@ -35,8 +45,24 @@ export interface DashboardOptions {
   readonly intervalMs?: number;
   /** Seconds of history kept per resource while a page is connected (60 to 3600). @defaultValue 300 */
   readonly historySeconds?: number;
-  /** Most resources shown (charted); the others are counted. @defaultValue 200 */
+  /** Most resources charted (their history kept while a page is open); the others are counted. @defaultValue 200 */
   readonly maxResources?: number;
+  /**
+   * Most resources, rules and breakers in one answer: the page shows them a page at a time
+   * (`api/state?resources=<page>&rules=<page>`, `events?resources=<page>`, `api/rules?page=<page>`,
+   * pages from 0). @defaultValue 50
+   */
+  readonly pageSize?: number;
+  /**
+   * Reads answered per second, all readers together: the QPS rule declared on the resource
+   * `floodgate-dashboard:read`; more are answered 429. @defaultValue 20
+   */
+  readonly readsPerSecond?: number;
+  /**
+   * Rule edits carrying the token accepted per second: the QPS rule declared on the resource
+   * `floodgate-dashboard:edit`; more are answered 429. @defaultValue 5
+   */
+  readonly editsPerSecond?: number;
   /** Most recent blocks listed (only those while a page is connected). @defaultValue 20 */
   readonly recentBlocks?: number;
   /** Transitions remembered per breaker. @defaultValue 10 */
@@ -75,6 +101,12 @@ export const DASHBOARD_DEFAULTS = Object.freeze({
   historySeconds: 300,
   /** Resources charted. */
   maxResources: 200,
+  /** Resources, rules and breakers per answer. */
+  pageSize: 50,
+  /** Reads per second, all readers together. */
+  readsPerSecond: 20,
+  /** Edits per second. */
+  editsPerSecond: 5,
   /** Blocks listed. */
   recentBlocks: 20,
   /** Transitions per breaker. */
@@ -89,6 +121,9 @@ const RANGES = Object.freeze({
   intervalMs: [100, 60_000],
   historySeconds: [60, 3600],
   maxResources: [1, 10_000],
+  pageSize: [1, 1000],
+  readsPerSecond: [1, 100_000],
+  editsPerSecond: [1, 1000],
   recentBlocks: [1, 10_000],
   transitionsPerBreaker: [1, 1000],
   maxBodyBytes: [1024, 64 * 1024 * 1024],
@@ -113,25 +148,41 @@ const SECURITY_HEADERS = Object.freeze({
   'cache-control': 'no-store',
 });
 
+/** The options a {@link Dashboard} is made with, every default resolved. */
+type ResolvedOptions = Required<Omit<DashboardOptions, 'token' | 'readToken' | 'store'>> &
+  Pick<DashboardOptions, 'token' | 'readToken' | 'store'>;
+
+/** The query parameters that name a page, by route. */
+const PAGE_PARAMS: Readonly<Record<string, readonly string[]>> = {
+  '/api/state': ['resources', 'rules'],
+  '/events': ['resources'],
+  '/api/rules': ['page'],
+  '/api/rules/loaded': [],
+};
+
 /**
  * The dashboard of one engine: a page served by the package itself (no CDN, works offline),
  * live over server-sent events, with rule editing. One framework-neutral handler
  * ({@link Dashboard.handle}); `express()`, `koa()`, `fastify` and `listen()` only translate.
+ * Its reads are built once per interval and shared by every reader, answer at most `pageSize`
+ * resources, rules and breakers each, and are limited (with edits) by Floodgate itself, on the
+ * resources of {@link DASHBOARD_RESOURCES}.
  */
 export class Dashboard {
   private readonly feed: LiveFeed;
   private readonly editor: RuleEditor;
+  private readonly readers: BearerTokens | undefined;
+  private readonly limits: OwnLimits;
   private readonly assets = new Map<string, Buffer>();
   private readonly connections = new Set<ServerResponse>();
   private readonly maxPages: number;
 
   /** @internal Use {@link dashboard}. */
-  constructor(
-    fg: Floodgate,
-    options: Required<Omit<DashboardOptions, 'token' | 'store'>> & Pick<DashboardOptions, 'token' | 'store'>,
-  ) {
+  constructor(fg: Floodgate, options: ResolvedOptions) {
     this.feed = new LiveFeed(fg, options);
     this.editor = new RuleEditor(fg, options.token, options.store, options.maxBodyBytes);
+    this.readers = options.readToken === undefined ? undefined : new BearerTokens([options.readToken, options.token]);
+    this.limits = new OwnLimits(fg, options.readsPerSecond, options.editsPerSecond);
     this.maxPages = options.maxPages;
     for (const name of Object.keys(CONTENT_TYPES)) this.assets.set(name, readFileSync(join(ASSETS, name)));
   }
@@ -146,36 +197,55 @@ export class Dashboard {
 
   /**
    * Answers one request. `path` is the part after the mount point (`''` for the mount point
-   * itself, which is redirected to its trailing-slash form); the query string is ignored.
+   * itself, which is redirected to its trailing-slash form), with its query string.
    */
   handle(req: IncomingMessage, res: ServerResponse, path = req.url ?? '/', options: HandleOptions = {}): Promise<void> {
-    const route = path.split('?', 1)[0]!;
+    const [route = '', query = ''] = splitQuery(path);
     const method = req.method ?? 'GET';
     const reading = method === 'GET' || method === 'HEAD';
     if (route === '') {
-      const [base, query] = (options.originalUrl ?? req.url ?? '/').split('?', 2);
-      return send(res, 308, { location: `${base}/${query === undefined ? '' : `?${query}`}` }, '');
+      const [base, originalQuery] = splitQuery(options.originalUrl ?? req.url ?? '/');
+      return send(res, 308, { location: `${base}/${originalQuery === undefined ? '' : `?${originalQuery}`}` }, '');
     }
     if (route === '/' || route === '/index.html' || route === '/dashboard.js' || route === '/dashboard.css') {
       if (!reading) return notAllowed(res, 'GET, HEAD');
       const name = route === '/' ? 'index.html' : route.slice(1);
       return send(res, 200, { 'content-type': CONTENT_TYPES[name]! }, method === 'HEAD' ? '' : this.assets.get(name)!);
     }
-    if (route === '/api/state') {
-      if (!reading) return notAllowed(res, 'GET, HEAD');
-      return sendJson(res, 200, { ...this.feed.snapshot(), ...this.editorState() });
+    if (route === '/api/rules' && (method === 'PUT' || method === 'POST')) return this.edit(req, res, options.body);
+    const params = PAGE_PARAMS[route];
+    if (params === undefined) return sendJson(res, 404, { message: 'Not found' });
+    if (route === '/events' ? method !== 'GET' : !reading)
+      return notAllowed(
+        res,
+        route === '/events' ? 'GET' : route === '/api/rules' ? 'GET, HEAD, PUT, POST' : 'GET, HEAD',
+      );
+    if (this.readers !== undefined && !this.readers.admits(req)) {
+      return sendJson(
+        res,
+        401,
+        { message: 'A valid token is required to read this dashboard (authorization: Bearer <token>)' },
+        { 'www-authenticate': 'Bearer' },
+      );
     }
-    if (route === '/events') {
-      if (method !== 'GET') return notAllowed(res, 'GET');
-      return this.stream(req, res);
-    }
-    if (route === '/api/rules') {
-      if (method !== 'PUT' && method !== 'POST') return notAllowed(res, 'PUT, POST');
-      return this.editor
-        .edit(req, options.body)
-        .then((answer) => sendJson(res, answer.status, answer.body, answer.headers));
-    }
-    return sendJson(res, 404, { message: 'Not found' });
+    const pages = readPages(query, params);
+    if (typeof pages === 'string') return sendJson(res, 400, { message: pages });
+    return this.limited(req, res, DASHBOARD_RESOURCES.read, () => {
+      switch (route) {
+        case '/events':
+          return this.stream(req, res, pages.resources ?? 0);
+        case '/api/rules':
+          return sendJsonText(res, 200, this.feed.rulesJson(pages.page ?? 0));
+        case '/api/rules/loaded':
+          return sendJsonText(res, 200, this.feed.loadedJson());
+        default:
+          return sendJsonText(
+            res,
+            200,
+            withFields(this.feed.snapshotJson(pages.resources ?? 0, pages.rules ?? 0), this.editorState()),
+          );
+      }
+    });
   }
 
   /**
@@ -228,19 +298,54 @@ export class Dashboard {
     };
   }
 
-  /** Ends every connected page and stops listening to the engine. */
+  /** Ends every connected page, stops listening to the engine and withdraws the dashboard's own rules. */
   close(): void {
     for (const res of this.connections) res.destroy();
     this.connections.clear();
     this.feed.close();
+    this.limits.close();
+  }
+
+  /** A rule edit: the token first, then the edit budget, then the body. */
+  private edit(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const refused = this.editor.refuse(req);
+    if (refused !== undefined) {
+      req.resume();
+      return sendJson(res, refused.status, refused.body, refused.headers);
+    }
+    return this.limited(req, res, DASHBOARD_RESOURCES.edit, () =>
+      this.editor.edit(req, body).then((answer) => sendJson(res, answer.status, answer.body, answer.headers)),
+    );
+  }
+
+  /** Answers through `answer` within `resource`'s limit, or answers its refusal (the body unread). */
+  private limited(
+    req: IncomingMessage,
+    res: ServerResponse,
+    resource: string,
+    answer: () => Promise<void>,
+  ): Promise<void> {
+    const entry = this.limits.enter(resource);
+    if (!(entry instanceof Entry)) {
+      req.resume();
+      return send(res, entry.status, entry.headers, entry.json);
+    }
+    let answered: Promise<void>;
+    try {
+      answered = answer();
+    } catch (error) {
+      entry.exit();
+      return Promise.reject(error);
+    }
+    return answered.finally(() => entry.exit());
   }
 
   private editorState(): { readOnly: boolean; editTarget: string } {
     return { readOnly: this.editor.readOnly, editTarget: this.editor.target };
   }
 
-  /** One page's server-sent events: a snapshot, then a tick per interval and rule changes. */
-  private stream(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** One page's server-sent events: a snapshot of its page of resources, then a tick per interval and rule changes. */
+  private stream(req: IncomingMessage, res: ServerResponse, resourcePage: number): Promise<void> {
     if (this.feed.pageCount >= this.maxPages)
       return sendJson(res, 503, { message: `At most ${this.maxPages} pages may be connected at once` });
     res.writeHead(200, {
@@ -254,6 +359,7 @@ export class Dashboard {
     res.write(`event: editor\ndata: ${JSON.stringify(this.editorState())}\n\n`);
     this.connections.add(res);
     const unsubscribe = this.feed.subscribe({
+      resourcePage,
       send: (event, data) => {
         if (res.writableLength > MAX_PAGE_BUFFER_BYTES) return void res.destroy();
         res.write(`event: ${event}\ndata: ${data}\n\n`);
@@ -287,13 +393,18 @@ export function dashboard(fg: Floodgate, options: DashboardOptions = {}): Dashbo
   if (typeof fg !== 'object' || fg === null || typeof fg.describeRules !== 'function')
     throw new TypeError(`${where}: fg must be a Floodgate engine`);
   if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: options must be an object`);
-  const known = new Set(['token', 'store', ...Object.keys(RANGES)]);
+  const known = new Set(['token', 'readToken', 'store', ...Object.keys(RANGES)]);
   for (const key of Object.keys(options))
     if (!known.has(key))
       throw new TypeError(`${where}: options.${key} is not an option (known: ${[...known].join(', ')})`);
-  const { token, store } = options;
-  if (token !== undefined && (typeof token !== 'string' || token.length === 0))
-    throw new TypeError(`${where}: options.token must be a non-empty string, got ${JSON.stringify(token)}`);
+  const { token, readToken, store } = options;
+  for (const [name, value] of [
+    ['token', token],
+    ['readToken', readToken],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0))
+      throw new TypeError(`${where}: options.${name} must be a non-empty string, got ${JSON.stringify(value)}`);
+  }
   if (
     store !== undefined &&
     (typeof store !== 'object' || store === null || typeof store.write !== 'function' || typeof store.name !== 'string')
@@ -313,7 +424,12 @@ export function dashboard(fg: Floodgate, options: DashboardOptions = {}): Dashbo
     }
     resolved[key] = value;
   }
-  return new Dashboard(fg, { ...(resolved as Required<Omit<DashboardOptions, 'token' | 'store'>>), token, store });
+  return new Dashboard(fg, {
+    ...(resolved as Omit<ResolvedOptions, 'token' | 'readToken' | 'store'>),
+    token,
+    readToken,
+    store,
+  });
 }
 
 function send(
@@ -334,6 +450,37 @@ function sendJson(
   headers: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   return send(res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, JSON.stringify(body));
+}
+
+/** Answers JSON already written as text. */
+function sendJsonText(res: ServerResponse, status: number, json: string): Promise<void> {
+  return send(res, status, { 'content-type': 'application/json; charset=utf-8' }, json);
+}
+
+/** `json` (an object's JSON) with `fields` first. */
+function withFields(json: string, fields: object): string {
+  const head = JSON.stringify(fields).slice(1, -1);
+  return head === '' ? json : `{${head},${json.slice(1)}`;
+}
+
+/** A path and its query string (without the `?`; `undefined` when there is none). */
+function splitQuery(path: string): [string, string | undefined] {
+  const at = path.indexOf('?');
+  return at < 0 ? [path, undefined] : [path.slice(0, at), path.slice(at + 1)];
+}
+
+/** The page numbers asked for by the parameters `names` of `query`, or why they are wrong. */
+function readPages(query: string, names: readonly string[]): Partial<Record<string, number>> | string {
+  const params = new URLSearchParams(query);
+  const pages: Record<string, number> = {};
+  for (const name of names) {
+    const value = params.get(name);
+    if (value === null) continue;
+    if (!/^\d{1,9}$/.test(value))
+      return `${name} must be a page number (0, 1, 2, ...), got ${JSON.stringify(value.slice(0, 40))}`;
+    pages[name] = Number(value);
+  }
+  return pages;
 }
 
 function notAllowed(res: ServerResponse, allow: string): Promise<void> {

@@ -7,6 +7,7 @@ export {
   type DashboardServer,
 } from './dashboard';
 export type { RuleStore } from './rule-editor';
+export { DASHBOARD_RESOURCES } from './own-limits';
 export type {
   HandleOptions,
   DashboardHandler,
@@ -18,4 +19,15 @@ export type {
   FastifyRequestLike,
   FastifyReplyLike,
 } from './mounts';
-export type { Snapshot, Tick, SecondPoint, BreakerView, BlockView, Transition, RejectionView } from './live-feed';
+export type {
+  Snapshot,
+  Tick,
+  RulesPage,
+  PageInfo,
+  ResourceView,
+  SecondPoint,
+  BreakerView,
+  BlockView,
+  Transition,
+  RejectionView,
+} from './live-feed';

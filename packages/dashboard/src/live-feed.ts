@@ -57,20 +57,45 @@ export interface RejectionView {
   readonly issues: readonly RuleIssue[];
 }
 
-/** What a page needs to draw itself from nothing. */
+/** Where one page of a list is: which, of how many, and how many items in all. */
+export interface PageInfo {
+  /** The page, from 0. */
+  readonly page: number;
+  /** Pages in all (at least 1, the first one being empty when the list is). */
+  readonly pages: number;
+  /** Items in the whole list. */
+  readonly total: number;
+}
+
+/** One charted resource. */
+export interface ResourceView {
+  readonly name: string;
+  readonly concurrency: number;
+  readonly points: readonly SecondPoint[];
+}
+
+/**
+ * What a page needs to draw itself from nothing (`api/state`, the `snapshot` event): one page of
+ * the charted resources and one page of the rules, at most `pageSize` of each, the breakers
+ * (at most `pageSize`, open and half-open ones first), the latest blocks.
+ */
 export interface Snapshot {
   readonly now: number;
   readonly intervalMs: number;
   readonly historySeconds: number;
-  readonly resources: readonly {
-    readonly name: string;
-    readonly concurrency: number;
-    readonly points: readonly SecondPoint[];
-  }[];
-  /** Tracked resources beyond `maxResources`, not shown. */
+  /** Most resources, rules and breakers in one answer. */
+  readonly pageSize: number;
+  readonly resources: readonly ResourceView[];
+  /** Which page of the charted resources `resources` is (`?resources=<page>`). */
+  readonly resourcePage: PageInfo;
+  /** Tracked resources beyond `maxResources`, neither charted nor paged. */
   readonly hiddenResources: number;
   readonly breakers: readonly BreakerView[];
+  /** Breakers in all (those beyond `pageSize` are not shown; open and half-open ones come first). */
+  readonly breakerCount: number;
   readonly rules: readonly RuleDescription[];
+  /** Which page of the rules `rules` is (`?rules=<page>`). */
+  readonly rulePage: PageInfo;
   /** The rule kinds, in check order (the editor's keys). */
   readonly kinds: readonly RuleKindKey[];
   readonly blocks: readonly BlockView[];
@@ -79,22 +104,29 @@ export interface Snapshot {
   readonly rejected: RejectionView | undefined;
 }
 
-/** What changed in one interval. */
+/** What changed in one interval, for the pages watching one page of resources. */
 export interface Tick {
   readonly now: number;
-  readonly resources: readonly {
-    readonly name: string;
-    readonly concurrency: number;
-    readonly points: readonly SecondPoint[];
-  }[];
+  /** The new seconds of the resources of the page watched. */
+  readonly resources: readonly ResourceView[];
+  readonly resourcePage: PageInfo;
   readonly hiddenResources: number;
   readonly breakers: readonly BreakerView[];
+  readonly breakerCount: number;
   readonly blocks: readonly BlockView[];
+}
+
+/** One page of the rules (`api/rules?page=<n>`, the `rules` event for page 0). */
+export interface RulesPage {
+  readonly rules: readonly RuleDescription[];
+  readonly rulePage: PageInfo;
+  readonly rejected: RejectionView | undefined;
 }
 
 /** The bounds of a {@link LiveFeed}. */
 export interface LiveFeedLimits {
   readonly intervalMs: number;
+  readonly pageSize: number;
   readonly historySeconds: number;
   readonly maxResources: number;
   readonly recentBlocks: number;
@@ -103,6 +135,8 @@ export interface LiveFeedLimits {
 
 /** Something that receives the feed: one connected page. */
 export interface FeedSubscriber {
+  /** The page of resources it watches (from 0). */
+  readonly resourcePage: number;
   /** Sends one server-sent event (`data` is JSON already). */
   send(event: string, data: string): void;
 }
@@ -124,14 +158,62 @@ interface Series {
   next: number;
 }
 
+/** The sampled state of one period, shared by every reader of it. */
+interface View {
+  readonly now: number;
+  /** Every charted resource, in the order they were first seen. */
+  readonly resources: readonly ResourceView[];
+  readonly hiddenResources: number;
+  /** The breakers shown, as JSON. */
+  readonly breakers: string;
+  readonly breakerCount: number;
+  /** The latest blocks, as JSON. */
+  readonly blocks: string;
+}
+
+/** One page of a list, as JSON, and where it is. */
+interface Part {
+  readonly json: string;
+  readonly info: PageInfo;
+}
+
 /**
- * The dashboard's view of an engine over time. While no page is connected it costs nothing on
- * the entry path: it listens only to rare events (breaker transitions, rule changes and
- * rejections) and keeps no series. While at least one page is connected, one unref'd timer
- * reads each shown resource's completed seconds from the engine's minute window (backfilling
- * the last minute when it starts) and its concurrency, listens to `block` for the recent
- * blocks, and sends every page the same JSON once per interval. Memory is bounded by
- * {@link LiveFeedLimits}: at most `maxResources` series of `historySeconds` points,
+ * Parts built at most once per key (a period, or a change), shared by every reader of the key;
+ * all dropped when the key changes. Bounded by what one period holds: a part per page.
+ */
+class PeriodMemo {
+  private key: string | undefined;
+  private readonly parts = new Map<string, unknown>();
+
+  get<T>(key: string, part: string, build: () => T): T {
+    if (key !== this.key) {
+      this.parts.clear();
+      this.key = key;
+    }
+    let value = this.parts.get(part) as T | undefined;
+    if (value === undefined) {
+      value = build();
+      this.parts.set(part, value);
+    }
+    return value;
+  }
+}
+
+/**
+ * The dashboard's view of an engine over time, for every reader. While no page is connected it
+ * costs nothing on the entry path: it listens only to rare events (breaker transitions, rule
+ * changes and rejections) and keeps no series. While at least one page is connected, one unref'd
+ * timer reads each charted resource's completed seconds from the engine's minute window
+ * (backfilling the last minute when it starts) and its concurrency, listens to `block` for the
+ * recent blocks, and sends the pages watching one page of resources the same JSON once per
+ * interval; rule changes are sent with the next interval, once however many there were.
+ *
+ * Reads cost one build per period however many readers: what `api/state`, `api/rules` and a new
+ * page's snapshot are made of (the sampled resources, the breakers, the rule descriptions, each
+ * page of them as JSON) is built at most once per interval (per tick while pages are connected,
+ * per `intervalMs` of the engine's clock otherwise, and again after a rule change) and shared.
+ * Answers are bounded: at most `pageSize` resources, rules and breakers each. Memory is bounded
+ * by {@link LiveFeedLimits}: at most `maxResources` series of `historySeconds` points,
  * `recentBlocks` blocks, `transitionsPerBreaker` transitions for each of at most 1000 breakers.
  */
 export class LiveFeed {
@@ -146,18 +228,29 @@ export class LiveFeed {
   private timer: NodeJS.Timeout | undefined;
   private stopBlocks: (() => void) | undefined;
   private readonly stopEvents: (() => void)[];
+  /** Bumped by every sample and rule change: what was built before is out of date. */
+  private generation = 0;
+  /** Rules changed since the last tick: the pages are sent them with the next one. */
+  private rulesChanged = false;
+  private readonly memo = new PeriodMemo();
+  private readonly kindsJson: string;
 
   constructor(
     private readonly fg: Floodgate,
     private readonly limits: LiveFeedLimits,
   ) {
+    this.kindsJson = JSON.stringify(Object.keys(fg.getRules()));
+    const changed = (): void => {
+      this.generation++;
+      this.rulesChanged = true;
+    };
     this.stopEvents = [
       fg.on('circuitStateChange', (event) => this.recordTransition(event)),
       fg.on('rulesRejected', ({ source, issues }) => {
         this.rejected = { at: fg.clock.now(), source, issues };
-        this.broadcast('rules', () => this.rulesPayload());
+        changed();
       }),
-      fg.on('rulesLoaded', () => this.broadcast('rules', () => this.rulesPayload())),
+      fg.on('rulesLoaded', changed),
     ];
   }
 
@@ -166,53 +259,97 @@ export class LiveFeed {
     return this.pages.size;
   }
 
-  /** Adds a page: sends it a snapshot, and starts sampling if it is the first. */
+  /** Adds a page: sends it a snapshot of its page of resources, and starts sampling if it is the first. */
   subscribe(page: FeedSubscriber): () => void {
     if (this.pages.size === 0) this.start();
     this.pages.add(page);
-    page.send('snapshot', JSON.stringify(this.snapshot()));
+    page.send('snapshot', this.snapshotJson(page.resourcePage, 0));
     return () => {
       if (this.pages.delete(page) && this.pages.size === 0) this.stop();
     };
   }
 
-  /** Everything a page draws from; samples first if no page is connected. */
-  snapshot(): Snapshot {
-    const sampling = this.pages.size > 0;
-    if (!sampling) this.sample();
-    const snapshot: Snapshot = {
-      now: this.fg.clock.now(),
-      intervalMs: this.limits.intervalMs,
-      historySeconds: this.limits.historySeconds,
-      resources: [...this.series].map(([name, series]) => ({
-        name,
-        concurrency: this.concurrency(name),
-        points: series.points,
-      })),
-      hiddenResources: this.hidden,
-      breakers: this.breakers(),
-      ...this.rulesPayloadObject(),
-      kinds: Object.keys(this.fg.getRules()) as RuleKindKey[],
-      blocks: this.blocks.slice(-this.limits.recentBlocks),
-      recentBlocks: this.limits.recentBlocks,
-    };
-    if (!sampling) this.series.clear();
-    return snapshot;
+  /** A {@link Snapshot} as JSON: one page of resources and one of rules (out of range: empty). */
+  snapshotJson(resourcePage: number, rulePage: number): string {
+    const key = this.key();
+    const view = this.view(key);
+    const resources = this.resourcesPart(key, view, resourcePage);
+    const rules = this.rulesPart(key, rulePage);
+    return jsonObject({
+      now: String(view.now),
+      intervalMs: String(this.limits.intervalMs),
+      historySeconds: String(this.limits.historySeconds),
+      pageSize: String(this.limits.pageSize),
+      resources: resources.json,
+      resourcePage: JSON.stringify(resources.info),
+      hiddenResources: String(view.hiddenResources),
+      breakers: view.breakers,
+      breakerCount: String(view.breakerCount),
+      rules: rules.json,
+      rulePage: JSON.stringify(rules.info),
+      kinds: this.kindsJson,
+      blocks: view.blocks,
+      recentBlocks: String(this.limits.recentBlocks),
+      rejected: JSON.stringify(this.rejected),
+    });
   }
 
-  /** Reads the engine once and sends every page what changed. Called by the timer. */
+  /** A {@link RulesPage} as JSON. */
+  rulesJson(rulePage: number): string {
+    const rules = this.rulesPart(this.key(), rulePage);
+    return jsonObject({
+      rules: rules.json,
+      rulePage: JSON.stringify(rules.info),
+      rejected: JSON.stringify(this.rejected),
+    });
+  }
+
+  /**
+   * The loaded layer, as the editor shows it and an edit replaces it: `{ "<kind>": [rules], ... }`,
+   * every kind present, as JSON. Not paged (it is what an edit sends back whole).
+   */
+  loadedJson(): string {
+    return this.memo.get(this.key(), 'loaded', () => {
+      const layer: Record<string, unknown[]> = {};
+      for (const kind of Object.keys(this.fg.getRules())) layer[kind] = [];
+      for (const d of this.fg.describeRules()) if (d.layer === 'loaded') layer[d.kind]!.push(d.rule);
+      return JSON.stringify(layer);
+    });
+  }
+
+  /** Reads the engine once and sends every page what changed on its page of resources. Called by the timer. */
   tick(): void {
     const fresh = this.sample();
+    this.generation++;
     const blocks = this.blocks.filter((block) => block.seq > this.sentBlockSeq).slice(-this.limits.recentBlocks);
     this.sentBlockSeq = this.blockSeq;
-    const tick: Tick = {
-      now: this.fg.clock.now(),
-      resources: [...fresh].map(([name, points]) => ({ name, concurrency: this.concurrency(name), points })),
-      hiddenResources: this.hidden,
-      breakers: this.breakers(),
-      blocks,
-    };
-    this.broadcast('tick', () => JSON.stringify(tick));
+    const view = this.view(this.key());
+    const blocksJson = JSON.stringify(blocks);
+    const byPage = new Map<number, string>();
+    for (const page of this.pages) {
+      let json = byPage.get(page.resourcePage);
+      if (json === undefined) {
+        const [shown, info] = pageOf(view.resources, page.resourcePage, this.limits.pageSize);
+        json = jsonObject({
+          now: String(view.now),
+          resources: JSON.stringify(
+            shown.map(({ name, concurrency }) => ({ name, concurrency, points: fresh.get(name) ?? [] })),
+          ),
+          resourcePage: JSON.stringify(info),
+          hiddenResources: String(view.hiddenResources),
+          breakers: view.breakers,
+          breakerCount: String(view.breakerCount),
+          blocks: blocksJson,
+        });
+        byPage.set(page.resourcePage, json);
+      }
+      page.send('tick', json);
+    }
+    if (this.rulesChanged) {
+      this.rulesChanged = false;
+      const rules = this.rulesJson(0);
+      for (const page of this.pages) page.send('rules', rules);
+    }
   }
 
   /** Disconnects nothing, but stops listening to the engine; pages should be closed first. */
@@ -221,9 +358,59 @@ export class LiveFeed {
     for (const stop of this.stopEvents) stop();
   }
 
+  /** What was built is shared while this stays the same: per tick while sampling, else per interval of the engine's clock. */
+  private key(): string {
+    if (this.pages.size > 0) return String(this.generation);
+    return `${this.generation}@${Math.floor(this.fg.clock.now() / this.limits.intervalMs)}`;
+  }
+
+  /** The sampled state of the key's period (sampled first when no page is connected). */
+  private view(key: string): View {
+    return this.memo.get(key, 'view', (): View => {
+      const sampling = this.pages.size > 0;
+      if (!sampling) this.sample();
+      const resources = [...this.series].map(([name, series]) => ({
+        name,
+        concurrency: this.concurrency(name),
+        points: series.points,
+      }));
+      const breakers = this.breakers();
+      const view: View = {
+        now: this.fg.clock.now(),
+        resources,
+        hiddenResources: this.hidden,
+        breakers: JSON.stringify(breakers.slice(0, this.limits.pageSize)),
+        breakerCount: breakers.length,
+        blocks: JSON.stringify(this.blocks.slice(-this.limits.recentBlocks)),
+      };
+      if (!sampling) {
+        this.series.clear();
+        this.hidden = 0;
+      }
+      return view;
+    });
+  }
+
+  private resourcesPart(key: string, view: View, page: number): Part {
+    return this.part(key, `resources:${page}`, view.resources, page);
+  }
+
+  private rulesPart(key: string, page: number): Part {
+    const rules = this.memo.get(key, 'rules', () => this.fg.describeRules());
+    return this.part(key, `rules:${page}`, rules, page);
+  }
+
+  /** One page of `list` as JSON, built once per key; a page out of range is empty (and not kept). */
+  private part(key: string, name: string, list: readonly unknown[], page: number): Part {
+    const [shown, info] = pageOf(list, page, this.limits.pageSize);
+    if (shown.length === 0) return { json: '[]', info };
+    return this.memo.get(key, name, () => ({ json: JSON.stringify(shown), info }));
+  }
+
   /** The first page arrived: backfill the last minute, then sample once per interval. */
   private start(): void {
     this.sample();
+    this.generation++;
     this.stopBlocks = this.fg.on('block', (event) => this.recordBlock(event));
     this.timer = setInterval(() => this.tick(), this.limits.intervalMs);
     this.timer.unref();
@@ -237,9 +424,10 @@ export class LiveFeed {
     this.stopBlocks = undefined;
     this.series.clear();
     this.hidden = 0;
+    this.generation++;
   }
 
-  /** Reads each shown resource's new completed seconds; returns them by resource. */
+  /** Reads each charted resource's new completed seconds; returns them by resource. */
   private sample(): Map<string, SecondPoint[]> {
     const fresh = new Map<string, SecondPoint[]>();
     let hidden = 0;
@@ -276,6 +464,7 @@ export class LiveFeed {
     return this.fg.stats(name)?.concurrency ?? 0;
   }
 
+  /** Every breaker, open and half-open ones first (in rule order otherwise). */
   private breakers(): BreakerView[] {
     const views: BreakerView[] = [];
     const resources = new Set(this.fg.getRules().circuitBreakers.map((rule) => rule.resource));
@@ -290,7 +479,8 @@ export class LiveFeed {
         });
       }
     }
-    return views;
+    const rank = (view: BreakerView): number => (view.state === 'closed' ? 1 : 0);
+    return views.sort((a, b) => rank(a) - rank(b));
   }
 
   private recordTransition(event: CircuitStateChangeEvent): void {
@@ -319,20 +509,19 @@ export class LiveFeed {
     });
     if (this.blocks.length > 2 * this.limits.recentBlocks) this.blocks = this.blocks.slice(-this.limits.recentBlocks);
   }
+}
 
-  private rulesPayloadObject(): { rules: readonly RuleDescription[]; rejected: RejectionView | undefined } {
-    return { rules: this.fg.describeRules(), rejected: this.rejected };
-  }
+/** Page `page` (from 0) of `list`, `size` per page, and where it is; out of range: empty. */
+export function pageOf<T>(list: readonly T[], page: number, size: number): [readonly T[], PageInfo] {
+  const info = { page, pages: Math.max(1, Math.ceil(list.length / size)), total: list.length };
+  return [page < info.pages ? list.slice(page * size, (page + 1) * size) : [], info];
+}
 
-  private rulesPayload(): string {
-    return JSON.stringify(this.rulesPayloadObject());
-  }
-
-  private broadcast(event: string, data: () => string): void {
-    if (this.pages.size === 0) return;
-    const json = data();
-    for (const page of this.pages) page.send(event, json);
-  }
+/** A JSON object from fields already written as JSON; a field written as `undefined` is left out. */
+function jsonObject(fields: Readonly<Record<string, string | undefined>>): string {
+  const parts: string[] = [];
+  for (const [name, json] of Object.entries(fields)) if (json !== undefined) parts.push(`"${name}":${json}`);
+  return `{${parts.join(',')}}`;
 }
 
 /** Identifies one breaker across reloads that keep its rule (the engine keeps its state then too). */

@@ -114,8 +114,10 @@ export function fastifyMount(handle: DashboardHandler): FastifyPluginLike {
     const handler = async (request: FastifyRequestLike, reply: FastifyReplyLike): Promise<void> => {
       reply.hijack();
       const url = request.raw.url ?? '/';
+      const at = url.indexOf('?');
+      const query = at < 0 ? '' : url.slice(at);
       const wildcard = (request.params as Record<string, string | undefined>)['*'];
-      const path = wildcard !== undefined ? `/${wildcard}` : url.split('?', 1)[0]!.endsWith('/') ? '/' : '';
+      const path = wildcard !== undefined ? `/${wildcard}${query}` : url.split('?', 1)[0]!.endsWith('/') ? '/' : '';
       await handle(request.raw, reply.raw, path, { originalUrl: url });
     };
     instance.route({ method: METHODS, url: '/', handler });

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import {
   normalizeRuleSet,
@@ -9,6 +8,7 @@ import {
   type RuleKindKey,
   type RuleSetOptions,
 } from '@floodgate/core';
+import { BearerTokens } from './bearer-tokens';
 
 /** The `source` that the dashboard's edits are loaded and refused with. */
 const SOURCE = 'dashboard';
@@ -47,14 +47,13 @@ class BodyError extends Error {
 }
 
 /**
- * Rule edits from the page: checks the token (a bearer token in the `authorization` header,
- * compared in constant time; never a cookie, so a cross-site request cannot carry it), reads
- * the JSON body within a size limit, validates it with the engine's own validation, and
- * applies it whole, through `loadRules` with source `'dashboard'` or through the durable
- * store. Every kind the body leaves out is emptied: the body is the whole loaded layer.
+ * Rule edits from the page: checks the token (see {@link BearerTokens}), reads the JSON body
+ * within a size limit, validates it with the engine's own validation, and applies it whole,
+ * through `loadRules` with source `'dashboard'` or through the durable store. Every kind the body
+ * leaves out is emptied: the body is the whole loaded layer.
  */
 export class RuleEditor {
-  private readonly tokenDigest: Buffer | undefined;
+  private readonly tokens: BearerTokens;
 
   constructor(
     private readonly fg: Floodgate,
@@ -62,12 +61,12 @@ export class RuleEditor {
     private readonly store: RuleStore | undefined,
     private readonly maxBodyBytes: number,
   ) {
-    this.tokenDigest = token === undefined ? undefined : digest(token);
+    this.tokens = new BearerTokens([token]);
   }
 
   /** Whether edits are possible at all (a token is configured). */
   get readOnly(): boolean {
-    return this.tokenDigest === undefined;
+    return !this.tokens.any;
   }
 
   /** Where edits go: the store's name, or `'engine'` (this instance only, until restart). */
@@ -76,17 +75,13 @@ export class RuleEditor {
   }
 
   /**
-   * Handles one edit request; never throws. The body is judged as it was sent, before anything
-   * is merged into it: not JSON (400), over the limit (413), or not a valid rule set (422: `null`,
-   * an array, a primitive, an unknown kind, a `__proto__` key anywhere, a bad rule) is refused,
-   * announced as `rulesRejected` with source `'dashboard'`, and the rules in force stay.
+   * Handles one edit request that {@link RuleEditor.refuse} let in; never throws. The body is
+   * judged as it was sent, before anything is merged into it: not JSON (400), over the limit
+   * (413), or not a valid rule set (422: `null`, an array, a primitive, an unknown kind, a
+   * `__proto__` key anywhere, a bad rule) is refused, announced as `rulesRejected` with source
+   * `'dashboard'`, and the rules in force stay.
    */
   async edit(req: IncomingMessage, parsedBody: unknown): Promise<EditAnswer> {
-    const refused = this.refuse(req);
-    if (refused !== undefined) {
-      req.resume();
-      return refused;
-    }
     let body: unknown;
     try {
       body =
@@ -136,12 +131,9 @@ export class RuleEditor {
   }
 
   /** The answer for a request that may not edit, or `undefined` when it may. */
-  private refuse(req: IncomingMessage): EditAnswer | undefined {
-    if (this.tokenDigest === undefined)
-      return { status: 403, body: { message: 'The dashboard is read-only: no token is configured' } };
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer (.+)$/i.exec(header.trim()) : null;
-    if (match === null || !timingSafeEqual(digest(match[1]!), this.tokenDigest)) {
+  refuse(req: IncomingMessage): EditAnswer | undefined {
+    if (this.readOnly) return { status: 403, body: { message: 'The dashboard is read-only: no token is configured' } };
+    if (!this.tokens.admits(req)) {
       return {
         status: 401,
         body: { message: 'A valid token is required to edit rules (authorization: Bearer <token>)' },
@@ -161,11 +153,6 @@ function rejected(error: RuleValidationError): EditAnswer {
 
 function applied(target: string): EditAnswer {
   return { status: 200, body: { message: `Rules applied through ${target}`, via: target } };
-}
-
-/** Equal-length digests, so the comparison takes the same time whatever the token's length. */
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 /**
