@@ -123,6 +123,15 @@ export class BreakerStateMachine {
   }
 
   /**
+   * A probe's call ran but says nothing of the resource (its outcome was discarded): the probe
+   * is handed back, so the next call probes instead. The half-open period and its deadline
+   * otherwise stand.
+   */
+  probeReturned(probe: BreakerProbe): void {
+    if (this.settle(probe)) this.admitted--;
+  }
+
+  /**
    * The breaker's state at `now`. `retryAfterMs` is set while open (ms until probing, 0 once
    * due) and while half-open with every probe taken (as for a refused call).
    */
@@ -217,6 +226,13 @@ export class BreakerProbe implements EntryAttachment {
     if (this.settled) return;
     this.settled = true;
     this.machine.probeReleased(this, now);
+  }
+
+  /** The probe's call ran but its outcome is not recorded (a client too slow sending): the probe goes to another call. */
+  discarded(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.machine.probeReturned(this);
   }
 }
 

@@ -301,4 +301,9 @@ class SharedProbe implements EntryAttachment {
     this.settled = true;
     this.breaker.settle(this.lease, 'unused');
   }
+
+  /** The call ran, but its outcome was discarded (a client too slow sending): the probe goes back unused. */
+  discarded(): void {
+    this.released();
+  }
 }

@@ -54,14 +54,19 @@ export class ParamValueState {
 /**
  * Calls in flight for one value of a concurrency hotspot rule. The counter is itself the
  * entry's attachment: each admitted call holds the very object it incremented and decrements
- * it when it exits or does not run, even after the LRU has evicted the value (a value seen
- * again after eviction gets a fresh counter, which old calls never touch).
+ * it when its work has settled (a call answered by its timeout holds it until then) or when it
+ * does not run, even after the LRU has evicted the value (a value seen again after eviction gets
+ * a fresh counter, which old calls never touch).
  */
 export class InFlightCounter implements EntryAttachment {
-  /** Calls admitted and not yet ended. */
+  /** Calls admitted whose work has not settled. */
   inFlight = 0;
 
   exited(): void {
+    // Still running until freed.
+  }
+
+  freed(): void {
     this.inFlight--;
   }
 

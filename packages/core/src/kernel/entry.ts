@@ -10,15 +10,32 @@ export interface ExitHook {
 /**
  * Something a check took for one call and must give back: a hotspot token or concurrency
  * counter, a pacing slot, a breaker's probe. Attached with `Entry.attach`.
+ *
+ * A call that passed ends in two steps, which are one for most calls: its outcome is recorded
+ * (`exited`, or `discarded`), then its work has settled (`freed`). A call answered by its timeout
+ * has its outcome recorded at the timeout and is freed only when its function settles.
  */
 export interface EntryAttachment {
-  /** The call passed every check and has now exited. */
+  /**
+   * The call passed every check and its outcome is now recorded (it returned, threw, or timed
+   * out): a breaker's probe is decided here. Its work may still be running (see `freed`).
+   */
   exited(entry: Entry, now: number, rtMs: number): void;
   /**
    * The call will not run: a later check refused it, it was cancelled, or it left a queue.
    * Give back what was taken, unless a later call has built on it.
    */
   released(entry: Entry, now: number): void;
+  /**
+   * The call's work has settled, after `exited` or `discarded` (at once, or later for a call
+   * answered by its timeout): give back what bounds the work in flight (a concurrency counter).
+   */
+  freed?(entry: Entry, now: number): void;
+  /**
+   * The call ran but its outcome says nothing of the resource (its client was too slow sending
+   * the request), so it is not recorded: a breaker's probe is handed back for another call.
+   */
+  discarded?(entry: Entry, now: number): void;
 }
 const NO_ARGS: readonly unknown[] = Object.freeze([]);
 const NO_HOOKS: readonly ExitHook[] = Object.freeze([]);
@@ -28,7 +45,9 @@ const enum Phase {
   Checking,
   /** Admitted: counted as passed and in flight. */
   Admitted,
-  /** Exited: its completion was recorded. */
+  /** Concluded: its outcome is recorded (at its timeout), its work still runs and holds its concurrency. */
+  Concluded,
+  /** Exited: its completion was recorded and its concurrency given back. */
   Exited,
   /** Cancelled: given back before it ran, as if never admitted. */
   Cancelled,
@@ -41,6 +60,11 @@ const enum Phase {
  *
  * A caller that admitted a call and then decides not to run it (another guard of the same
  * request refused it) calls {@link Entry.cancel} instead: everything the call took is given back.
+ *
+ * A call answered by its timeout ends in two steps: its outcome (the `TimeoutError`, its response
+ * time) is recorded at the timeout, so circuit breakers see a hung dependency at once, and its
+ * concurrency (of the resource, its origin, inbound calls, hotspot values) is held until its work
+ * settles and `exit()` is called, so a concurrency limit bounds the work still running.
  */
 export class Entry {
   /** The guarded resource. */
@@ -113,7 +137,7 @@ export class Entry {
     return this.errorValue;
   }
 
-  /** Whether the call has ended (`exit()` or `cancel()`). */
+  /** Whether the call has ended (`exit()` or `cancel()`): a call concluded at its timeout has not, until its work settles. */
   get exited(): boolean {
     return this.phase === Phase.Exited || this.phase === Phase.Cancelled;
   }
@@ -121,10 +145,10 @@ export class Entry {
   /**
    * Records a business error for this call; circuit breakers count it when the entry exits.
    * Block errors (from a nested guarded call) are not business errors and are ignored, as are
-   * calls after the entry ended.
+   * calls once its outcome is recorded (after `exit()`, `cancel()`, or its timeout).
    */
   traceError(error: unknown): void {
-    if (this.exited || isBlockError(error)) return;
+    if (this.phase >= Phase.Concluded || isBlockError(error)) return;
     this.errorValue = error;
     this.errored = true;
   }
@@ -146,34 +170,70 @@ export class Entry {
     releaseAll(this, now);
   }
 
-  /** Ends the call: records its response time and releases what it holds. Idempotent. */
+  /**
+   * Ends the call: records its response time and releases what it holds. Idempotent. For a call
+   * whose outcome was recorded at its timeout, only releases what it holds.
+   */
   exit(): void {
-    if (this.phase !== Phase.Admitted) return;
+    const phase = this.phase;
+    if (phase !== Phase.Admitted && phase !== Phase.Concluded) return;
     this.phase = Phase.Exited;
     const now = this.clock.now();
+    if (phase === Phase.Admitted) this.record(now);
+    this.free(now);
+  }
+
+  /**
+   * @internal Records the call's outcome now (its response time, the error traced, what circuit
+   * breakers and a half-open probe make of it), and keeps its concurrency held until `exit()`:
+   * for a call answered by its timeout while its work goes on. Does nothing unless admitted.
+   */
+  conclude(): void {
+    if (this.phase !== Phase.Admitted) return;
+    this.phase = Phase.Concluded;
+    this.record(this.clock.now());
+  }
+
+  /**
+   * @internal Ends the call's outcome without recording it: no response time, success or error,
+   * nothing for circuit breakers, a half-open probe handed back. Its concurrency is held until
+   * `exit()`. For a request whose client was still sending it at its timeout: the time was the
+   * client's, not the resource's. Does nothing unless admitted.
+   */
+  discard(): void {
+    if (this.phase !== Phase.Admitted) return;
+    this.phase = Phase.Concluded;
+    const attachments = this.attachments;
+    if (attachments === undefined) return;
+    const now = this.clock.now();
+    for (let i = 0; i < attachments.length; i++) attachments[i]!.discarded?.(this, now);
+  }
+
+  /** Records the completion: statistics, exit hooks (circuit breakers), attachments (probes). */
+  private record(now: number): void {
     const rtMs = now - this.startedAt;
     const count = this.acquireCount;
     const errored = this.errored;
     const timedOut = errored && this.errorValue instanceof TimeoutError;
-    const node = this.node;
-    if (node !== undefined) {
-      node.addExit(now, count, rtMs, errored, timedOut);
-      node.concurrency--;
-    }
-    const originNode = this.originNode;
-    if (originNode !== undefined) {
-      originNode.addExit(now, count, rtMs, errored, timedOut);
-      originNode.concurrency--;
-    }
-    const inboundNode = this.inboundNode;
-    if (inboundNode !== undefined) {
-      inboundNode.addExit(now, count, rtMs, errored, timedOut);
-      inboundNode.concurrency--;
-    }
+    this.node?.addExit(now, count, rtMs, errored, timedOut);
+    this.originNode?.addExit(now, count, rtMs, errored, timedOut);
+    this.inboundNode?.addExit(now, count, rtMs, errored, timedOut);
     const hooks = this.exitHooks;
     for (let i = 0; i < hooks.length; i++) hooks[i]!.onExit(this, now, rtMs);
     const attachments = this.attachments;
     if (attachments !== undefined) for (let i = 0; i < attachments.length; i++) attachments[i]!.exited(this, now, rtMs);
+  }
+
+  /** Gives back the concurrency the call held while its work ran. */
+  private free(now: number): void {
+    const node = this.node;
+    if (node !== undefined) node.concurrency--;
+    const originNode = this.originNode;
+    if (originNode !== undefined) originNode.concurrency--;
+    const inboundNode = this.inboundNode;
+    if (inboundNode !== undefined) inboundNode.concurrency--;
+    const attachments = this.attachments;
+    if (attachments !== undefined) for (let i = 0; i < attachments.length; i++) attachments[i]!.freed?.(this, now);
   }
 
   /**
@@ -181,9 +241,11 @@ export class Entry {
    * window, its concurrency, its hotspot tokens and pacing slot are returned, and its completion
    * is never recorded. For callers that admitted a call and then refused it for another reason
    * (a later guard of the same request blocked it). A half-open breaker's probe counts as failed.
-   * Does nothing once the entry has ended.
+   * Does nothing once the entry has ended; for a call whose outcome was recorded at its timeout,
+   * releases what it holds, as `exit()` does (it ran).
    */
   cancel(): void {
+    if (this.phase === Phase.Concluded) return this.exit();
     if (this.phase !== Phase.Admitted) return;
     this.phase = Phase.Cancelled;
     const at = this.admittedAt;
