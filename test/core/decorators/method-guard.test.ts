@@ -373,13 +373,14 @@ describe('timeoutMs on a guarded method', () => {
     ['@CircuitBreaker', (fg: Floodgate) => CircuitBreaker({ ...TWO_ERRORS, timeoutMs: 100, floodgate: fg })],
     ['@HotParam', (fg: Floodgate) => HotParam({ paramIndex: 0, threshold: 10, timeoutMs: 100, floodgate: fg })],
   ])(
-    'answers a call that has not settled by timeoutMs with a TimeoutError and frees its slot, with %s (#12)',
+    'answers a call that has not settled by timeoutMs with a TimeoutError, and frees its slot once it settles, with %s (#12, #24)',
     async (_name, decorator) => {
       const { fg, clock } = engine();
+      let finish!: (value: string) => void;
       class Api {
         @decorator(fg)
         async fetch(_id: string): Promise<string> {
-          return never();
+          return new Promise<string>((resolve) => (finish = resolve));
         }
       }
       const call = expect(new Api().fetch('a')).rejects.toMatchObject({
@@ -390,9 +391,40 @@ describe('timeoutMs on a guarded method', () => {
       expect(fg.stats('Api.fetch')!.concurrency).toBe(1);
       await clock.advance(100);
       await call;
+      expect(fg.stats('Api.fetch')!.concurrency).toBe(1);
+      finish('late');
+      await new Promise((resolve) => setImmediate(resolve));
       expect(fg.stats('Api.fetch')!.concurrency).toBe(0);
     },
   );
+
+  it('runs no more calls of a method at once than its concurrency limit, timeouts or not (#24)', async () => {
+    const { fg, clock } = engine();
+    const work: ((value: string) => void)[] = [];
+    let running = 0;
+    let most = 0;
+    class Api {
+      @RateLimit({ threshold: 3, metric: 'concurrency', timeoutMs: 100, floodgate: fg })
+      async fetch(): Promise<string> {
+        most = Math.max(most, ++running);
+        try {
+          return await new Promise<string>((resolve) => work.push(resolve)); // ignores the timeout
+        } finally {
+          running--;
+        }
+      }
+    }
+    const api = new Api();
+    const outcomes: Promise<unknown>[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 4; i++) outcomes.push(api.fetch().catch((e: unknown) => (e as { code: string }).code));
+      await clock.advance(100);
+      work.shift()?.('late');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(most).toBe(3);
+    expect(new Set(await Promise.all(outcomes))).toEqual(new Set(['ERR_TIMEOUT', 'ERR_FLOW_BLOCKED']));
+  });
 
   it('gives the TimeoutError to the fallback', async () => {
     const { fg, clock } = engine();

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Floodgate, FlowBlockError, ManualClock, MAX_DURATION_MS, TimeoutError, type Entry } from '@floodgate/core';
 
 /** An engine on a manual clock whose resource `r` admits `limit` calls in flight. */
@@ -10,6 +11,17 @@ function concurrencyLimited(limit: number): { fg: Floodgate; clock: ManualClock 
 
 /** A promise that never settles. */
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/** A promise to settle from the test: work that ignores its AbortSignal. */
+class Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve!: (value: T) => void;
+  constructor() {
+    this.promise = new Promise<T>((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+}
 
 const predicateBroke = (): boolean => {
   throw new Error('predicate broke');
@@ -75,19 +87,105 @@ describe('a guarded call whose outcome cannot be read', () => {
 });
 
 describe('timeoutMs', () => {
-  it('frees the slots of calls that never settle once timeoutMs passes (#12)', async () => {
+  it('answers timed-out callers at the timeout but holds their slots until their functions settle (#24)', async () => {
     const { fg, clock } = concurrencyLimited(10);
-    const calls = Array.from({ length: 50 }, () =>
-      fg.run('r', () => never<string>(), { timeoutMs: 1000 }).catch((e: unknown) => e),
+    const work = Array.from({ length: 50 }, () => new Deferred<string>());
+    let running = 0;
+    let most = 0;
+    const calls = work.map((w) =>
+      fg
+        .run(
+          'r',
+          async () => {
+            most = Math.max(most, ++running);
+            try {
+              return await w.promise; // ignores its AbortSignal
+            } finally {
+              running--;
+            }
+          },
+          { timeoutMs: 1000 },
+        )
+        .catch((e: unknown) => e),
     );
-    await clock.advance(999);
-    expect(fg.stats('r')!.concurrency).toBe(10);
-    await clock.advance(1);
-    expect(fg.stats('r')!.concurrency).toBe(0);
+    await clock.advance(1000);
     const outcomes = await Promise.all(calls);
     expect(outcomes.filter((e) => e instanceof TimeoutError)).toHaveLength(10);
     expect(outcomes.filter((e) => e instanceof FlowBlockError)).toHaveLength(40);
+    expect(fg.stats('r')!.concurrency).toBe(10);
+    await expect(fg.run('r', () => 'next')).rejects.toBeInstanceOf(FlowBlockError);
+    for (const w of work.slice(0, 3)) w.resolve('late');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(running).toBe(7);
+    expect(fg.stats('r')!.concurrency).toBe(7);
     await expect(fg.run('r', () => 'next')).resolves.toBe('next');
+    expect(most).toBe(10);
+  });
+
+  it('keeps the slot of a function that never settles: at most the limit of them hold the resource (#24)', async () => {
+    const { fg, clock } = concurrencyLimited(2);
+    const calls = [1, 2].map(() => fg.run('r', () => never<string>(), { timeoutMs: 100 }).catch((e: unknown) => e));
+    await clock.advance(100);
+    expect(await Promise.all(calls)).toEqual([expect.any(TimeoutError), expect.any(TimeoutError)]);
+    for (let i = 0; i < 5; i++) {
+      await clock.advance(60_000);
+      await expect(fg.run('r', () => 'next', { timeoutMs: 100 })).rejects.toBeInstanceOf(FlowBlockError);
+    }
+    expect(fg.stats('r')!.concurrency).toBe(2);
+  });
+
+  it('records the timeout at once, so a breaker opens at the timeout while the slot is held (#24)', async () => {
+    const { fg, clock } = concurrencyLimited(5);
+    fg.loadCircuitBreakerRules([
+      { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
+    const work = new Deferred<string>();
+    const call = fg.run('r', () => work.promise, { timeoutMs: 100 }).catch((e: unknown) => e);
+    await clock.advance(100);
+    expect(await call).toBeInstanceOf(TimeoutError);
+    expect(fg.circuitState('r')[0]!.state).toBe('open');
+    expect(fg.stats('r')).toMatchObject({ concurrency: 1, lastSecond: { error: 1, totalRtMs: 100 } });
+    work.resolve('late');
+    await clock.advance(0);
+    expect(fg.stats('r')).toMatchObject({ concurrency: 0, lastSecond: { error: 1, success: 1, totalRtMs: 100 } });
+  });
+
+  it('decides a half-open probe at its timeout, while its function runs on (#24)', async () => {
+    const { fg, clock } = concurrencyLimited(5);
+    fg.loadCircuitBreakerRules([
+      { resource: 'r', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
+    await expect(fg.run('r', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    await clock.advance(1000);
+    const probe = fg.run('r', () => never<string>(), { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(fg.circuitState('r')[0]!.state).toBe('halfOpen');
+    await clock.advance(100);
+    expect(await probe).toBeInstanceOf(TimeoutError);
+    expect(fg.circuitState('r')[0]).toMatchObject({ state: 'open', retryAfterMs: 1000 });
+    expect(fg.stats('r')!.concurrency).toBe(1);
+  });
+
+  it('holds the hotspot, origin and inbound counts of a timed-out call until its function settles (#24)', async () => {
+    const clock = new ManualClock();
+    const fg = new Floodgate({ clock });
+    fg.loadRules({
+      hotParams: [{ resource: 'h', paramIndex: 0, metric: 'concurrency', threshold: 1 }],
+      system: [{ maxConcurrency: 1 }],
+    });
+    const work = new Deferred<string>();
+    const options = { args: ['u1'], origin: 'app', inbound: true, timeoutMs: 100 } as const;
+    const call = fg.run('h', () => work.promise, options).catch((e: unknown) => e);
+    await clock.advance(100);
+    expect(await call).toBeInstanceOf(TimeoutError);
+    await expect(fg.run('h', () => 'next', { args: ['u1'] })).rejects.toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED' });
+    await expect(fg.run('other', () => 'next', { inbound: true })).rejects.toMatchObject({
+      code: 'ERR_SYSTEM_BLOCKED',
+    });
+    expect(fg.inboundStats().concurrency).toBe(1);
+    work.resolve('late');
+    await clock.advance(0);
+    expect(fg.inboundStats().concurrency).toBe(0);
+    await expect(fg.run('h', () => 'next', options)).resolves.toBe('next');
   });
 
   it('answers with a TimeoutError naming the resource and the timeout', async () => {
@@ -123,6 +221,48 @@ describe('timeoutMs', () => {
     expect(await call).toBe(received!.reason);
   });
 
+  it('unlinks the caller’s signal when the call settles, and at its timeout (#24)', async () => {
+    const { fg, clock } = concurrencyLimited(5);
+    const caller = new AbortController();
+    const options = { timeoutMs: 100, signal: caller.signal };
+    await fg.run('r', () => Promise.resolve(1), options);
+    await fg.run('r', () => 1, options);
+    await expect(
+      fg.run(
+        'r',
+        () => {
+          throw new Error('down');
+        },
+        options,
+      ),
+    ).rejects.toThrow('down');
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    const hung = fg.run('r', () => never(), { timeoutMs: 100, signal: caller.signal }).catch((e: unknown) => e);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
+    await clock.advance(100);
+    expect(await hung).toBeInstanceOf(TimeoutError);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('aborts the function’s signal at once when the caller’s signal aborted before the call', async () => {
+    const { fg } = concurrencyLimited(1);
+    fg.loadFlowRules([{ resource: 'q', behavior: 'throttle', threshold: 1, maxQueueingTimeMs: 1000 }]);
+    const caller = new AbortController();
+    let received: AbortSignal | undefined;
+    // Admitted by enter(), then the caller's signal aborts before the function is called.
+    const call = fg.run(
+      'q',
+      (_entry, signal) => {
+        received = signal;
+        return 1;
+      },
+      { timeoutMs: 100, signal: caller.signal },
+    );
+    caller.abort(new Error('gone'));
+    await call;
+    expect(received!.reason).toEqual(new Error('gone'));
+  });
+
   it('also aborts the function’s signal when the caller’s signal aborts', async () => {
     const { fg } = concurrencyLimited(1);
     const caller = new AbortController();
@@ -139,7 +279,7 @@ describe('timeoutMs', () => {
     expect(received!.reason).toEqual(new Error('client left'));
   });
 
-  it('exits the entry at the timeout, whatever the function does later (#12)', async () => {
+  it('records the call at the timeout, whatever the function does later (#12)', async () => {
     const { fg, clock } = concurrencyLimited(1);
     let finish!: (value: string) => void;
     const call = expect(
@@ -221,14 +361,15 @@ describe('timeoutMs', () => {
     expect(fg.totals('r')).toMatchObject({ success: 1, timeout: 0, rtSumMs: 50 });
   });
 
-  it('times out a promise that runSync’s function returns', async () => {
+  it('times out a promise that runSync’s function returns, holding its slot until it settles', async () => {
     const { fg, clock } = concurrencyLimited(1);
-    const call = expect(fg.runSync('r', () => never<string>(), { timeoutMs: 100 })).rejects.toBeInstanceOf(
-      TimeoutError,
-    );
-    expect(fg.stats('r')!.concurrency).toBe(1);
+    const work = new Deferred<string>();
+    const call = expect(fg.runSync('r', () => work.promise, { timeoutMs: 100 })).rejects.toBeInstanceOf(TimeoutError);
     await clock.advance(100);
     await call;
+    expect(fg.stats('r')!.concurrency).toBe(1);
+    work.resolve('late');
+    await clock.advance(0);
     expect(fg.stats('r')!.concurrency).toBe(0);
   });
 

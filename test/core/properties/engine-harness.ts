@@ -20,6 +20,8 @@ export interface Admission {
   readonly values: readonly string[];
   /** Given back with `cancel()` (by the scenario or by an aborted queue wait). */
   cancelled: boolean;
+  /** For `run()`: its function has been called and has not settled (it may have timed out). */
+  running: boolean;
 }
 
 /** Errors the scenario's own callbacks throw, or its aborts give as reasons. */
@@ -56,6 +58,8 @@ export class EngineHarness {
   private readonly held: Admission[] = [];
   private readonly pendingEnters: { readonly controller: AbortController; settled: boolean }[] = [];
   private readonly deferred: { readonly resolve: () => void; readonly reject: () => void; settled: boolean }[] = [];
+  /** Functions that settle only when the scenario ends (`never`): they outlive their timeouts. */
+  private readonly lingering: (() => void)[] = [];
   private readonly runs: { settled: boolean }[] = [];
 
   constructor(readonly scenario: Scenario) {
@@ -139,6 +143,7 @@ export class EngineHarness {
         deferred.settled = true;
         deferred.resolve();
       }
+      while (this.lingering.length > 0) this.lingering.pop()!();
       await settleContinuations();
       while (this.held.length > 0) this.held.pop()!.entry.exit();
       if (
@@ -172,7 +177,7 @@ export class EngineHarness {
       args: op.value === undefined ? [] : [op.value],
       ...(op.unreadable ? { params: unreadable('k') } : op.value === undefined ? {} : { params: { k: op.value } }),
     };
-    const admitted = (entry: Entry, hold: boolean): void => {
+    const admitted = (entry: Entry, hold: boolean): Admission => {
       this.count(entry.createdAt > entry.admittedAt ? 'admitted after a wait' : 'admitted');
       const admission: Admission = {
         entry,
@@ -181,9 +186,11 @@ export class EngineHarness {
         acquireCount: op.acquireCount,
         values,
         cancelled: false,
+        running: false,
       };
       this.admissions.push(admission);
       if (hold) this.held.push(admission);
+      return admission;
     };
     switch (op.via) {
       case 'entry': {
@@ -217,8 +224,15 @@ export class EngineHarness {
           .run(
             op.resource,
             (entry) => {
-              admitted(entry, false);
-              return this.behave(op);
+              const admission = admitted(entry, false);
+              const result = this.behave(op);
+              if (!(result instanceof Promise)) return result;
+              admission.running = true;
+              const done = (): void => {
+                admission.running = false;
+              };
+              result.then(done, done);
+              return result;
             },
             { ...options, ...this.handlers(op) },
           )
@@ -248,7 +262,7 @@ export class EngineHarness {
           },
         };
       case 'never':
-        return new Promise(() => undefined);
+        return new Promise((resolve) => this.lingering.push(() => resolve(1)));
       case 'deferred':
         return new Promise((resolve, reject) => {
           this.deferred.push({ resolve: () => resolve(1), reject: () => reject(new Error('boom')), settled: false });

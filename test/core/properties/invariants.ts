@@ -23,7 +23,8 @@ const EPSILON = 1e-6;
 /** The engine's check window: the current 500 ms bucket and the one before. */
 const BUCKET_MS = 500;
 
-const live = (a: Admission): boolean => !a.cancelled && !a.entry.exited;
+/** In flight: admitted and not ended, or its function still running (after its timeout, too). */
+const live = (a: Admission): boolean => !a.cancelled && (!a.entry.exited || a.running);
 const kept = (a: Admission): boolean => !a.cancelled;
 
 /** The scope of a flow rule: who it counts together (`undefined`: the rule does not apply). */

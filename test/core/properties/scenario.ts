@@ -37,7 +37,7 @@ export type RunOutcome =
   | 'deferred'
   /** Returns a thenable whose `then` throws. */
   | 'thenThrows'
-  /** Returns a promise that never settles (always with a `timeoutMs`). */
+  /** Returns a promise that settles only when the scenario ends (always with a `timeoutMs`): it outlives its timeout. */
   | 'never';
 
 export interface CallOp {

@@ -22,7 +22,7 @@ import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet,
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
 import { RuleStore, type RuleChange, type RuleDescription } from './rule-store';
 import { normalizeRuleSet } from './rule-set-input';
-import { answerBlock, answerFailure, settle, type Deadline, type OutcomeHandlers } from './run-outcome';
+import { answerBlock, answerFailure, linkSignal, settle, type Deadline, type OutcomeHandlers } from './run-outcome';
 import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRuleOptions } from '../flow/flow-rule';
@@ -373,13 +373,15 @@ export class Floodgate {
     let signal = options.signal;
     if (options.timeoutMs !== undefined) {
       const controller = new AbortController();
-      deadline = { clock: this.clock, timeoutMs: options.timeoutMs, controller };
-      signal = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
+      const unlink = signal === undefined ? undefined : linkSignal(signal, controller);
+      deadline = { clock: this.clock, timeoutMs: options.timeoutMs, controller, unlink };
+      signal = controller.signal;
     }
     let result: R;
     try {
       result = fn(admitted, signal);
     } catch (error) {
+      deadline?.unlink?.();
       return answerFailure(admitted, error, options);
     }
     return settle(admitted, result, options, deadline);

@@ -21,8 +21,9 @@ export interface OutcomeHandlers<T> {
   readonly exceptionsToIgnore?: ErrorMatcher;
   /**
    * Answers a call whose promise has not settled after this many ms with a `TimeoutError`
-   * (a failure, and a slow call, for circuit breakers): its entry exits then, whatever the call
-   * does later, and the call's `AbortSignal` aborts. At most 2^31 − 1.
+   * (a failure, and a slow call, for circuit breakers, recorded then), and aborts the call's
+   * `AbortSignal`. Its concurrency slot stays held until its promise settles: a concurrency
+   * limit bounds the work still running, not only the callers still waiting. At most 2^31 − 1.
    * @defaultValue no timeout
    */
   readonly timeoutMs?: number;
@@ -45,15 +46,17 @@ export function answerBlock<T>(error: BlockError, handlers: OutcomeHandlers<T>):
 /**
  * A call that threw: traces the error (unless ignored), exits the entry, then answers with
  * `fallback` or rethrows. The entry exits even when the `exceptionsToIgnore` predicate throws
- * (its error then surfaces) or `fallback` throws.
+ * (its error then surfaces) or `fallback` throws. With `concludeOnly` (a timeout), the entry's
+ * outcome is recorded but its slot stays held: the caller exits it when the call settles.
  */
-export function answerFailure<T>(entry: Entry, error: unknown, handlers: OutcomeHandlers<T>): T {
+export function answerFailure<T>(entry: Entry, error: unknown, handlers: OutcomeHandlers<T>, concludeOnly = false): T {
   let ignored = false;
   try {
     ignored = isIgnored(error, handlers.exceptionsToIgnore);
   } finally {
     if (!ignored) entry.traceError(error);
-    entry.exit();
+    if (concludeOnly) entry.conclude();
+    else entry.exit();
   }
   if (ignored || handlers.fallback === undefined) throw error;
   return handlers.fallback(error);
@@ -63,8 +66,31 @@ export function answerFailure<T>(entry: Entry, error: unknown, handlers: Outcome
 export interface Deadline {
   readonly clock: Clock;
   readonly timeoutMs: number;
-  /** Aborted with the `TimeoutError` when the time is up. */
+  /** Aborted with the `TimeoutError` when the time is up (the call's signal). */
   readonly controller: AbortController;
+  /** Unlinks the caller's own signal from `controller` ({@link linkSignal}), if one was given. */
+  readonly unlink: (() => void) | undefined;
+}
+
+/**
+ * Aborts `controller` with the reason of `signal` when `signal` aborts, until the returned
+ * function unlinks them. What `AbortSignal.any([signal, controller.signal])` does, without
+ * its retention on Node 20: there a long-lived signal keeps a reference to every signal it
+ * was ever combined into, until it aborts (nodejs/node#55351, about 60 bytes a call). Here
+ * the link is one listener, removed when the call settles.
+ */
+export function linkSignal(signal: AbortSignal, controller: AbortController): () => void {
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return noop;
+  }
+  const forward = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  return () => signal.removeEventListener('abort', forward);
+}
+
+function noop(): void {
+  // Nothing was linked.
 }
 
 /**
@@ -72,16 +98,20 @@ export interface Deadline {
  * thenable), exits when it settles and answers a rejection as {@link answerFailure} does, so
  * response time, concurrency and traced errors cover the whole asynchronous call. A thenable
  * whose `then` throws is a rejection. With a `deadline`, a call still unsettled when it passes
- * is answered with a `TimeoutError` and its entry exits then.
+ * is answered with a `TimeoutError`, recorded then (a failure and a slow call for circuit
+ * breakers; a half-open probe decided), and its entry exits, giving back its concurrency, only
+ * when its promise settles. The caller's signal is unlinked when the call settles or times out.
  */
 export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>, deadline?: Deadline): T {
   let thenable: boolean;
   try {
     thenable = isThenable(result);
   } catch (error) {
+    deadline?.unlink?.();
     return answerFailure(entry, error, handlers);
   }
   if (!thenable) {
+    deadline?.unlink?.();
     entry.exit();
     return result;
   }
@@ -93,35 +123,42 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
       return value;
     }, failed) as T;
   }
-  const { clock, timeoutMs, controller } = deadline;
+  const { clock, timeoutMs, controller, unlink } = deadline;
   const timer = new AbortController();
-  let done = false;
+  let answered = false;
   return new Promise((resolve, reject) => {
-    const finish = (answer: () => unknown): void => {
-      if (done) return;
-      done = true;
-      timer.abort();
+    const answer = (how: () => unknown): void => {
+      answered = true;
       try {
-        resolve(answer());
+        resolve(how());
       } catch (error) {
         reject(error);
       }
     };
+    // The call settles: answered now, or (after its timeout) it gives back its slot.
+    const settled = (how: () => unknown): void => {
+      unlink?.();
+      if (!answered) {
+        timer.abort();
+        answer(how);
+      } else entry.exit();
+    };
     promise.then(
       (value) =>
-        finish(() => {
+        settled(() => {
           entry.exit();
           return value;
         }),
-      (error: unknown) => finish(() => failed(error)),
+      (error: unknown) => settled(() => failed(error)),
     );
     clock.sleep(timeoutMs, timer.signal).then(
-      () =>
-        finish(() => {
-          const timeout = new TimeoutError(entry.resource, timeoutMs);
-          controller.abort(timeout);
-          return failed(timeout);
-        }),
+      () => {
+        if (answered) return;
+        unlink?.();
+        const timeout = new TimeoutError(entry.resource, timeoutMs);
+        controller.abort(timeout);
+        answer(() => answerFailure(entry, timeout, handlers as OutcomeHandlers<unknown>, true));
+      },
       () => {
         // The call settled first and cancelled the timer.
       },
