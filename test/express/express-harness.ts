@@ -11,6 +11,7 @@ import {
 import {
   adaptHotParam,
   adaptOptions,
+  readBody,
   sendReply,
   type AppSpec,
   type Harness,
@@ -20,7 +21,11 @@ import {
 } from '../http/app-spec';
 
 const translation: Translation<Request, ExpressFallback> = {
-  request: (req, params) => ({ headers: req.headers, params: params ?? (req.params as Record<string, string>) }),
+  request: (req, params) => ({
+    headers: req.headers,
+    params: params ?? (req.params as Record<string, string>),
+    body: () => readBody(req),
+  }),
   fallback: (fallback) => (req, res, error) =>
     sendReply(fallback(error, translation.request(req)), (reply) => res.status(reply.status ?? 200).json(reply.body)),
 };

@@ -14,6 +14,8 @@ const translation: Translation<FastifyRequest, FastifyFallback> = {
   request: (request, params) => ({
     headers: request.headers,
     params: params ?? (request.params as Record<string, string>) ?? {},
+    // Fastify reads the body before the handler runs.
+    body: () => Promise.resolve(typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? '')),
   }),
   fallback: (fallback) => (request, reply, error) =>
     sendReply(fallback(error, translation.request(request)), (r) => reply.code(r.status ?? 200).send(r.body)),

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { BlockError, Floodgate } from '@floodgate/core';
 
 /**
@@ -10,6 +11,20 @@ import type { BlockError, Floodgate } from '@floodgate/core';
 export interface NeutralRequest {
   readonly headers: IncomingHttpHeaders;
   readonly params: Readonly<Record<string, string>>;
+  /** The request's body as text, once received whole; rejects when the client leaves first. */
+  body(): Promise<string>;
+}
+
+/** Reads a request's body (Node's `IncomingMessage`): its text, or a rejection when the client leaves before its end. */
+export function readBody(stream: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => (text += chunk));
+    stream.on('end', () => resolve(text));
+    stream.on('error', reject);
+    stream.on('close', () => reject(new Error('the client left before the end of its request')));
+  });
 }
 
 /** A neutral response: a status (200 by default) and a JSON body. */

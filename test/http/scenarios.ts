@@ -847,7 +847,7 @@ export function runScenarios(harness: Harness): void {
   });
 
   describe(`${harness.name}: timeouts`, () => {
-    it('answers 503 when a route’s timeoutMs passes, exiting its entry as a failure', async () => {
+    it('answers 503 when a route’s timeoutMs passes, recording a failure, and holds the slot until the handler settles', async () => {
       const server = await start({
         routes: [
           {
@@ -882,10 +882,12 @@ export function runScenarios(harness: Harness): void {
         code: 'ERR_TIMEOUT',
         resource: 'GET /slow',
       });
-      expect(concurrency('GET /slow')).toBe(0);
       expect(fg.stats('GET /slow')!.lastSecond.error).toBe(1);
       expect(fg.circuitState('GET /slow')[0]!.state).toBe('open');
+      expect(concurrency('GET /slow')).toBe(1);
       await clock.advance(4000);
+      await until(() => concurrency('GET /slow') === 0, 'the handler to settle and give its slot back');
+      expect(app!.errors).toEqual([]);
       client.destroy();
       await request(server).get('/slow').expect(503);
     });

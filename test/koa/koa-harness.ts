@@ -5,6 +5,7 @@ import { circuitBreaker, hotParam, rateLimit, resilience, type KoaFallback } fro
 import {
   adaptHotParam,
   adaptOptions,
+  readBody,
   sendReply,
   type AppSpec,
   type Harness,
@@ -17,6 +18,7 @@ const translation: Translation<Context, KoaFallback> = {
   request: (ctx, params) => ({
     headers: ctx.headers,
     params: params ?? (ctx as unknown as { params?: Record<string, string> }).params ?? {},
+    body: () => readBody(ctx.req),
   }),
   fallback: (fallback) => (ctx, error) =>
     sendReply(fallback(error, translation.request(ctx)), (reply) => {

@@ -181,7 +181,11 @@ function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', op
   return Object.assign(middleware, { [GUARD]: guard });
 }
 
-/** Goes on (`next()`), answers a block, or does nothing for a client that left. */
+/**
+ * Goes on (`next()`), answers a block, or does nothing for a client that left. Express gives no
+ * sign of when the handlers it goes on to are done: for a request with a timeout, core takes the
+ * handler's own (late) `res.end()`, or an error reaching `blockErrorHandler()`, as that sign.
+ */
 function settle(
   guard: Guard,
   verdict: GuardVerdict | Promise<GuardVerdict>,
@@ -189,7 +193,10 @@ function settle(
   res: Response,
   next: NextFunction,
 ): void {
-  if (verdict === undefined) return next();
+  if (verdict === undefined) {
+    guard.handlerStarts(res);
+    return next();
+  }
   if (verdict instanceof Promise) {
     verdict.then((v) => settle(guard, v, req, res, next), next);
     return;

@@ -62,7 +62,10 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
   fastify.addHook('onRoute', (route) => {
     route.errorHandler = answeringBlocks(guard, route.errorHandler);
     const config = route.config?.floodgate;
-    if (config === undefined || config === false) return;
+    if (config === undefined || config === false) {
+      if (guard.hasTimeouts) route.handler = watchingHandler(guard, route.handler);
+      return;
+    }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const paramNames = templateParamNames(route.url);
     const policies = new Map<string, RoutePolicy>();
@@ -97,9 +100,35 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
       settle(guard, verdict, request, reply, hookDone);
     };
     route.onRequest = [hook, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
+    if (guard.hasTimeouts || [...policies.values()].some((policy) => policy.timeoutMs !== undefined))
+      route.handler = watchingHandler(guard, route.handler);
   });
   done();
 };
+
+/**
+ * The route's handler, telling core when it has settled (its promise, or its return for a
+ * handler that returns none) for a request with a timeout: a request its timeout answered keeps
+ * its slot until then. A request whose handler never runs (its body never came) gives it back
+ * when it closes.
+ */
+function watchingHandler(guard: Guard, handler: RouteOptions['handler']): RouteOptions['handler'] {
+  return function floodgateHandler(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    const res = reply.raw;
+    if (!guard.handlerStarts(res)) return handler.call(this, request, reply);
+    const settled = (): void => guard.handlerSettled(res);
+    let result: unknown;
+    try {
+      result = handler.call(this, request, reply);
+    } catch (err) {
+      settled();
+      throw err;
+    }
+    if (result instanceof Promise) result.then(settled, settled);
+    else settled();
+    return result;
+  };
+}
 
 /**
  * The route's error handler, answering a `BlockError` from the handler (a decorated service

@@ -167,7 +167,9 @@ async function answerBlock(guard: Guard, error: BlockError, ctx: Context): Promi
 /**
  * Goes on to `next()` when the request passed, answers a block, or does nothing for a client
  * that left. Downstream, a `BlockError` is answered when `answerDeeper` (the block mapping) and
- * rethrown otherwise; any other error is recorded for circuit breakers and rethrown.
+ * rethrown otherwise; any other error is recorded for circuit breakers and rethrown. For a
+ * request with a timeout, core is told when `next()` settles: a request its timeout answered
+ * keeps its slot until then.
  */
 async function proceed(
   guard: Guard,
@@ -179,11 +181,14 @@ async function proceed(
   if (verdict instanceof Promise) verdict = await verdict;
   if (verdict === 'aborted') return;
   if (verdict !== undefined) return answerBlock(guard, verdict, ctx);
+  const watched = guard.handlerStarts(ctx.res);
   try {
     await next();
   } catch (err) {
     if (!isBlockError(err)) guard.traceError(ctx.res, err);
     else if (answerDeeper && !ctx.headerSent) return answerBlock(guard, err, ctx);
     throw err;
+  } finally {
+    if (watched) guard.handlerSettled(ctx.res);
   }
 }

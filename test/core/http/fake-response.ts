@@ -28,11 +28,10 @@ export class FakeResponse extends EventEmitter {
     this.socket = options.waiting === true ? null : socket;
   }
 
-  /** The response was sent with `status`. */
+  /** The response was sent with `status`: ended, then closed once the bytes are out. */
   finish(status: number): void {
-    this.statusCode = status;
-    this.headersSent = true;
-    this.finished = true;
+    this.writeHead(status, {});
+    this.end('');
     this.emit('close');
   }
 
@@ -52,9 +51,15 @@ export class FakeResponse extends EventEmitter {
     for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
   }
 
-  /** Ends the response (Node sets `finished` at once; its `close` comes when the bytes are out). */
+  /**
+   * Ends the response: Node sets `finished` at once and emits `prefinish` for a response on its
+   * connection (a pipelined one waiting behind another, once it is on it); its `close` comes
+   * when the bytes are out.
+   */
   end(body: string): void {
     this.body = body;
+    this.headersSent = true;
     this.finished = true;
+    if (this.socket !== null) this.emit('prefinish');
   }
 }

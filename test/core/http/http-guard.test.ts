@@ -1,6 +1,6 @@
 import { Floodgate, ManualClock, RuleValidationError, type BlockError } from '@floodgate/core';
 import { HttpGuard } from '@floodgate/core/http';
-import { FakeResponse } from './fake-response';
+import { FakeResponse, FakeSocket } from './fake-response';
 
 type Req = { readonly user?: string; readonly origin?: string };
 type Fallback = (req: Req, error: BlockError) => string;
@@ -693,10 +693,157 @@ describe('HttpGuard timeouts', () => {
     await clock.advance(1);
     expect(res.statusCode).toBe(503);
     expect(JSON.parse(res.body!)).toMatchObject({ code: 'ERR_TIMEOUT', resource: 'GET /a' });
-    expect(fg.stats('* /*')!).toMatchObject({ concurrency: 0, lastSecond: { error: 1 } });
+    expect(fg.stats('* /*')!).toMatchObject({ concurrency: 1, lastSecond: { error: 1, totalRtMs: 500 } });
     expect(fg.totals('GET /a')).toMatchObject({ error: 1, timeout: 1 });
+    res.emit('close');
+    expect(fg.stats('* /*')!.concurrency).toBe(0);
     res.finish(200);
     expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 1 });
+  });
+
+  it('answers 408 to a client still sending its request at the timeout, recording no outcome (#24)', async () => {
+    const { fg, clock } = engine();
+    fg.loadCircuitBreakerRules([
+      { resource: 'GET /a', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    (res.req as { complete?: boolean }).complete = false;
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    await clock.advance(500);
+    expect(res.statusCode).toBe(408);
+    expect(res.headers).toMatchObject({
+      connection: 'close',
+      'content-type': 'application/problem+json; charset=utf-8',
+    });
+    expect(JSON.parse(res.body!)).toEqual({
+      type: 'about:blank',
+      title: 'Request Timeout',
+      status: 408,
+      detail: 'The request was not received completely within the time allowed to this resource.',
+      code: 'ERR_TIMEOUT',
+      resource: 'GET /a',
+    });
+    res.emit('close');
+    expect(fg.totals('GET /a')).toMatchObject({ pass: 1, success: 0, error: 0, timeout: 0 });
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    expect(fg.circuitState('GET /a')[0]!.state).toBe('closed');
+  });
+
+  it('hands a half-open probe on when its client was still sending at the timeout (#24)', async () => {
+    const { fg, clock } = engine();
+    fg.loadCircuitBreakerRules([
+      { resource: 'GET /a', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: 1000 },
+    ]);
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const failing = new FakeResponse();
+    guard.guardRoutes(failing, {}, 'GET', '/a');
+    failing.finish(500);
+    await clock.advance(1000);
+    const slow = new FakeResponse();
+    (slow.req as { complete?: boolean }).complete = false;
+    expect(guard.guardRoutes(slow, {}, 'GET', '/a')).toBeUndefined();
+    await clock.advance(500);
+    expect(slow.statusCode).toBe(408);
+    expect(fg.circuitState('GET /a')[0]!.state).toBe('halfOpen');
+    const next = new FakeResponse();
+    expect(guard.guardRoutes(next, {}, 'GET', '/a')).toBeUndefined();
+    next.finish(200);
+    expect(fg.circuitState('GET /a')[0]!.state).toBe('closed');
+  });
+
+  it('records the outcome when the handler ends the response, however late the client reads it (#24)', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    await clock.advance(100);
+    res.writeHead(200, {});
+    res.end('a large body the client reads slowly');
+    expect(clock.pendingSleeps).toBe(0);
+    await clock.advance(10_000);
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    expect(fg.totals('GET /a')).toMatchObject({ success: 1, rtSumMs: 100 });
+    res.emit('close');
+    expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 0, timeout: 0, rtSumMs: 100 });
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+
+  it('records the outcome of a pipelined response when its handler ends it, before it is on the connection (#24)', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const socket = new FakeSocket();
+    const waiting = new FakeResponse(socket, { waiting: true });
+    guard.guardRoutes(waiting, {}, 'GET', '/a');
+    await clock.advance(100);
+    waiting.writeHead(200, {});
+    waiting.end('ok');
+    await clock.advance(1000);
+    socket.close();
+    expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 0, timeout: 0, rtSumMs: 100 });
+  });
+
+  it('keeps the slots of a request its timeout answered until its handler settles (#24)', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      { floodgate: fg, routes: { 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 1 }, timeoutMs: 500 } } },
+      'r',
+    );
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(guard.handlerStarts(res)).toBe(true);
+    expect(guard.handlerStarts(res)).toBe(true);
+    await clock.advance(500);
+    res.emit('close');
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+    guard.handlerSettled(res);
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    guard.handlerSettled(res);
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    expect(fg.totals('GET /a')).toMatchObject({ success: 1, error: 1, timeout: 1 });
+  });
+
+  it('tells nothing to watch for a request without a timeout, or an unguarded one', () => {
+    const { fg } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': {} } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    expect(guard.handlerStarts(res)).toBe(false);
+    expect(guard.handlerStarts(new FakeResponse())).toBe(false);
+  });
+
+  it('discards what the handler sends after the timeout, its end() releasing the slots (#24)', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    guard.handlerStarts(res);
+    await clock.advance(500);
+    const answer = res.body;
+    res.emit('close');
+    expect(res.headersSent).toBe(false);
+    res.setHeader('X-Late', 'yes');
+    res.writeHead(200, { 'X-Late': 'yes' });
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    res.end('late');
+    expect(res.body).toBe(answer);
+    expect(res.headers['x-late']).toBeUndefined();
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+  });
+
+  it('takes an error handed to Floodgate after the timeout as the handler settling (#24)', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { timeoutMs: 500 } } }, 'r');
+    const res = new FakeResponse();
+    guard.guardRoutes(res, {}, 'GET', '/a');
+    guard.handlerStarts(res);
+    await clock.advance(500);
+    res.emit('close');
+    expect(fg.stats('GET /a')!.concurrency).toBe(1);
+    guard.traceError(res, new Error('late failure'));
+    expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    expect(fg.totals('GET /a')).toMatchObject({ error: 1, timeout: 1 });
   });
 
   it('stops the timer when the request ends first', async () => {

@@ -26,7 +26,7 @@ export interface ProblemDetails {
 
 /** What a blocked (or timed-out) request is answered with: status, headers and a problem details body. */
 export interface BlockResponse {
-  /** 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403 for authority. */
+  /** 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403 for authority; 503 or 408 for a route's timeout. */
   readonly status: number;
   /**
    * `Content-Type: application/problem+json; charset=utf-8`, the `Content-Length` of `json`,
@@ -156,6 +156,30 @@ export function timeoutResponse(error: TimeoutError): BlockResponse {
   return {
     status: shape.status,
     headers: headersOf(problem, false, undefined, undefined),
+    body: problem.body,
+    json: problem.json,
+  };
+}
+
+/** The `detail` of a request timeout's problem body. */
+const REQUEST_TIMEOUT_DETAIL = 'The request was not received completely within the time allowed to this resource.';
+const REQUEST_TIMEOUT: Shape = { status: 408, type: 'about:blank', title: 'Request Timeout' };
+
+/**
+ * The response to a request its route's `timeoutMs` cut short while the client was still
+ * sending it (its body not received whole): 408, `about:blank`, code `ERR_TIMEOUT`, the resource
+ * whose timeout elapsed, and `Connection: close` (RFC 9110: the server closes the connection
+ * rather than wait for the rest of the request). The time was the client's, so the request is
+ * no failure and no slow call for circuit breakers.
+ *
+ * @example
+ * const { status, headers, json } = requestTimeoutResponse(new TimeoutError('POST /upload', 2000));
+ */
+export function requestTimeoutResponse(error: TimeoutError): BlockResponse {
+  const problem = problemOf(REQUEST_TIMEOUT, REQUEST_TIMEOUT_DETAIL, error.code, error.resource, undefined);
+  return {
+    status: REQUEST_TIMEOUT.status,
+    headers: Object.freeze({ ...headersOf(problem, false, undefined, undefined), Connection: 'close' }),
     body: problem.body,
     json: problem.json,
   };

@@ -22,12 +22,26 @@ export interface HttpResponseLike {
   readonly finished: boolean;
   /** Whether the status line and headers were sent. */
   readonly headersSent: boolean;
-  /** The request it answers (Node sets it); its socket is the connection, also for a pipelined response not yet on it. */
-  readonly req?: { readonly socket?: HttpSocketLike | null } | undefined;
+  /**
+   * The request it answers (Node sets it): its socket is the connection, also for a pipelined
+   * response not yet on it; `complete` is whether its body has been received whole.
+   */
+  readonly req?:
+    | {
+        readonly socket?: HttpSocketLike | null;
+        readonly complete?: boolean;
+        /** Aborts what is left of the request (its unread body), once the answer is out. */
+        destroy?(): unknown;
+      }
+    | undefined;
   /** The connection, once the response is on it (`null` while a pipelined response waits behind another). */
   readonly socket?: unknown;
-  /** Told when the response closes: after `finish`, or when the client leaves while it is on the socket. */
-  on(event: 'close', listener: () => void): unknown;
+  /**
+   * Told when the response closes (after `finish`, or when the client leaves while it is on the
+   * socket), and when `end()` was called on a response on its socket (`prefinish`: at once,
+   * however slowly the client reads).
+   */
+  on(event: 'close' | 'prefinish', listener: () => void): unknown;
   /** Sets a header before the response is sent (RateLimit headers on passing responses). */
   setHeader(name: string, value: string): unknown;
   /** Sends the status line and headers (a timeout's answer). */
@@ -63,12 +77,24 @@ type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
  * connection for an Express response: see STATE), so every Floodgate middleware on the request
  * shares it; a request refused before it held anything is never kept ({@link GuardedRequest.listen}).
  *
- * It ends exactly once, by whichever comes first: the response's `close` (after `finish`, or
- * when the client leaves while the response is on the socket), or the connection's `close`
- * (a pipelined request whose response waits behind another gets no event of its own when the
- * client leaves, whether its body was read or not: such a request listens to its connection).
- * Every entry then exits, failed or not, so no concurrency slot, hotspot counter or probe is
- * ever held by a client gone.
+ * Its entries end in two steps, once each:
+ *
+ * - **its outcome** is recorded when the handler answered: `end()` called on the response (its
+ *   `prefinish`, or the call itself for a pipelined response still waiting behind another),
+ *   however long the client then takes to read the answer; or when the route's timeout answers
+ *   it (a failure and a slow call, or not counted at all when the client was still sending the
+ *   request: 408); or when the request closes unanswered (the client left: no failure).
+ * - **its slot** (concurrency, hotspot counters) is given back when the request closes: the
+ *   response's `close` (after `finish`, so a client slow to read holds it until it has read,
+ *   or when the client leaves while the response is on the socket), or the connection's
+ *   `close` (a pipelined request whose response waits behind another gets no event of its own
+ *   when the client leaves, whether its body was read or not: such a request listens to its
+ *   connection). A request its timeout answered keeps its slot, past that close, until its
+ *   handler has settled (see {@link GuardedRequest.handlerStarts}): a concurrency limit bounds
+ *   the handlers running, not only the requests waiting for an answer.
+ *
+ * So no client can hold a slot, hotspot counter or probe once it has gone, and no outcome is
+ * the client's doing: a slow reader or a slow uploader is neither an error nor a slow call.
  */
 export class GuardedRequest {
   /** The entries taken for the request, one per resource. */
@@ -87,6 +113,14 @@ export class GuardedRequest {
   private listening = false;
   /** Whether the request is on its connection's list of open requests. */
   private tracked = false;
+  /** Whether the entries' outcome is recorded (the handler answered, the timeout did, or the request closed). */
+  private concluded = false;
+  /** Whether the route's timeout answered the request: its slot then waits for its handler to settle. */
+  private timedOut = false;
+  /** Whether the timeout answered 408: the client was still sending the request. */
+  private cutOff = false;
+  /** Adapters waiting for the handler to settle ({@link GuardedRequest.handlerStarts}). */
+  private running = 0;
 
   private constructor(
     /** The response the request is answered with. */
@@ -119,10 +153,18 @@ export class GuardedRequest {
   }
 
   /**
-   * Keeps the state for the request's other middlewares and ties it to the response's and the
-   * connection's `close`, once, before the request holds anything (an entry, a place in a queue,
-   * a timeout). A request refused before it held anything, as most are under attack, is never
-   * kept or listened to: it has nothing to give back.
+   * As {@link GuardedRequest.find}, and also a request that has closed but keeps its slots
+   * while its handler runs on after its timeout (no longer on its connection: see `timeOut`).
+   */
+  static findHolding(res: HttpResponseLike): GuardedRequest | undefined {
+    return GuardedRequest.find(res) ?? (res as Carrier)[STATE];
+  }
+
+  /**
+   * Keeps the state for the request's other middlewares and ties it to the response's `close`
+   * and `prefinish` and to the connection's `close`, once, before the request holds anything
+   * (an entry, a place in a queue, a timeout). A request refused before it held anything, as
+   * most are under attack, is never kept or listened to: it has nothing to give back.
    */
   listen(): void {
     if (this.listening) return;
@@ -131,10 +173,13 @@ export class GuardedRequest {
     const socket = this.connection;
     const onConnection = socket !== undefined && swapped(res);
     if (!onConnection) (res as Carrier)[STATE] = this;
-    // A closure: finding the state from the response costs more on Express (see STATE).
+    // Closures: finding the state from the response costs more on Express (see STATE).
     res.on('close', () => this.ended());
-    // A response on its connection closes with it; one waiting behind another does not.
+    res.on('prefinish', () => this.answered());
+    // A response on its connection closes with it; one waiting behind another does not, and
+    // tells of its end only once it is on the connection: its handler's `end()` is watched.
     if (socket !== undefined && (onConnection || res.socket == null)) this.track();
+    if (res.socket == null) this.watchEnd();
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -149,10 +194,14 @@ export class GuardedRequest {
     return (this.controller ??= new AbortController()).signal;
   }
 
-  /** Records the error the handler threw; it decides, with the status, whether the request failed. */
+  /**
+   * Records the error the handler threw; it decides, with the status, whether the request failed.
+   * An error reaching Floodgate's error handling also means the handler has settled.
+   */
   traceError(error: unknown): void {
     this.error = error;
     this.errored = true;
+    this.handlerEnded();
   }
 
   /**
@@ -169,13 +218,19 @@ export class GuardedRequest {
   }
 
   /**
-   * Answers the request with a {@link TimeoutError} after `timeoutMs` (from now, on `clock`)
-   * unless it ends first: every entry exits then with the error traced (a failure, and a slow
-   * call, for circuit breakers) and `answer` sends the response. The shortest timeout of the
-   * request's routes wins.
+   * Answers the request after `timeoutMs` (from now, on `clock`) unless its handler answers
+   * first: `answer` sends 503 with the {@link TimeoutError}, every entry's outcome recorded then
+   * as a failure (and a slow call, for circuit breakers); or, when the request's body has not
+   * been received whole (the client is still sending it), `answer` sends 408, and the outcome
+   * is not recorded at all. The shortest timeout of the request's routes wins.
    */
-  arm(resource: string, timeoutMs: number, clock: Clock, answer: (error: TimeoutError) => void): void {
-    if (this.closed) return;
+  arm(
+    resource: string,
+    timeoutMs: number,
+    clock: Clock,
+    answer: (error: TimeoutError, clientSending: boolean) => void,
+  ): void {
+    if (this.closed || this.concluded) return;
     const deadline = clock.now() + timeoutMs;
     if (deadline >= this.deadline) return;
     this.stopTimer();
@@ -184,17 +239,37 @@ export class GuardedRequest {
     clock.sleep(timeoutMs, timer.signal).then(
       () => this.timeOut(new TimeoutError(resource, timeoutMs), answer),
       () => {
-        // The request ended first, or a shorter timeout replaced this one.
+        // The request was answered first, or a shorter timeout replaced this one.
       },
     );
   }
 
   /**
-   * Ends the request, once: aborts a queued admission, stops the timeout, and exits every
-   * entry, tracing a failure on each when the response was ended (its handler answered: a
-   * client that left before the answer is no failure), was not a block, and
-   * `isFailure(status, error)` says so. A request that ends while it waits in a queue never
-   * ran: what it was admitted to is given back instead.
+   * The adapter hands the request to its handler (or to the rest of its middleware chain): when
+   * the request has a timeout, returns `true`, and the adapter calls
+   * {@link GuardedRequest.handlerSettled} once the handler has settled, so a request its timeout
+   * answered keeps its slot until then. Besides, the handler's own (late, discarded) `end()` and
+   * an error reaching Floodgate's error handling (`traceError`) count as settling.
+   */
+  handlerStarts(): boolean {
+    if (this.deadline === Infinity || (this.closed && !this.holding)) return false;
+    this.running++;
+    return true;
+  }
+
+  /** The handler an adapter watched ({@link GuardedRequest.handlerStarts}) has settled. */
+  handlerSettled(): void {
+    if (this.running > 0) this.running--;
+    if (this.running === 0 && this.closed) this.release();
+  }
+
+  /**
+   * Ends the request, once: aborts a queued admission, stops the timeout, records the entries'
+   * outcome unless it is recorded already (a failure when the response was ended: its handler
+   * answered, a client that left before the answer is no failure; it was not a block; and
+   * `isFailure(status, error)` says so), and gives back their slots, unless the timeout answered
+   * the request and its handler has not settled yet. A request that ends while it waits in a
+   * queue never ran: what it was admitted to is given back instead.
    */
   close(status: number, finished: boolean): void {
     if (this.closed) return;
@@ -202,42 +277,116 @@ export class GuardedRequest {
     this.controller?.abort();
     this.stopTimer();
     this.untrack();
-    const entries = this.entries;
-    if (entries.length === 0) return;
+    if (this.entries.length === 0) return;
     if (this.queued) {
       this.refuse();
       return;
     }
-    let failed = false;
-    if (finished && !this.blocked) {
-      try {
-        failed = this.isFailure(status, this.errored ? this.error : undefined);
-      } catch (error) {
-        process.emitWarning(`Floodgate's isFailure option threw: ${String(error)}`, {
-          code: 'FLOODGATE_IS_FAILURE_ERROR',
-        });
-      }
+    if (!this.concluded) this.conclude(finished && this.failed(status));
+    // The rest of a request cut off by a 408 never comes (Node stops reading it once the answer is
+    // out): aborting it ends a handler still reading its body, which then settles.
+    if (this.cutOff) this.res.req?.destroy?.();
+    if (!this.holding) this.release();
+  }
+
+  /** The response or its connection closed: ends the request, finished or not. */
+  ended(): void {
+    this.close(this.res.statusCode, this.res.finished);
+  }
+
+  /** Whether the slots wait for the handler: the timeout answered the request and its handler runs on. */
+  private get holding(): boolean {
+    return this.timedOut && this.running > 0;
+  }
+
+  /** The handler ended the response (`prefinish`, or its `end()`): the outcome is recorded now. */
+  private answered(): void {
+    if (this.concluded || this.closed || this.entries.length === 0 || this.queued) return;
+    this.stopTimer();
+    this.conclude(this.failed(this.res.statusCode));
+  }
+
+  /** Whether the handler's answer is a failure for circuit breakers. */
+  private failed(status: number): boolean {
+    if (this.blocked) return false;
+    try {
+      return this.isFailure(status, this.errored ? this.error : undefined);
+    } catch (error) {
+      process.emitWarning(`Floodgate's isFailure option threw: ${String(error)}`, {
+        code: 'FLOODGATE_IS_FAILURE_ERROR',
+      });
+      return false;
     }
+  }
+
+  /** Records every entry's outcome, a failure or not; their slots stay held until {@link GuardedRequest.release}. */
+  private conclude(failed: boolean): void {
+    this.concluded = true;
+    const entries = this.entries;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
-      if (failed) entry.traceError(this.errored ? this.error : status);
-      entry.exit();
+      if (failed) entry.traceError(this.errored ? this.error : this.res.statusCode);
+      entry.conclude();
     }
+  }
+
+  /** Gives back every entry's slot, once. */
+  private release(): void {
+    const entries = this.entries;
+    for (let i = 0; i < entries.length; i++) entries[i]!.exit();
     entries.length = 0;
   }
 
-  private timeOut(error: TimeoutError, answer: (error: TimeoutError) => void): void {
+  /**
+   * The route's timeout passed before the handler answered. Headers already sent (a streamed
+   * answer): the timeout is recorded, the answer left to the handler. Otherwise the request is
+   * answered, and what its handler sends later is discarded (see {@link discardLateAnswer}).
+   */
+  private timeOut(error: TimeoutError, answer: (error: TimeoutError, clientSending: boolean) => void): void {
     this.timer = undefined;
-    if (this.closed) return;
+    if (this.closed || this.concluded) return;
+    const res = this.res;
+    const clientSending = res.req?.complete === false;
+    this.concluded = true;
     const entries = this.entries;
     for (let i = 0; i < entries.length; i++) {
-      entries[i]!.traceError(error);
-      entries[i]!.exit();
+      const entry = entries[i]!;
+      if (clientSending) entry.discard();
+      else {
+        entry.traceError(error);
+        entry.conclude();
+      }
     }
-    entries.length = 0;
-    // Answered by a timeout: not a failure again when the response closes.
-    this.blocked = true;
-    if (!this.res.headersSent) answer(error);
+    if (res.headersSent) return;
+    this.timedOut = true;
+    this.cutOff = clientSending;
+    // Found by the handler's late reports after the connection has forgotten it (see findHolding).
+    (res as Carrier)[STATE] = this;
+    answer(error, clientSending);
+    discardLateAnswer(res, () => this.handlerEnded());
+  }
+
+  /** The handler has settled (its late `end()`, or an error reached Floodgate): every watcher is done. */
+  private handlerEnded(): void {
+    if (this.running === 0) return;
+    this.running = 0;
+    if (this.closed) this.release();
+  }
+
+  /**
+   * A pipelined response waiting behind another tells of its `end()` only once it is on its
+   * connection, which a client that does not read the response before it delays at will: its
+   * own `end()` is watched instead. (An own property: such responses are rare.)
+   */
+  private watchEnd(): void {
+    const res = this.res as unknown as Record<'end', (this: unknown, ...args: unknown[]) => unknown>;
+    const end = res.end;
+    const answered = (): void => this.answered();
+    res.end = function (this: unknown, ...args: unknown[]): unknown {
+      const result = end.apply(this, args);
+      answered();
+      return result;
+    };
   }
 
   private stopTimer(): void {
@@ -267,11 +416,51 @@ export class GuardedRequest {
     if (at === 0) open.shift();
     else if (at > 0) open.splice(at, 1);
   }
+}
 
-  /** The response or its connection closed: ends the request, finished or not. */
-  ended(): void {
-    this.close(this.res.statusCode, this.res.finished);
-  }
+/** The methods a late answer would call on a response already answered: each does nothing and returns the response. */
+const ANSWER_METHODS = [
+  'setHeader',
+  'setHeaders',
+  'appendHeader',
+  'removeHeader',
+  'writeHead',
+  'flushHeaders',
+  'addTrailers',
+  'writeContinue',
+  'writeProcessing',
+  'writeEarlyHints',
+] as const;
+
+/**
+ * Makes what the handler of a request its timeout answered sends later a quiet no-op, and
+ * tells `ended` when it ends its answer: the response says its headers are not sent (so a
+ * handler, a framework's error handler or `res.json()` answers as usual instead of throwing
+ * "headers already sent"), writes are dropped, and `end()` calls `ended`. Express gives no other
+ * sign that its handler is done. Own properties of this one response, set on the timeout's rare path.
+ */
+function discardLateAnswer(res: HttpResponseLike, ended: () => void): void {
+  const target = res as unknown as Record<string, unknown>;
+  const self = function (this: unknown): unknown {
+    return this;
+  };
+  for (const name of ANSWER_METHODS) target[name] = self;
+  Object.defineProperty(res, 'headersSent', { configurable: true, enumerable: false, value: false });
+  target.write = (...args: unknown[]): boolean => {
+    callBack(args);
+    return true;
+  };
+  target.end = function (this: unknown, ...args: unknown[]): unknown {
+    callBack(args);
+    ended();
+    return this;
+  };
+}
+
+/** Calls a write's or an end's callback (its last function argument), as Node would once written. */
+function callBack(args: readonly unknown[]): void {
+  const last = args[args.length - 1];
+  if (typeof last === 'function') process.nextTick(last);
 }
 
 /** The connection of `res` (its request's socket, also while the response waits behind another), if it can be listened to. */

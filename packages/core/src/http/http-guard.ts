@@ -2,7 +2,7 @@ import type { Floodgate } from '../engine/floodgate';
 import { Entry } from '../kernel/entry';
 import { isBlockError, type BlockError, type TimeoutError } from '../kernel/errors';
 import { RuleReader } from '../kernel/rule-reader';
-import { blockResponse, timeoutResponse, type BlockResponse } from './block-response';
+import { blockResponse, requestTimeoutResponse, timeoutResponse, type BlockResponse } from './block-response';
 import { GuardedRequest, type HttpResponseLike } from './guarded-request';
 import {
   normalizeResilienceOptions,
@@ -45,10 +45,13 @@ interface Scratch {
  * The framework-neutral HTTP guard every adapter translates to: validates its options once,
  * declares its routes' rules on the engine, then per request enters each resource the request
  * falls under (by route pattern, or by the framework's matched route), queueing through
- * `enter()` with a client-disconnect signal where a rule may queue. The request's entries exit
- * when it ends (its response or its connection closes, once), tracing failures for circuit
- * breakers; a refusal gives back what the request took on its way; a route's `timeoutMs`
- * answers 503 when it passes. Blocks are answered through {@link HttpGuard.answer} and {@link HttpGuard.respond}.
+ * `enter()` with a client-disconnect signal where a rule may queue. The request's outcome is
+ * recorded when its handler answered (`res.end()`), tracing failures for circuit breakers,
+ * and its entries exit when it ends (its response or its connection closes, once; see
+ * `GuardedRequest`); a refusal gives back what the request took on its way; a route's
+ * `timeoutMs` answers 503 (408 to a client still sending the request) when it passes, and the
+ * request then keeps its slots until its handler settles ({@link HttpGuard.handlerStarts}).
+ * Blocks are answered through {@link HttpGuard.answer} and {@link HttpGuard.respond}.
  * `Req` is the framework's request, `F` its fallback function.
  *
  * @example
@@ -158,6 +161,11 @@ export class HttpGuard<Req, F> {
   /** Whether the guard has route patterns to match (else `guardRoutes` never guards anything). */
   get hasRoutes(): boolean {
     return this.routes.length > 0;
+  }
+
+  /** Whether a route pattern of the guard has a `timeoutMs` (adapters then watch every handler). */
+  get hasTimeouts(): boolean {
+    return this.routes.some((route) => route.policy.timeoutMs !== undefined);
   }
 
   /**
@@ -296,9 +304,30 @@ export class HttpGuard<Req, F> {
     return blockResponse(error, { headers: this.headers.draft });
   }
 
-  /** Records the error a guarded request's handler threw, for circuit breakers. */
+  /**
+   * Records the error a guarded request's handler threw, for circuit breakers; it also tells
+   * that the handler has settled (see {@link HttpGuard.handlerStarts}).
+   */
   traceError(res: HttpResponseLike, error: unknown): void {
-    GuardedRequest.find(res)?.traceError(error);
+    GuardedRequest.findHolding(res)?.traceError(error);
+  }
+
+  /**
+   * The adapter hands a guarded request on to its handler (or to the rest of its middleware
+   * chain). When the request has a timeout, returns `true`: the adapter then reports, with
+   * {@link HttpGuard.handlerSettled}, when what it handed on has settled (Koa: `await next()`;
+   * Fastify: the handler's promise), because a request its timeout answered keeps its
+   * concurrency slot until then. Where the adapter cannot tell (Express), the handler's own
+   * late `res.end()` (discarded) and an error handed to `next(err)` that reaches Floodgate's
+   * error handling ({@link HttpGuard.traceError}) tell instead.
+   */
+  handlerStarts(res: HttpResponseLike): boolean {
+    return GuardedRequest.find(res)?.handlerStarts() === true;
+  }
+
+  /** What the adapter handed on after {@link HttpGuard.handlerStarts} returned `true` has settled. */
+  handlerSettled(res: HttpResponseLike): void {
+    GuardedRequest.findHolding(res)?.handlerSettled();
   }
 
   private originOf(req: Req): string {
@@ -416,7 +445,9 @@ export class HttpGuard<Req, F> {
     state.listen();
     state.entries.push(entry);
     if (policy.timeoutMs !== undefined)
-      state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error) => answerTimeout(res, error));
+      state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error, clientSending) =>
+        answerTimeout(res, error, clientSending),
+      );
   }
 
   /** Sets the RateLimit headers of a passing response: the tightest quota of the resources entered. */
@@ -434,10 +465,13 @@ export class HttpGuard<Req, F> {
   }
 }
 
-/** Answers a request its route's timeout cut short: 503 with the problem body, unless an answer has begun. */
-function answerTimeout(res: HttpResponseLike, error: TimeoutError): void {
+/**
+ * Answers a request its route's timeout cut short, unless an answer has begun: 503 with the
+ * problem body, or 408 (closing the connection) when the client is still sending the request.
+ */
+function answerTimeout(res: HttpResponseLike, error: TimeoutError, clientSending: boolean): void {
   if (res.headersSent) return;
-  const { status, headers, json } = timeoutResponse(error);
+  const { status, headers, json } = clientSending ? requestTimeoutResponse(error) : timeoutResponse(error);
   res.writeHead(status, headers);
   res.end(json);
 }

@@ -7,6 +7,7 @@
  */
 export {
   blockResponse,
+  requestTimeoutResponse,
   timeoutResponse,
   type BlockResponse,
   type BlockResponseOptions,

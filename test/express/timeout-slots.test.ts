@@ -1,0 +1,4 @@
+import { runTimeoutSlots } from '../http/timeout-slots';
+import { expressHarness } from './express-harness';
+
+runTimeoutSlots(expressHarness);

@@ -1,0 +1,4 @@
+import { runSlowClients } from '../http/slow-clients';
+import { fastifyHarness } from './fastify-harness';
+
+runSlowClients(fastifyHarness);

@@ -1,0 +1,4 @@
+import { runTimeoutSlots } from '../http/timeout-slots';
+import { fastifyHarness } from './fastify-harness';
+
+runTimeoutSlots(fastifyHarness);

@@ -1,0 +1,4 @@
+import { runTimeoutSlots } from '../http/timeout-slots';
+import { koaHarness } from './koa-harness';
+
+runTimeoutSlots(koaHarness);
