@@ -70,8 +70,8 @@ export function rateLimit(options: RateLimitOptions): Middleware {
 
 /**
  * @koa/router route middleware with a circuit breaker on the route it is used on. A request fails when its
- * handler throws or answers >= 500 (`isFailure`), and is slow by its time to the response's
- * finish. While open, requests answer 503 with `Retry-After`, unless `fallback` answers.
+ * handler throws or answers >= 500 (`isFailure`), and is slow by its time to the handler's
+ * answer (the response ended, not read: a client slow to read is no slow call). While open, requests answer 503 with `Retry-After`, unless `fallback` answers.
  *
  * @throws RuleValidationError when an option or rule field is invalid (naming it).
  * @example

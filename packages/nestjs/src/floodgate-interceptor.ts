@@ -5,7 +5,8 @@ import { FloodgateService } from './floodgate-service';
 
 /**
  * Guards controller handlers: each request enters its handler's resource once
- * ({@link FloodgateService.admit}) before the route's pipes and handler run, and the entry
+ * ({@link FloodgateService.admit}) before the route's pipes and handler run; its outcome is
+ * recorded when the response is ended (however slowly the client reads it), and the entry
  * exits when the response closes (finished, or the client gone; a streamed response when its
  * stream ends). A block is thrown as the `BlockError`, for {@link FloodgateExceptionFilter} to
  * answer 429/503; what the handler throws is recorded for circuit breakers.

@@ -110,10 +110,12 @@ export interface RouteOptions<Req, F> {
   /** Answers this route's blocked requests, before the middleware's own `fallback`. */
   readonly fallback?: F;
   /**
-   * Answers a request still unanswered this many ms after it was admitted with 503 and a
-   * problem body (code `ERR_TIMEOUT`), and exits its entries then, the timeout traced as a
-   * failure (and a slow call) for circuit breakers. The handler is not stopped: what it sends
-   * later is discarded. Timed by the engine's clock; the shortest of a request's routes wins.
+   * Answers a request its handler has not answered (ended the response) this many ms after it
+   * was admitted with 503 and a problem body (code `ERR_TIMEOUT`), the timeout recorded then as
+   * a failure (and a slow call) for circuit breakers; or with 408, recorded as nothing, when the
+   * client is still sending the request. The handler is not stopped: what it sends later is
+   * discarded, and the request keeps its concurrency slot until the handler has settled. Timed
+   * by the engine's clock; the shortest of a request's routes wins.
    * @defaultValue no timeout
    */
   readonly timeoutMs?: number;
