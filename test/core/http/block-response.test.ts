@@ -9,7 +9,7 @@ import {
   type FlowRule,
   type HotParamRule,
 } from '@floodgate/core';
-import { blockResponse, timeoutResponse } from '@floodgate/core/http';
+import { blockResponse, MAX_HEADER_VALUE, timeoutResponse } from '@floodgate/core/http';
 
 const qpsRule: FlowRule = {
   resource: 'GET /a',
@@ -73,6 +73,40 @@ describe('blockResponse', () => {
   it('rounds Retry-After up to whole seconds', () => {
     const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 1001 }));
     expect(response.headers['Retry-After']).toBe('2');
+  });
+
+  it('writes a wait too long for Retry-After as MAX_HEADER_VALUE seconds, never 1e+300 (#24)', () => {
+    const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs: 1e303 }));
+    expect(response.headers).toMatchObject({
+      'Retry-After': String(MAX_HEADER_VALUE),
+      RateLimit: `"flow";r=0;t=${MAX_HEADER_VALUE}`,
+    });
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
+    'sends no Retry-After for a wait of %s, and no NaN in the RateLimit headers (#24)',
+    (retryAfterMs) => {
+      const response = blockResponse(new FlowBlockError({ resource: 'GET /a', rule: qpsRule, retryAfterMs }));
+      expect(response.headers['Retry-After']).toBeUndefined();
+      expect(response.headers.RateLimit).toBe('"flow";r=0;t=1');
+    },
+  );
+
+  it('writes a hotspot window of years as MAX_HEADER_VALUE seconds, and a quota of 2^53 − 1 as the same bound (#24)', () => {
+    const rule = {
+      ...hotRule,
+      threshold: Number.MAX_SAFE_INTEGER,
+      durationMs: Number.MAX_SAFE_INTEGER,
+      specificItems: {},
+    };
+    const response = blockResponse(
+      new HotParamBlockError({ resource: 'GET /users/:id', rule, retryAfterMs: Number.MAX_SAFE_INTEGER, value: 'u' }),
+    );
+    expect(response.headers).toMatchObject({
+      'Retry-After': String(MAX_HEADER_VALUE),
+      'RateLimit-Policy': `"hotspot";q=${MAX_HEADER_VALUE};w=${MAX_HEADER_VALUE}`,
+      RateLimit: `"hotspot";r=0;t=${MAX_HEADER_VALUE}`,
+    });
   });
 
   it('sends no Retry-After when the wait is not known', () => {

@@ -66,6 +66,21 @@ describe('errors', () => {
       rule,
     });
   });
+
+  it.each([
+    [1500.5, 1500.5],
+    [0, 0],
+    [-0, 0],
+    [-5, 0],
+    [1e303, 1e303],
+    [Number.NaN, undefined],
+    [Number.POSITIVE_INFINITY, undefined],
+    [Number.NEGATIVE_INFINITY, undefined],
+    [undefined, undefined],
+  ])('carries a retryAfterMs of %s as %s: a finite number >= 0, or not known (#24)', (given, kept) => {
+    const error = new FlowBlockError({ resource: 'r', rule, retryAfterMs: given });
+    expect(Object.is(error.retryAfterMs, kept)).toBe(true);
+  });
 });
 
 describe('RuleValidationError', () => {

@@ -1,6 +1,6 @@
 import type { BlockError, QuotaPolicy, Refusal, TimeoutError } from '../kernel/errors';
 import { HTTP_DEFAULTS } from './http-options';
-import { quotaHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+import { quotaHeaders, retryAfterSeconds, type RateLimitHeadersDraft } from './rate-limit-headers';
 
 /**
  * An RFC 9457 problem details body, with Floodgate's stable `code` and the guarded `resource`.
@@ -30,8 +30,8 @@ export interface BlockResponse {
   readonly status: number;
   /**
    * `Content-Type: application/problem+json; charset=utf-8`, the `Content-Length` of `json`,
-   * `Retry-After` (whole seconds, rounded up) where the wait is known, and the IETF RateLimit
-   * headers for QPS rules: ready for `res.writeHead(status, headers).end(json)`. Frozen: blocks
+   * `Retry-After` (whole seconds, rounded up, at most `MAX_HEADER_VALUE`) where the wait is known,
+   * and the IETF RateLimit headers for QPS rules: ready for `res.writeHead(status, headers).end(json)`. Frozen: blocks
    * alike share it.
    */
   readonly headers: Readonly<Record<string, string>>;
@@ -73,7 +73,8 @@ const SHAPES: { readonly [R in Refusal]: Shape } = {
 /**
  * The one mapping from a block to an HTTP response, shared by every adapter so all answer
  * alike: 429 for flow and hotspot blocks, 503 for an open circuit and system protection, 403
- * for authority; `Retry-After` in whole seconds rounded up where `retryAfterMs` is known; the
+ * for authority; `Retry-After` in whole seconds rounded up where `retryAfterMs` is known (at most
+ * `MAX_HEADER_VALUE`, 2^31 − 1, like every number of these headers); the
  * IETF RateLimit headers for QPS rules (draft-8 by default); an `application/problem+json`
  * body with `type`, `title`, `status`, `detail`, `code` and `resource`.
  *
@@ -92,7 +93,7 @@ export function blockResponse(error: BlockError, options?: BlockResponseOptions)
     error.resource,
     draft === 'draft-8' ? quota?.name : undefined,
   );
-  const retryAfter = error.retryAfterMs === undefined ? undefined : Math.max(0, Math.ceil(error.retryAfterMs / 1000));
+  const retryAfter = retryAfterSeconds(error.retryAfterMs);
   return {
     status: shape.status,
     headers: headersOf(problem, draft, retryAfter, quota),

@@ -13,7 +13,7 @@ export {
   type BlockResponseOptions,
   type ProblemDetails,
 } from './block-response';
-export { rateLimitHeaders, quotaHeaders, type RateLimitHeadersDraft } from './rate-limit-headers';
+export { rateLimitHeaders, quotaHeaders, MAX_HEADER_VALUE, type RateLimitHeadersDraft } from './rate-limit-headers';
 export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-options';

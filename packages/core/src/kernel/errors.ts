@@ -36,7 +36,10 @@ export interface BlockErrorOptions<R> {
   readonly resource: string;
   /** The rule that refused the call, as it is in force (normalised). */
   readonly rule: R;
-  /** How long until a retry can pass, in ms, where the rule knows it. */
+  /**
+   * How long until a retry can pass, in ms, where the rule knows it. Kept as a finite number
+   * >= 0 (a negative wait is 0); a wait that is not a finite number is not known (`undefined`).
+   */
   readonly retryAfterMs?: number | undefined;
   /** The caller's origin, if the entry named one. */
   readonly origin?: string | undefined;
@@ -67,7 +70,10 @@ export abstract class BlockError<R = unknown> extends CheapError {
   readonly resource: string;
   /** The rule that refused the call. */
   readonly rule: R;
-  /** How long until a retry can pass, in ms; `undefined` when the wait is not known. */
+  /**
+   * How long until a retry can pass, in ms: a finite number >= 0, or `undefined` when the wait is
+   * not known (or is not a finite number: no `NaN` or `Infinity` reaches a header or a log).
+   */
   readonly retryAfterMs: number | undefined;
   /** The caller's origin, if the entry named one (`''` otherwise). */
   readonly origin: string;
@@ -76,7 +82,7 @@ export abstract class BlockError<R = unknown> extends CheapError {
     super();
     this.resource = options.resource;
     this.rule = options.rule;
-    this.retryAfterMs = options.retryAfterMs;
+    this.retryAfterMs = knownWait(options.retryAfterMs);
     this.origin = options.origin ?? '';
   }
 
@@ -118,6 +124,12 @@ export abstract class BlockError<R = unknown> extends CheapError {
   }
 }
 Object.defineProperty(BlockError.prototype, BLOCK_ERROR_BRAND, { value: true });
+
+/** A wait as block errors carry it: finite and >= 0 (a negative one is 0), else not known. */
+function knownWait(ms: number | undefined): number | undefined {
+  if (ms === undefined || !Number.isFinite(ms)) return undefined;
+  return ms > 0 ? ms : 0;
+}
 
 /**
  * Whether `value` is a Floodgate block error, also when it comes from another copy of the
