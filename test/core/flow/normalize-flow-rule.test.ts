@@ -1,4 +1,4 @@
-import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { Floodgate, MAX_DURATION_MS, RuleValidationError } from '@floodgate/core';
 
 function issuesOf(load: () => void): Array<{ path: string; message: string }> {
   try {
@@ -72,7 +72,7 @@ describe('flow rule validation', () => {
     (field) => {
       const rule = {
         resource: 'r',
-        threshold: 1e-7,
+        threshold: 1e-6,
         behavior: 'warmUpThrottle' as const,
         warmUpPeriodMs: 1000,
         maxQueueingTimeMs: 1000,
@@ -83,6 +83,71 @@ describe('flow rule validation', () => {
       ]);
     },
   );
+
+  it.each([
+    ['throttle', 1e-306],
+    ['throttle', 5e-324],
+    ['throttle', 1e-310],
+    ['throttle', 4e-7],
+    ['warmUpThrottle', 1e-306],
+    ['warmUpThrottle', 5e-324],
+  ] as const)(
+    "refuses a '%s' threshold of %s, whose pacing interval is longer than MAX_DURATION_MS, naming threshold (#24)",
+    (behavior, threshold) => {
+      const rule = {
+        resource: 'r',
+        threshold,
+        behavior,
+        ...(behavior === 'warmUpThrottle' ? { warmUpPeriodMs: 1000 } : {}),
+      };
+      expect(issuesOf(() => new Floodgate().loadFlowRules([rule]))).toEqual([
+        {
+          path: 'flow[0].threshold',
+          message: `must be 0 or at least 4.656612875245797e-7 (one call per 2147483647 ms) for a '${behavior}' rule, got ${threshold}`,
+        },
+      ]);
+    },
+  );
+
+  it.each(['throttle', 'warmUpThrottle'] as const)(
+    "accepts a '%s' threshold of 0, and the slowest pace: one call per MAX_DURATION_MS",
+    (behavior) => {
+      const warm = behavior === 'warmUpThrottle' ? { warmUpPeriodMs: 1000 } : {};
+      const fg = new Floodgate();
+      fg.loadFlowRules([
+        { resource: 'a', threshold: 0, behavior, ...warm },
+        { resource: 'b', threshold: 1000 / MAX_DURATION_MS, behavior, ...warm },
+      ]);
+      expect(fg.getRules().flow.map((rule) => rule.threshold)).toEqual([0, 4.656612875245797e-7]);
+    },
+  );
+
+  it.each([
+    ['reject', 2 ** 53],
+    ['warmUp', 1e308],
+    ['throttle', Number.MAX_VALUE],
+    ['warmUpThrottle', 2 ** 53],
+  ] as const)(
+    "refuses a '%s' threshold of %s, above 2^53 − 1 where counts stop being exact, naming threshold (#24)",
+    (behavior, threshold) => {
+      const warm = behavior.startsWith('warmUp') ? { warmUpPeriodMs: 1000 } : {};
+      expect(issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'r', threshold, behavior, ...warm }]))).toEqual([
+        {
+          path: 'flow[0].threshold',
+          message: `must be at most 9007199254740991 (2^53 − 1, where counts stay exact), got ${threshold}`,
+        },
+      ]);
+    },
+  );
+
+  it('refuses a concurrency threshold above 2^53 − 1 too, and accepts 2^53 − 1', () => {
+    expect(
+      issuesOf(() => new Floodgate().loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 1e308 }])),
+    ).toEqual([expect.objectContaining({ path: 'flow[0].threshold' })]);
+    expect(() =>
+      new Floodgate().loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: Number.MAX_SAFE_INTEGER }]),
+    ).not.toThrow();
+  });
 
   it('keeps the rules in force when a load is rejected', () => {
     const fg = new Floodgate();

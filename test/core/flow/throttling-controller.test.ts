@@ -37,10 +37,11 @@ describe('QPS throttle (ThrottlingController)', () => {
 
   it('blocks a call whose slot is further away than any timer can wait, instead of admitting it at once', async () => {
     const { fg, clock } = engineWith([
-      { resource: 'r', behavior: 'throttle', threshold: 1e-7, maxQueueingTimeMs: MAX_DURATION_MS },
+      { resource: 'r', behavior: 'throttle', threshold: 1e-6, maxQueueingTimeMs: MAX_DURATION_MS },
     ]);
     (await fg.enter('r')).exit();
-    await expect(fg.enter('r')).rejects.toMatchObject({
+    // Ten tokens at one per 10^9 ms: the slot is 10^10 ms away.
+    await expect(fg.enter('r', { acquireCount: 10 })).rejects.toMatchObject({
       code: 'ERR_FLOW_BLOCKED',
       retryAfterMs: 1e10 - MAX_DURATION_MS,
     });
@@ -207,5 +208,26 @@ describe('warm-up throttle refunds', () => {
     const d = fg.enter('r').then((entry) => entry.createdAt);
     await clock.advance(600);
     expect(await d).toBeCloseTo(300, 0);
+  });
+
+  it('at the slowest pace, one call per MAX_DURATION_MS, admits one of a hundred queued run() calls, each refusal with a finite wait (#24)', async () => {
+    const { fg } = engineWith([
+      { resource: 'r', behavior: 'throttle', threshold: 1000 / MAX_DURATION_MS, maxQueueingTimeMs: 500 },
+    ]);
+    let ran = 0;
+    const refusals = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        fg
+          .run('r', () => void ran++)
+          .then(
+            () => undefined,
+            (error: FlowBlockError) => error.retryAfterMs,
+          ),
+      ),
+    );
+    expect(ran).toBe(1);
+    expect(refusals.filter((wait) => wait === undefined)).toHaveLength(1);
+    for (const wait of refusals.filter((w) => w !== undefined)) expect(wait).toBeCloseTo(MAX_DURATION_MS - 500, 0);
+    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: MAX_DURATION_MS });
   });
 });

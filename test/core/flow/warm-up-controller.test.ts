@@ -1,4 +1,7 @@
+import fc from 'fast-check';
+import { MAX_DURATION_MS } from '@floodgate/core';
 import { WarmUpTokens } from '../../../packages/core/src/flow/traffic-controllers';
+import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 import { engineWith, passesUntilBlocked } from './helpers';
 
 /** Passes per second when every second starts with as many calls as the rule admits. */
@@ -104,4 +107,72 @@ describe('WarmUpTokens.sync, as Sentinel syncToken', () => {
     tokens.rate(0, 5000); // still on it
     expect(tokens.stored).toBe(50);
   });
+});
+
+describe('warm-up tokens with extreme numbers (#24)', () => {
+  it('admits no more than the threshold at the warning line, where nextUp of the rate passes it by an ulp', () => {
+    // 2.9999999999999996 warming over 1 s, cold factor 1.5: warningToken 4, maxToken 6. On the
+    // line the rate computed is nextUp(2.9999999999999996) = 3, which let a third call through.
+    const threshold = 2.9999999999999996;
+    const tokens = new WarmUpTokens(threshold, 1000, 1.5);
+    expect([tokens.warningToken, tokens.maxToken]).toEqual([4, 6]);
+    const rates: number[] = [];
+    for (let second = 0; second < 10; second++)
+      rates.push(tokens.rate(second % 3 === 0 ? 0 : threshold, second * 1000));
+    expect(rates.filter((rate) => rate > threshold)).toEqual([]);
+    expect(rates).toContain(threshold);
+  });
+
+  it('has a slope of 0, not Infinity, when the bucket has no room above the warning line', () => {
+    for (const [threshold, coldFactor] of [
+      [0, 3],
+      [1e-300, 3],
+      [5, 1e308],
+    ] as const) {
+      const tokens = new WarmUpTokens(threshold, 1000, coldFactor);
+      expect([tokens.warningToken, tokens.maxToken, tokens.slope]).toEqual([0, 0, 0]);
+    }
+  });
+
+  const RUNS = 300;
+  it(
+    'keeps every derived number finite, and the rate within (0, threshold], for any valid rule and traffic',
+    () => {
+      const threshold = fc.oneof(
+        fc.constantFrom(5e-324, 1e-310, 4.656612875245797e-7, 0.5, 1, 2.9999999999999996, 117, 2 ** 31, 2 ** 53 - 1),
+        fc.double({ min: 5e-324, max: Number.MAX_SAFE_INTEGER, noNaN: true }),
+      );
+      const coldFactor = fc.oneof(
+        fc.constantFrom(1 + 2 ** -52, 1.5, 3, 1e15, 1e308),
+        fc.double({ min: 1, max: 1e308, noNaN: true, minExcluded: true }),
+      );
+      const warmUpPeriodMs = fc.oneof(
+        fc.constantFrom(5e-324, 0.5, 1000, MAX_DURATION_MS),
+        fc.double({ min: 5e-324, max: MAX_DURATION_MS, noNaN: true }),
+      );
+      const second = fc.record({
+        gapMs: fc.constantFrom(0, 1, 999, 1000, 1001, 60_000, MAX_DURATION_MS),
+        passed: fc.oneof(fc.constantFrom(0, 1), fc.double({ min: 0, max: Number.MAX_SAFE_INTEGER, noNaN: true })),
+      });
+      fc.assert(
+        fc.property(threshold, warmUpPeriodMs, coldFactor, fc.array(second, { maxLength: 30 }), (t, w, c, seconds) => {
+          const tokens = new WarmUpTokens(t, w, c);
+          for (const n of [tokens.warningToken, tokens.maxToken, tokens.slope]) expect(Number.isFinite(n)).toBe(true);
+          let now = 10_000;
+          for (const { gapMs, passed } of seconds) {
+            now += gapMs;
+            const rate = tokens.rate(passed, now);
+            expect(Number.isFinite(tokens.stored)).toBe(true);
+            expect(rate > 0 && rate <= t).toBe(true);
+            // warmUpThrottle (a threshold of 0 or >= 1000 / MAX_DURATION_MS): a pacing interval at
+            // this rate is a finite number for any acquireCount.
+            if (t >= 1000 / MAX_DURATION_MS)
+              expect(Number.isFinite((1000 * Number.MAX_SAFE_INTEGER) / rate)).toBe(true);
+          }
+        }),
+        propertyRuns(RUNS),
+      );
+    },
+    propertyTimeoutMs(RUNS),
+  );
 });

@@ -69,6 +69,19 @@ describe('normalizeSystemRule', () => {
     );
   });
 
+  it.each([2 ** 53, 1e308])(
+    'refuses a maxQps of %s, above 2^53 − 1 where counts stop being exact, and accepts 2^53 − 1 (#24)',
+    (maxQps) => {
+      expect(issuesOf([{ maxQps }])).toEqual([
+        {
+          path: 'system[0].maxQps',
+          message: `must be at most 9007199254740991 (2^53 − 1, where counts stay exact), got ${maxQps}`,
+        },
+      ]);
+      expect(normalizeRules('system', [{ maxQps: Number.MAX_SAFE_INTEGER }])).toHaveLength(1);
+    },
+  );
+
   it('refuses unknown fields, a resource among them (system rules apply to every inbound call)', () => {
     expect(issuesOf([{ resource: 'GET /a', maxQps: 1 }])).toEqual([
       { path: 'system[0].resource', message: expect.stringContaining('unknown field') },

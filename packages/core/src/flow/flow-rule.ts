@@ -25,8 +25,10 @@ export interface FlowRuleOptions {
   /** @defaultValue 'qps' */
   readonly metric?: FlowMetric;
   /**
-   * Calls per second (`qps`) or calls in flight (`concurrency`); `0` blocks everything. For
-   * `adaptive`, the limit to start from, within [`minLimit`, `maxLimit`].
+   * Calls per second (`qps`) or calls in flight (`concurrency`), within [0, 2^53 − 1] (where
+   * counts stay exact); `0` blocks everything. For `throttle` and `warmUpThrottle`, 0 or at least
+   * `1000 / MAX_DURATION_MS` (about 4.66e-7: one call per 24.8 days). For `adaptive`, the limit
+   * to start from, within [`minLimit`, `maxLimit`].
    */
   readonly threshold: number;
   /** `reject` or `adaptive` for `concurrency`. @defaultValue 'reject' */
@@ -149,6 +151,15 @@ const FIELDS = [
   'cluster',
 ] as const;
 
+/**
+ * The least non-zero threshold of a `throttle` or `warmUpThrottle` rule, about 4.66e-7 calls per
+ * second: the slowest pace, one call per `MAX_DURATION_MS` (24.8 days). Its pacing interval,
+ * `1000 × acquireCount / threshold` ms, is then a finite number for every `acquireCount`. (A
+ * threshold of 1e-306 made it `Infinity`, and the pacing arithmetic `NaN`, which admitted every
+ * queued call.)
+ */
+export const MIN_PACED_THRESHOLD = 1000 / MAX_DURATION_MS;
+
 const WARM: readonly FlowBehavior[] = ['warmUp', 'warmUpThrottle'];
 const QUEUED: readonly FlowBehavior[] = ['throttle', 'warmUpThrottle'];
 const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
@@ -166,6 +177,7 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   const resource = reader.resource(obj, 'resource', path);
   const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
   const threshold = reader.number(obj, 'threshold', path, { min: 0 });
+  reader.countLimit(threshold, `${path}.threshold`);
   const behavior = reader.oneOf(
     obj,
     'behavior',
@@ -202,6 +214,12 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   }
   const warm = WARM.includes(behavior);
   const queued = QUEUED.includes(behavior);
+  if (queued && threshold > 0 && threshold < MIN_PACED_THRESHOLD) {
+    reader.fail(
+      `${path}.threshold`,
+      `must be 0 or at least ${MIN_PACED_THRESHOLD} (one call per ${MAX_DURATION_MS} ms) for a '${behavior}' rule, got ${threshold}`,
+    );
+  }
   const warmUpPeriodMs = warm
     ? reader.number(obj, 'warmUpPeriodMs', path, DURATION)
     : reader.number(obj, 'warmUpPeriodMs', path, DURATION, undefined);

@@ -70,7 +70,8 @@ export class Pacer {
       return PASS;
     }
     const wait = expected - now;
-    if (!canWait || wait > maxWaitMs) return BLOCKED;
+    // `!(wait <= maxWaitMs)`: a wait that is not a number refuses (`NaN > maxWaitMs` is false).
+    if (!canWait || !(wait <= maxWaitMs)) return BLOCKED;
     this.beforeLastSlot = this.latestPassedTime;
     this.latestPassedTime = expected;
     return wait;
@@ -168,7 +169,9 @@ export class WarmUpTokens {
     const warmUpSec = warmUpPeriodMs / 1000;
     this.warningToken = Math.floor(Math.floor(warmUpSec * threshold) / (coldFactor - 1));
     this.maxToken = this.warningToken + Math.floor((2 * warmUpSec * threshold) / (1 + coldFactor));
-    this.slope = (coldFactor - 1) / threshold / (this.maxToken - this.warningToken);
+    // Read only above `warningToken`; a bucket without room above it has no slope (not Infinity).
+    this.slope =
+      this.maxToken > this.warningToken ? (coldFactor - 1) / threshold / (this.maxToken - this.warningToken) : 0;
   }
 
   /** The tokens in the bucket now (after the last sync). */
@@ -178,13 +181,15 @@ export class WarmUpTokens {
 
   /**
    * Syncs the bucket with the previous second's passes and returns the rate (calls per
-   * second) admitted now.
+   * second) admitted now: never more than `threshold`. (Sentinel's `Math.nextUp` of the warning
+   * rate can exceed it by an ulp at the warning line, which admitted a third call under a
+   * threshold of 2.9999999999999996.)
    */
   rate(previousPassQps: number, now: number): number {
     this.sync(Math.floor(previousPassQps), now);
     if (this.storedTokens >= this.warningToken && this.maxToken > this.warningToken) {
       const aboveToken = this.storedTokens - this.warningToken;
-      return nextUp(1 / (aboveToken * this.slope + 1 / this.threshold));
+      return Math.min(this.threshold, nextUp(1 / (aboveToken * this.slope + 1 / this.threshold)));
     }
     return this.threshold;
   }
@@ -199,7 +204,11 @@ export class WarmUpTokens {
 
   private coolDown(second: number, previousPassQps: number): number {
     const old = this.storedTokens;
-    const refill = (): number => Math.floor(old + ((second - this.lastFilledTime) * this.threshold) / 1000);
+    // Never synced: the system is cold, its bucket full (a refill over an infinite time).
+    const refill = (): number =>
+      this.lastFilledTime === Number.NEGATIVE_INFINITY
+        ? this.maxToken
+        : Math.floor(old + ((second - this.lastFilledTime) * this.threshold) / 1000);
     let next = old;
     if (old < this.warningToken) next = refill();
     else if (old > this.warningToken && previousPassQps < Math.floor(Math.floor(this.threshold) / this.coldFactor))

@@ -331,7 +331,8 @@ export class HotParamThrottleChecker extends HotParamChecker {
     }
     const wait = expected - now;
     const maxWait = this.rule.maxQueueingTimeMs;
-    if (!canWait || wait > maxWait) {
+    // `!(wait <= maxWait)`: a wait that is not a number refuses (`NaN > maxWait` is false).
+    if (!canWait || !(wait <= maxWait)) {
       this.retryAfter = canWait ? wait - maxWait : wait;
       return BLOCKED;
     }

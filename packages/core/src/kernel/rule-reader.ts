@@ -13,6 +13,13 @@ export const MAX_RESOURCE_NAME_LENGTH = 1024;
  */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 
+/**
+ * The greatest threshold of a rule that counts calls (a flow rule's, a system rule's `maxQps`,
+ * a hotspot bucket's): 2^53 − 1. Counts beyond it are not exact in a double (2^53 + 1 is 2^53),
+ * so a greater threshold could admit more calls than it says.
+ */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
 /** The most characters of a value shown in a message; the rest is cut, saying how much. */
 const SHOWN_CHARS = 60;
 
@@ -152,6 +159,15 @@ export class RuleReader {
     if (problem === undefined) return value;
     this.fail(join(path, key), value === undefined ? `is required (${describeBounds(bounds)})` : problem);
     return fallback.length > 0 ? fallback[0] : 0;
+  }
+
+  /**
+   * Records a problem when `value`, a threshold that counts calls (read at `path`), is above
+   * {@link MAX_COUNT}, where counting stops being exact.
+   */
+  countLimit(value: number, path: string): void {
+    if (value > MAX_COUNT)
+      this.fail(path, `must be at most ${MAX_COUNT} (2^53 − 1, where counts stay exact), got ${show(value)}`);
   }
 
   /** One of `choices`; `fallback` when absent (required when no fallback is given). */

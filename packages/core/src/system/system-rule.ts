@@ -22,7 +22,7 @@ export interface SystemRuleOptions {
   readonly maxRssBytes?: number;
   /** Cap: inbound calls in flight, all resources together. */
   readonly maxConcurrency?: number;
-  /** Cap: inbound calls passed per second, all resources together. */
+  /** Cap: inbound calls passed per second, all resources together; at most 2^53 − 1 (`MAX_COUNT`). */
   readonly maxQps?: number;
   /** Cap: the average response time of inbound calls completed in the last second, in ms. */
   readonly maxAvgRtMs?: number;
@@ -142,6 +142,7 @@ export function normalizeSystemRule(input: unknown, path: string, reader: RuleRe
     const value = reader.number(obj, name, path, bounds, undefined);
     if (value !== undefined) rule[name] = value;
   }
+  if (rule.maxQps !== undefined) reader.countLimit(rule.maxQps, `${path}.maxQps`);
   if (!SYSTEM_LIMITS.some(([name]) => obj[name] !== undefined))
     reader.fail(path, `must set at least one limit (${SYSTEM_LIMITS.map(([name]) => name).join(', ')})`);
   rule.retryAfterMs = reader.number(
