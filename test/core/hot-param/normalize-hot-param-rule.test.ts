@@ -51,6 +51,16 @@ describe('normalizeHotParamRule', () => {
     expect(normalizeRules('hotParams', [{ ...base, durationMs }])[0]!.capacity).toBe(capacity);
   });
 
+  it.each([5e-324, 1e-310])(
+    'sizes a qps rule of %s ms for 4000 values, and compiles it: the duration in seconds underflowed to a capacity of 0 (#24)',
+    (durationMs) => {
+      expect(normalizeRules('hotParams', [{ ...base, durationMs }])[0]!.capacity).toBe(4000);
+      const fg = new Floodgate();
+      fg.loadHotParamRules([{ ...base, durationMs }]);
+      expect(() => fg.entry(base.resource, { args: ['u1'] }).exit()).not.toThrow();
+    },
+  );
+
   it('sizes a concurrency rule for 4000 values by default', () => {
     expect(normalizeRules('hotParams', [{ ...base, metric: 'concurrency', durationMs: 60_000 }])[0]!.capacity).toBe(
       HOT_PARAM_RULE_DEFAULTS.concurrencyCapacity,

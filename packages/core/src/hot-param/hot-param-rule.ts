@@ -5,7 +5,7 @@ import {
   type ClusterSupport,
 } from '../kernel/cluster-contract';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
-import { join, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
+import { join, MAX_COUNT, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
 
 /** What a hotspot rule counts per value: calls per duration, or calls in flight. */
 export type HotParamMetric = 'qps' | 'concurrency';
@@ -298,7 +298,8 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
 function defaultCapacity(metric: HotParamMetric, durationMs: number): number {
   const D = HOT_PARAM_RULE_DEFAULTS;
   if (metric === 'concurrency') return D.concurrencyCapacity;
-  return Math.min(D.capacityPerSecond * Math.ceil(durationMs / 1000), D.maxDefaultCapacity);
+  // At least one second: a duration of 5e-324 ms divides to 0 (it underflows), not to a fraction.
+  return Math.min(D.capacityPerSecond * Math.max(1, Math.ceil(durationMs / 1000)), D.maxDefaultCapacity);
 }
 
 /** A frozen copy of the items (each an integer >= 0), in key order; `{}` when absent. */
@@ -334,7 +335,7 @@ function checkSafeBucket(
   path: string,
   reader: RuleReader,
 ): void {
-  const limit = Number.MAX_SAFE_INTEGER;
+  const limit = MAX_COUNT;
   if (threshold + burstCount > limit) {
     reader.fail(
       join(path, 'threshold'),
