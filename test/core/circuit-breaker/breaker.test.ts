@@ -247,6 +247,28 @@ describe('BreakerStateMachine', () => {
     expect(machine.status(1400)).toMatchObject({ state: 'halfOpen', retryAfterMs: 700 });
   });
 });
+describe('BreakerStateMachine with a retryTimeoutMs the clock cannot resolve (#24)', () => {
+  // At 10 s a double resolves about 1.8e-12 ms: 10_000 + 1e-310 is 10_000.
+  it.each([1e-310, 5e-324, 1e-13])(
+    'stays open at the instant it opened for %s ms, and probes after it',
+    (retryTimeoutMs) => {
+      const { machine } = openedAt(10_000, { retryTimeoutMs });
+      expect(machine.tryPass(10_000)).toBe(retryTimeoutMs);
+      expect(machine.status(10_000)).toMatchObject({ state: 'open', retryAfterMs: retryTimeoutMs });
+      expect(asProbe(machine.tryPass(10_000.001))).toBeInstanceOf(BreakerProbe);
+    },
+  );
+
+  it('holds its one probe at the instant it was let through, instead of releasing it as timed out for the next call', () => {
+    const { machine, transitions } = openedAt(10_000, { retryTimeoutMs: 1e-310 });
+    asProbe(machine.tryPass(10_001));
+    for (let i = 0; i < 5; i++) expect(machine.tryPass(10_001)).toBe(1e-310);
+    expect(transitions).toEqual([
+      ['closed', 'open', 1],
+      ['open', 'halfOpen', undefined],
+    ]);
+  });
+});
 
 describe('BreakerWindow', () => {
   it('counts completed, slow and failed calls', () => {

@@ -43,8 +43,13 @@ export class BreakerStateMachine {
   private current: CircuitState = 'closed';
   /** Incremented on every opening; probes of older generations are ignored. */
   private generation = 0;
-  /** While open: when probing may start. */
-  private retryAt = 0;
+  /**
+   * While open: when it opened. Deadlines are kept as their start, and time is compared as
+   * elapsed (`now - openedAt < retryTimeoutMs`), never as `openedAt + retryTimeoutMs`: a
+   * `retryTimeoutMs` below the clock's resolution (1e-310 ms at 10 s) vanishes in that sum, and
+   * a breaker would then probe at the very instant it opened, every call a new probe.
+   */
+  private openedAt = 0;
   /** Probes let through in the current half-open period. */
   private admitted = 0;
   /** Probes of the current half-open period that succeeded. */
@@ -75,7 +80,8 @@ export class BreakerStateMachine {
     if (this.current === 'closed') return undefined;
     if (this.current === 'halfOpen') this.expireProbes(now);
     if (this.current === 'open') {
-      if (now < this.retryAt) return this.retryAt - now;
+      const open = now - this.openedAt;
+      if (open < this.rule.retryTimeoutMs) return this.rule.retryTimeoutMs - open;
       this.transition('halfOpen', undefined);
     }
     if (this.admitted < this.rule.halfOpenProbes) {
@@ -84,7 +90,7 @@ export class BreakerStateMachine {
       this.inFlight.push(probe);
       return probe;
     }
-    return this.oldestProbeDeadline() - now;
+    return this.probeTimeLeft(now);
   }
 
   /**
@@ -142,11 +148,11 @@ export class BreakerStateMachine {
       case 'closed':
         return { rule, state: 'closed' };
       case 'open':
-        return { rule, state: 'open', retryAfterMs: Math.max(0, this.retryAt - now) };
+        return { rule, state: 'open', retryAfterMs: Math.max(0, this.rule.retryTimeoutMs - (now - this.openedAt)) };
       case 'halfOpen':
         return this.admitted < rule.halfOpenProbes
           ? { rule, state: 'halfOpen' }
-          : { rule, state: 'halfOpen', retryAfterMs: this.oldestProbeDeadline() - now };
+          : { rule, state: 'halfOpen', retryAfterMs: this.probeTimeLeft(now) };
     }
   }
 
@@ -165,21 +171,26 @@ export class BreakerStateMachine {
    */
   private expireProbes(now: number): void {
     if (this.inFlight.length === 0) return;
-    const deadline = this.oldestProbeDeadline();
-    if (deadline <= now) this.open(deadline, 1);
+    const oldest = this.oldestProbeStart();
+    if (now - oldest >= this.rule.retryTimeoutMs) this.open(oldest + this.rule.retryTimeoutMs, 1);
   }
 
-  /** When the oldest running probe times out. Only called while one is running. */
-  private oldestProbeDeadline(): number {
+  /** When the oldest running probe started. Only called while one is running. */
+  private oldestProbeStart(): number {
     let oldest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < this.inFlight.length; i++) oldest = Math.min(oldest, this.inFlight[i]!.startedAt);
-    return oldest + this.rule.retryTimeoutMs;
+    return oldest;
+  }
+
+  /** Ms until the oldest running probe times out (> 0 once expired probes are released). */
+  private probeTimeLeft(now: number): number {
+    return this.rule.retryTimeoutMs - (now - this.oldestProbeStart());
   }
 
   /** Opens (from closed or half-open) at `at`, for `retryTimeoutMs`; releases every probe. */
   private open(at: number, value: number): void {
     this.generation++;
-    this.retryAt = at + this.rule.retryTimeoutMs;
+    this.openedAt = at;
     this.admitted = 0;
     this.succeeded = 0;
     this.inFlight.length = 0;
