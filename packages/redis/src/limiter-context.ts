@@ -11,6 +11,9 @@ export interface LimiterContext {
   sharedNow(): string;
   /** Local time in ms, for lease expiry and the breaker's cool-down. */
   localNow(): number;
-  /** The threshold in force for a rule: × the live instances for `'perInstance'`. */
+  /**
+   * The threshold in force for a rule: × the live instances for `'perInstance'`, at most
+   * 2^53 − 1 (a product beyond it would make the store's counts inexact).
+   */
   effectiveThreshold(threshold: number, thresholdType: ClusterThresholdType): number;
 }

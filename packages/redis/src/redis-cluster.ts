@@ -175,8 +175,9 @@ export class RedisClusterBackend implements ClusterBackend {
       prefix: o.prefix,
       sharedNow,
       localNow,
+      // At most 2^53 − 1, as every threshold a rule loads with: counts in the store stay exact.
       effectiveThreshold: (threshold: number, type: ClusterThresholdType) =>
-        type === 'perInstance' ? threshold * registry.count : threshold,
+        type === 'perInstance' ? Math.min(threshold * registry.count, Number.MAX_SAFE_INTEGER) : threshold,
     };
     // Check the server as soon as the connection is up, whether or not ready() is awaited.
     this.connect().catch((error: unknown) => {

@@ -71,8 +71,11 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
   }
 
   acquire(acquireCount: number, scope: string, threshold?: number): Promise<ClusterDecision> {
-    const tokens = this.ctx.effectiveThreshold(threshold ?? this.spec.threshold, this.spec.thresholdType);
-    const check = new BucketCheck(acquireCount, scopeKey(this.baseKey, scope), tokens);
+    const check = new BucketCheck(
+      acquireCount,
+      scopeKey(this.baseKey, scope),
+      this.tokensOf(threshold ?? this.spec.threshold),
+    );
     this.queue.add(check);
     return check.promise;
   }
@@ -87,7 +90,7 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
     const tokens: number[] = [];
     for (let i = 0; i < scopes.length; i++) {
       keys.push(scopeKey(this.baseKey, scopes[i]!));
-      tokens.push(this.ctx.effectiveThreshold(thresholds[i]!, this.spec.thresholdType));
+      tokens.push(this.tokensOf(thresholds[i]!));
     }
     const check = new BucketCheck(acquireCount, keys, tokens);
     this.queue.add(check);
@@ -96,6 +99,16 @@ export class TokenBucketLimiter implements ClusterLimiter, BatchCodec<BucketChec
 
   tryAcquireLeased(): undefined {
     return undefined;
+  }
+
+  /**
+   * A value's tokens per duration in force: its threshold (× the live instances for
+   * `'perInstance'`), with the bucket (+ `burstCount`) at most 2^53 − 1, as the local rule's,
+   * so the script's token arithmetic stays exact.
+   */
+  private tokensOf(threshold: number): number {
+    const tokens = this.ctx.effectiveThreshold(threshold, this.spec.thresholdType);
+    return Math.min(tokens, Number.MAX_SAFE_INTEGER - this.spec.burstCount);
   }
 
   /**

@@ -46,7 +46,8 @@ while r <= #ARGV do
       mine[k] = now
     else
       local w = last + cost - now
-      if w > maxWait then
+      -- not (w <= maxWait): a wait that is not a number refuses (NaN > maxWait is false).
+      if not (w <= maxWait) then
         refused = { fmt(w - maxWait), j }
         break
       end

@@ -64,11 +64,11 @@ for r = 4, #ARGV, 4 do
     value = take
   end
   out[#out + 1] = tostring(passed)
-  out[#out + 1] = tostring(value)
-  out[#out + 1] = tostring(threshold - current[k] - previous[k])
+  out[#out + 1] = fmt(value)
+  out[#out + 1] = fmt(threshold - current[k] - previous[k])
 end
 for k in pairs(taken) do
-  redis.call('HSET', KEYS[k], 's' .. idx, cur, 'c' .. idx, tostring(current[k]))
+  redis.call('HSET', KEYS[k], 's' .. idx, cur, 'c' .. idx, fmt(current[k]))
   if stale[k] then redis.call('PEXPIRE', KEYS[k], 4 * bucketMs) end
 end
 return out
@@ -97,7 +97,7 @@ for r = 1, #ARGV, 3 do
     if tonumber(v[2 * slot + 1]) == bucket then
       local left = (tonumber(v[2 * slot + 2]) or 0) - tonumber(ARGV[r + 2])
       if left < 0 then left = 0 end
-      redis.call('HSET', key, 'c' .. slot, tostring(left))
+      redis.call('HSET', key, 'c' .. slot, string.format('%.17g', left))
       refunded = refunded + 1
     end
   end
