@@ -1,8 +1,10 @@
 import { get, type Server } from 'node:http';
 import request from 'supertest';
-import { Floodgate, ManualClock, RateLimit, type BlockError } from '@floodgate/core';
+import { Floodgate, ManualClock, MAX_DURATION_MS, RateLimit, type BlockError } from '@floodgate/core';
+import { MAX_HEADER_VALUE } from '@floodgate/core/http';
 import type { AppSpec, Handler, Harness, RouteSpec, Started } from './app-spec';
 import { openRaw, rawRequest, sendRaw } from './raw-client';
+import { badHeaderNumbers } from '../support/header-numbers';
 
 /**
  * One table of HTTP scenarios, run against each framework by its harness: the same requests,
@@ -619,6 +621,95 @@ export function runScenarios(harness: Harness): void {
       await expect(next.answered).resolves.toBe(200);
       expect(handled.count).toBe(2);
     });
+  });
+
+  describe(`${harness.name}: extreme numbers (#24)`, () => {
+    it.each([1e-306, 5e-324, 1e-310, 1e-300])(
+      'refuses a throttle route of %s calls per second at start-up, naming threshold, instead of admitting every queued request',
+      async (threshold) => {
+        const rateLimit = { threshold, behavior: 'throttle', maxQueueingTimeMs: 5000 };
+        await expect(
+          harness.start({
+            floodgate: fg,
+            options: { routes: { 'GET /paced': { rateLimit } } },
+            routes: [{ method: 'GET', path: '/paced', handler: ok }],
+          }),
+        ).rejects.toMatchObject({
+          code: 'ERR_INVALID_RULE',
+          message: expect.stringContaining(`routes['GET /paced'].rateLimit.threshold: must be 0 or at least`),
+        });
+      },
+    );
+
+    it('admits one of 50 requests at the slowest pace, answering the rest 429 with a whole Retry-After', async () => {
+      let handled = 0;
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/paced',
+            guard: { rateLimit: { threshold: 1000 / MAX_DURATION_MS, behavior: 'throttle', maxQueueingTimeMs: 500 } },
+            handler: () => {
+              handled++;
+              return { body: { ok: true } };
+            },
+          },
+        ],
+      });
+      const answers = await Promise.all(Array.from({ length: 50 }, () => request(server).get('/paced')));
+      expect(handled).toBe(1);
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      const refused = answers.filter((a) => a.status === 429);
+      expect(refused).toHaveLength(49);
+      for (const answer of refused) {
+        // One call per 2147483647 ms, less the 500 ms queue: 2147483.147 s, rounded up.
+        expect(answer.headers).toMatchObject({
+          'retry-after': '2147484',
+          'ratelimit-policy': '"flow";q=0;w=1',
+          ratelimit: '"flow";r=0;t=2147484',
+        });
+      }
+    });
+
+    it('answers a hotspot value paced over 2^53 − 1 ms with Retry-After and RateLimit numbers capped at MAX_HEADER_VALUE', async () => {
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/users/:id',
+            guard: {
+              hotParam: { param: 'id', threshold: 1, behavior: 'throttle', durationMs: Number.MAX_SAFE_INTEGER },
+            },
+            handler: ok,
+          },
+        ],
+      });
+      await request(server).get('/users/1').expect(200);
+      const blocked = await request(server).get('/users/1').expect(429);
+      expect(blocked.headers).toMatchObject({
+        'retry-after': String(MAX_HEADER_VALUE),
+        'ratelimit-policy': `"hotspot";q=1;w=${MAX_HEADER_VALUE}`,
+        ratelimit: `"hotspot";r=0;t=${MAX_HEADER_VALUE}`,
+      });
+    });
+
+    it.each(['draft-6', 'draft-7', 'draft-8'] as const)(
+      'describes a quota of 2^53 − 1 on passing responses with whole numbers within MAX_HEADER_VALUE (%s)',
+      async (draft) => {
+        const server = await start({
+          options: {
+            headers: { draft, onPass: true },
+            routes: { 'GET /a': { rateLimit: { threshold: Number.MAX_SAFE_INTEGER } } },
+          },
+          routes: [{ method: 'GET', path: '/a', handler: ok }],
+        });
+        const passed = await request(server).get('/a').expect(200);
+        const numbers: string[] = [];
+        expect(badHeaderNumbers(passed.headers, numbers)).toEqual([]);
+        expect(numbers.length).toBeGreaterThanOrEqual(3);
+        expect(numbers).toContain(String(MAX_HEADER_VALUE));
+      },
+    );
   });
 
   describe(`${harness.name}: clients that leave`, () => {

@@ -210,24 +210,28 @@ describe('warm-up throttle refunds', () => {
     expect(await d).toBeCloseTo(300, 0);
   });
 
-  it('at the slowest pace, one call per MAX_DURATION_MS, admits one of a hundred queued run() calls, each refusal with a finite wait (#24)', async () => {
-    const { fg } = engineWith([
-      { resource: 'r', behavior: 'throttle', threshold: 1000 / MAX_DURATION_MS, maxQueueingTimeMs: 500 },
-    ]);
-    let ran = 0;
-    const refusals = await Promise.all(
-      Array.from({ length: 100 }, () =>
-        fg
-          .run('r', () => void ran++)
-          .then(
-            () => undefined,
-            (error: FlowBlockError) => error.retryAfterMs,
-          ),
-      ),
-    );
-    expect(ran).toBe(1);
-    expect(refusals.filter((wait) => wait === undefined)).toHaveLength(1);
-    for (const wait of refusals.filter((w) => w !== undefined)) expect(wait).toBeCloseTo(MAX_DURATION_MS - 500, 0);
-    expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: MAX_DURATION_MS });
-  });
+  it.each(['throttle', 'warmUpThrottle'] as const)(
+    "at the slowest pace, one call per MAX_DURATION_MS, '%s' admits one of a hundred queued run() calls, each refusal with a finite wait (#24)",
+    async (behavior) => {
+      const warm = behavior === 'warmUpThrottle' ? { warmUpPeriodMs: 1000 } : {};
+      const { fg } = engineWith([
+        { resource: 'r', behavior, threshold: 1000 / MAX_DURATION_MS, maxQueueingTimeMs: 500, ...warm },
+      ]);
+      let ran = 0;
+      const refusals = await Promise.all(
+        Array.from({ length: 100 }, () =>
+          fg
+            .run('r', () => void ran++)
+            .then(
+              () => undefined,
+              (error: FlowBlockError) => error.retryAfterMs,
+            ),
+        ),
+      );
+      expect(ran).toBe(1);
+      expect(refusals.filter((wait) => wait === undefined)).toHaveLength(1);
+      for (const wait of refusals.filter((w) => w !== undefined)) expect(wait).toBeCloseTo(MAX_DURATION_MS - 500, 0);
+      expect(fg.tryEntry('r')).toMatchObject({ code: 'ERR_FLOW_BLOCKED', retryAfterMs: MAX_DURATION_MS });
+    },
+  );
 });

@@ -4,8 +4,10 @@ import {
   isBlockError,
   ManualClock,
   TimeoutError,
+  type BlockError,
   type EntryOptions,
   type RunOptions,
+  type SystemProbe,
 } from '@floodgate/core';
 import { MemoryClusterBackend } from '../cluster/memory-cluster-backend';
 import type { CallOp, CallValue, Op, Scenario } from './scenario';
@@ -16,6 +18,8 @@ export interface Admission {
   readonly resource: string;
   readonly origin: string;
   readonly acquireCount: number;
+  /** Whether the call was inbound (system rules count it). */
+  readonly inbound: boolean;
   /** The hotspot values the call carried, one per occurrence. */
   readonly values: readonly string[];
   /** Given back with `cancel()` (by the scenario or by an aborted queue wait). */
@@ -53,6 +57,8 @@ export class EngineHarness {
   readonly halfOpenPeriods = new Map<object, number>();
   /** Errors the engine threw that it should not have. */
   readonly unexpected: unknown[] = [];
+  /** Every block error the engine made, in order (from `block` events). */
+  readonly blocks: BlockError[] = [];
   /** How often each kind of outcome happened (for checking that scenarios reach every path). */
   readonly tally = new Map<string, number>();
   private readonly held: Admission[] = [];
@@ -62,9 +68,18 @@ export class EngineHarness {
   private readonly lingering: (() => void)[] = [];
   private readonly runs: { settled: boolean }[] = [];
 
-  constructor(readonly scenario: Scenario) {
+  /** @param probe - the system signals (the process's own when not given). */
+  constructor(
+    readonly scenario: Scenario,
+    probe?: SystemProbe,
+  ) {
     this.backend = scenario.cluster ? new MemoryClusterBackend(this.clock) : undefined;
-    this.fg = new Floodgate({ clock: this.clock, ...(this.backend ? { cluster: this.backend } : {}) });
+    this.fg = new Floodgate({
+      clock: this.clock,
+      ...(this.backend ? { cluster: this.backend } : {}),
+      ...(probe ? { probe } : {}),
+    });
+    this.fg.on('block', (event) => this.blocks.push(event.error));
     this.fg.on('circuitStateChange', (event) => {
       if (event.to === 'halfOpen')
         this.halfOpenPeriods.set(event.rule, (this.halfOpenPeriods.get(event.rule) ?? 0) + 1);
@@ -133,9 +148,10 @@ export class EngineHarness {
 
   /**
    * Ends everything the scenario started: aborts pending `enter()` calls, settles pending
-   * functions, exits every entry held, and moves the clock past every timeout and queue.
+   * functions, exits every entry held, and moves the clock past every timeout and queue, in up
+   * to 20 steps of `stepMs`.
    */
-  async finish(): Promise<void> {
+  async finish(stepMs = 1000): Promise<void> {
     for (let round = 0; round < 20; round++) {
       for (const pending of this.pendingEnters) if (!pending.settled) pending.controller.abort(new Error('aborted'));
       for (const deferred of this.deferred) {
@@ -152,7 +168,7 @@ export class EngineHarness {
         this.deferred.every((d) => d.settled)
       )
         return;
-      await this.clock.advance(1000);
+      await this.clock.advance(stepMs);
       await settleContinuations();
     }
     throw new Error('the scenario did not end: a call neither settled nor timed out');
@@ -184,6 +200,7 @@ export class EngineHarness {
         resource: op.resource,
         origin: op.origin,
         acquireCount: op.acquireCount,
+        inbound: op.inbound,
         values,
         cancelled: false,
         running: false,

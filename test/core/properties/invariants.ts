@@ -1,4 +1,6 @@
-import type { FlowRule } from '@floodgate/core';
+import type { BlockError, FlowRule } from '@floodgate/core';
+import { blockResponse } from '@floodgate/core/http';
+import { badHeaderNumbers } from '../../support/header-numbers';
 import { BreakerProbe, type BreakerStateMachine } from '../../../packages/core/src/circuit-breaker/breaker';
 import { CircuitBreakerChecker } from '../../../packages/core/src/circuit-breaker/circuit-breaker-kind';
 import { ClusterChecker } from '../../../packages/core/src/cluster/cluster-checker';
@@ -20,6 +22,11 @@ import type { Admission, EngineHarness } from './engine-harness';
 
 /** Float slack for sums of clock times. */
 const EPSILON = 1e-6;
+
+/** The slack of a comparison with `x`: {@link EPSILON}, and a few ulps of `x` where it is large. */
+function slack(x: number): number {
+  return EPSILON + Math.abs(x) * 2 ** -50;
+}
 /** The engine's check window: the current 500 ms bucket and the one before. */
 const BUCKET_MS = 500;
 
@@ -87,8 +94,10 @@ export function limitViolations(h: EngineHarness): string[] {
     for (const [group, calls] of groupBy(mine, (a) => flowGroup(rule, named, a))) {
       const where = `flow ${JSON.stringify(rule)} (origin ${JSON.stringify(group)})`;
       if (rule.metric === 'concurrency') {
+        // An adaptive limit moves within [minLimit, maxLimit].
+        const limit = rule.behavior === 'adaptive' ? rule.maxLimit! : rule.threshold;
         const inFlight = calls.filter((a) => live(a) && a.acquireCount > 0).length;
-        if (inFlight > rule.threshold) out.push(`${where}: ${inFlight} calls in flight`);
+        if (inFlight > limit) out.push(`${where}: ${inFlight} calls in flight`);
       } else if (rule.behavior === 'reject' || rule.behavior === 'warmUp') {
         const from = Math.floor(now / BUCKET_MS) * BUCKET_MS - BUCKET_MS;
         const passed = calls
@@ -129,7 +138,7 @@ export function limitViolations(h: EngineHarness): string[] {
         const first = h.firstSeen.get(`${rule.resource}\u0000${value}`)!;
         const tokens = calls.filter(kept).reduce((n, a) => n + a.acquireCount * taken(a), 0);
         const bound = threshold + rule.burstCount + (threshold * (now - first)) / rule.durationMs;
-        if (tokens > bound + EPSILON)
+        if (tokens > bound + slack(bound))
           out.push(`${where}: ${tokens} tokens taken since ${first}, more than ${bound} at ${now}`);
       } else {
         out.push(
@@ -159,7 +168,7 @@ function spacingViolations(
   const out: string[] = [];
   for (let i = 1; i < sorted.length; i++) {
     const gap = slot(sorted[i]!) - slot(sorted[i - 1]!);
-    if (gap + EPSILON < cost(sorted[i]!))
+    if (gap + slack(slot(sorted[i]!)) < cost(sorted[i]!))
       out.push(
         `${where}: calls at ${slot(sorted[i - 1]!)} and ${slot(sorted[i]!)}, closer than ${cost(sorted[i]!)} ms`,
       );
@@ -288,6 +297,84 @@ export class BreakerWatch {
         if (status.state === 'halfOpen' && status.retryAfterMs !== undefined)
           out.push(`breaker ${JSON.stringify(status.rule)}: a probe still running after every call ended`);
       }
+    }
+    return out;
+  }
+}
+
+/** The least of a system limit over the rules in force (`Infinity` when none sets it). */
+function leastSystemLimit(h: EngineHarness, limit: 'maxQps' | 'maxConcurrency'): number {
+  return Math.min(Number.POSITIVE_INFINITY, ...h.fg.getRules().system.map((rule) => rule[limit] ?? Infinity));
+}
+
+/**
+ * (a) for system rules: the inbound calls passed in the second-level window never exceed the
+ * least `maxQps` (counting `acquireCount`), and the inbound calls in flight never exceed the
+ * least `maxConcurrency`.
+ */
+export function systemViolations(h: EngineHarness): string[] {
+  const out: string[] = [];
+  const now = h.clock.now();
+  const inbound = h.admissions.filter((a) => a.inbound);
+  const maxQps = leastSystemLimit(h, 'maxQps');
+  const from = Math.floor(now / BUCKET_MS) * BUCKET_MS - BUCKET_MS;
+  const passed = inbound
+    .filter((a) => kept(a) && a.entry.admittedAt >= from && a.entry.admittedAt <= now)
+    .reduce((n, a) => n + a.acquireCount, 0);
+  if (passed > maxQps) out.push(`system maxQps ${maxQps}: ${passed} inbound passed in the window at ${now}`);
+  const maxConcurrency = leastSystemLimit(h, 'maxConcurrency');
+  const inFlight = inbound.filter(live).length;
+  if (inFlight > maxConcurrency)
+    out.push(`system maxConcurrency ${maxConcurrency}: ${inFlight} inbound calls in flight at ${now}`);
+  return out;
+}
+
+/** What is wrong with the numbers of one block error: its `retryAfterMs`, and its headers in every form. */
+function blockNumberViolations(error: BlockError): string[] {
+  const out: string[] = [];
+  const where = `${error.code} on ${error.resource} (rule ${JSON.stringify(error.rule)})`;
+  const wait = error.retryAfterMs;
+  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0)) out.push(`${where}: retryAfterMs ${wait}`);
+  for (const draft of ['draft-6', 'draft-7', 'draft-8', false] as const) {
+    const { headers } = blockResponse(error, { headers: draft });
+    for (const bad of badHeaderNumbers(headers)) out.push(`${where}: ${bad} (${String(draft)})`);
+  }
+  return out;
+}
+
+/** Every number in `value` (an object of statistics) that is not finite, by path. */
+function nonFinite(value: unknown, path: string): string[] {
+  if (typeof value === 'number') return Number.isFinite(value) ? [] : [`${path} ${value}`];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, v]) => nonFinite(v, `${path}.${key}`));
+}
+
+/**
+ * (d) No `NaN` or `Infinity` reaches a decision's outside: every block error's `retryAfterMs` is
+ * a finite number >= 0 or `undefined`, its HTTP headers (`Retry-After`, and the RateLimit
+ * headers in every draft) are whole numbers within [0, MAX_HEADER_VALUE] in their draft's
+ * grammar, the breakers' `retryAfterMs` are finite and >= 0, and every statistic is finite.
+ * Checks the blocks made since the last check.
+ */
+export class NumberWatch {
+  private seen = 0;
+
+  constructor(
+    private readonly h: EngineHarness,
+    private readonly resources: readonly string[],
+  ) {}
+
+  violations(): string[] {
+    const out: string[] = [];
+    const blocks = this.h.blocks;
+    for (; this.seen < blocks.length; this.seen++) out.push(...blockNumberViolations(blocks[this.seen]!));
+    for (const resource of this.resources) {
+      for (const status of this.h.fg.circuitState(resource)) {
+        const wait = status.retryAfterMs;
+        if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0))
+          out.push(`breaker ${JSON.stringify(status.rule)}: ${status.state} with retryAfterMs ${wait}`);
+      }
+      out.push(...nonFinite(this.h.fg.stats(resource), `stats(${resource})`));
     }
     return out;
   }
