@@ -1,12 +1,17 @@
-export { redisCluster, RedisClusterBackend, type RedisClusterOptions } from './redis-cluster';
-export { REDIS_CLUSTER_DEFAULTS } from './redis-cluster-defaults';
-export type { RedisCommander, RedisSubscription, SubscriptionHandlers } from './redis-commander';
-export { toRedisCommander, type RedisClientLike } from './to-redis-commander';
+export { redisCluster, RedisClusterBackend, REDIS_CLUSTER_DEFAULTS, type RedisClusterOptions } from './redis-cluster';
+export {
+  toRedisCommander,
+  type RedisClientLike,
+  type RedisCommander,
+  type RedisSubscription,
+  type SubscriptionHandlers,
+} from './redis-commander';
 export {
   redisRuleSource,
   RedisRuleSource,
   REDIS_RULE_SOURCE_DEFAULTS,
+  publishRules,
   type RedisRuleSourceOptions,
+  type PublishRulesTarget,
 } from './redis-rule-source';
 export { RedisVersionError, MIN_REDIS_VERSION } from './server-version';
-export { publishRules, type PublishRulesTarget } from './publish-rules';

@@ -1,5 +1,5 @@
 import type { RedisCommander } from './redis-commander';
-import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
+import { LUA_PRELUDE, RedisScript } from './redis-script';
 
 /**
  * The live instances, for `'perInstance'` rules: each instance's heartbeat scores it in a
@@ -60,3 +60,20 @@ export class InstanceRegistry {
     if (this.started && this.commander.isReady()) await this.commander.send(['ZREM', this.key, this.id]);
   }
 }
+
+/**
+ * Registers an instance as live and counts the live ones: a sorted set scored by each
+ * instance's last heartbeat, pruned of those silent for longer than the TTL.
+ *
+ * KEYS[1] the set. ARGV: now, instance id, ttlMs. Replies the number of live instances.
+ */
+export const HEARTBEAT_SCRIPT = new RedisScript(
+  'heartbeat',
+  `${LUA_PRELUDE}
+local ttl = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], fmt(now), ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. fmt(now - ttl))
+redis.call('PEXPIRE', KEYS[1], math.ceil(2 * ttl))
+return redis.call('ZCARD', KEYS[1])
+`,
+);

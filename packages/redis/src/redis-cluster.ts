@@ -9,26 +9,46 @@ import type {
   ClusterLimiterSpec,
   ClusterThresholdType,
 } from '@floodgate/core/cluster';
-import { BackendBreaker } from './backend-breaker';
 import { BreakerChannel } from './breaker-channel';
 import { DeadlineQueue } from './deadline-queue';
-import { InstanceRegistry } from './instance-registry';
+import { HEARTBEAT_SCRIPT, InstanceRegistry } from './instance-registry';
 import type { LimiterContext } from './limiter-context';
 import { PaceLimiter } from './pace-limiter';
-import { REDIS_CLUSTER_DEFAULTS as D } from './redis-cluster-defaults';
-import type { RedisCommander } from './redis-commander';
-import { toRedisCommander, type RedisClientLike } from './to-redis-commander';
+import { toRedisCommander, withTimeout, type RedisClientLike, type RedisCommander } from './redis-commander';
 import { PACE_SCRIPT } from './scripts/pace-script';
 import { TOKEN_BUCKET_RELEASE_SCRIPT, TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 import { WINDOW_RELEASE_SCRIPT, WINDOW_SCRIPT } from './scripts/window-script';
-import { HEARTBEAT_SCRIPT } from './scripts/heartbeat-script';
 import { BREAKER_SCRIPT } from './scripts/breaker-script';
 import { RedisBreaker } from './shared-breaker';
 import { checkServerVersion, RedisVersionError } from './server-version';
-import { StoreGate } from './store-gate';
+import { BackendBreaker, StoreGate } from './store-gate';
 import { TokenBucketLimiter } from './token-bucket-limiter';
 import { WindowLimiter } from './window-limiter';
-import { withTimeout } from './with-timeout';
+
+/** Defaults of the {@link RedisClusterOptions}. */
+export const REDIS_CLUSTER_DEFAULTS = Object.freeze({
+  /** Prepended to every key (`floodgate:w:...`), so Floodgate's keys are easy to find. */
+  prefix: 'floodgate',
+  /** Longest wait for the store per check, as Sentinel's cluster client request timeout. */
+  timeoutMs: 20,
+  /** Longest wait of `ready()`: connection, version check and script loading. */
+  readyTimeoutMs: 5000,
+  /** Longest wait of `close()` for Redis to take the instance off the live ones. */
+  closeTimeoutMs: 1000,
+  /** Failures in a row (timeouts, errors, connection not ready) that declare the store down. */
+  failureThreshold: 3,
+  /** How long checks skip a store declared down before one call probes it again. */
+  coolDownMs: 1000,
+  /** How often this instance says it is live, for `'perInstance'` rules. */
+  heartbeatIntervalMs: 1000,
+  /** How long an instance counts as live after its last heartbeat (three missed beats). */
+  instanceTtlMs: 3000,
+  /**
+   * How long an instance decides a shared breaker's calls from the state it last learned without
+   * hearing from Redis again (transitions are published at once meanwhile).
+   */
+  breakerRefreshMs: 1000,
+});
 
 const SCRIPTS = [
   WINDOW_SCRIPT,
@@ -330,7 +350,7 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
   }
   if (options.client === undefined || options.client === null)
     throw new TypeError('redisCluster(options): client is required (an ioredis or node-redis client)');
-  const prefix = options.prefix ?? D.prefix;
+  const prefix = options.prefix ?? REDIS_CLUSTER_DEFAULTS.prefix;
   if (typeof prefix !== 'string' || prefix.length === 0)
     throw new TypeError(`redisCluster(options): prefix must be a non-empty string, got ${JSON.stringify(prefix)}`);
   if (/[{}]/.test(prefix))
@@ -349,14 +369,14 @@ function validate(options: RedisClusterOptions): ResolvedOptions {
   return {
     client: options.client,
     prefix,
-    timeoutMs: positive(options, 'timeoutMs', D.timeoutMs),
-    readyTimeoutMs: positive(options, 'readyTimeoutMs', D.readyTimeoutMs),
-    closeTimeoutMs: positive(options, 'closeTimeoutMs', D.closeTimeoutMs),
-    failureThreshold: positive(options, 'failureThreshold', D.failureThreshold, true),
-    coolDownMs: positive(options, 'coolDownMs', D.coolDownMs),
-    heartbeatIntervalMs: positive(options, 'heartbeatIntervalMs', D.heartbeatIntervalMs),
-    instanceTtlMs: positive(options, 'instanceTtlMs', D.instanceTtlMs),
-    breakerRefreshMs: positive(options, 'breakerRefreshMs', D.breakerRefreshMs),
+    timeoutMs: positive(options, 'timeoutMs', REDIS_CLUSTER_DEFAULTS.timeoutMs),
+    readyTimeoutMs: positive(options, 'readyTimeoutMs', REDIS_CLUSTER_DEFAULTS.readyTimeoutMs),
+    closeTimeoutMs: positive(options, 'closeTimeoutMs', REDIS_CLUSTER_DEFAULTS.closeTimeoutMs),
+    failureThreshold: positive(options, 'failureThreshold', REDIS_CLUSTER_DEFAULTS.failureThreshold, true),
+    coolDownMs: positive(options, 'coolDownMs', REDIS_CLUSTER_DEFAULTS.coolDownMs),
+    heartbeatIntervalMs: positive(options, 'heartbeatIntervalMs', REDIS_CLUSTER_DEFAULTS.heartbeatIntervalMs),
+    instanceTtlMs: positive(options, 'instanceTtlMs', REDIS_CLUSTER_DEFAULTS.instanceTtlMs),
+    breakerRefreshMs: positive(options, 'breakerRefreshMs', REDIS_CLUSTER_DEFAULTS.breakerRefreshMs),
     now: options.now,
     instanceId: options.instanceId,
     onError: options.onError,

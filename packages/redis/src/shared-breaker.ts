@@ -8,9 +8,7 @@ import type {
   ClusterUnavailable,
 } from '@floodgate/core/cluster';
 import { CIRCUIT_STATES, type BreakerChannel, type ChannelMember } from './breaker-channel';
-import type { LimiterContext } from './limiter-context';
-import { replyNumber } from './reply-number';
-import { ruleKey } from './rule-key';
+import { replyNumber, ruleKey, type LimiterContext } from './limiter-context';
 import { BREAKER_SCRIPT } from './scripts/breaker-script';
 import type { ReplyHandler } from './store-gate';
 

@@ -1,8 +1,6 @@
 import type { ClusterDecision, ClusterLimiter, ClusterTokenBucketSpec } from '@floodgate/core/cluster';
 import { CoalescingQueue, type BatchCodec, type QueuedCheck } from './coalescing-queue';
-import type { LimiterContext } from './limiter-context';
-import { replyNumber } from './reply-number';
-import { ruleKey, scopeKey } from './rule-key';
+import { replyNumber, ruleKey, scopeKey, type LimiterContext } from './limiter-context';
 import { TOKEN_BUCKET_RELEASE_SCRIPT, TOKEN_BUCKET_SCRIPT } from './scripts/token-bucket-script';
 
 /** One check waiting for its batch: one value (`keys` a string), or several, all or nothing. */

@@ -1,5 +1,4 @@
-import { RedisScript } from '../redis-script';
-import { LUA_PRELUDE } from './lua-prelude';
+import { LUA_PRELUDE, RedisScript } from '../redis-script';
 
 /**
  * One circuit breaker shared by every instance (a rule with `cluster: true`): Sentinel's state

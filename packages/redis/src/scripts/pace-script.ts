@@ -1,5 +1,4 @@
-import { RedisScript } from '../redis-script';
-import { LUA_PRELUDE } from './lua-prelude';
+import { LUA_PRELUDE, RedisScript } from '../redis-script';
 
 /**
  * Shared pacing (Sentinel's ThrottlingController, with the latest passed time kept in Redis),

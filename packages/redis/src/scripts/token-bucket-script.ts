@@ -1,5 +1,4 @@
-import { RedisScript } from '../redis-script';
-import { LUA_PRELUDE } from './lua-prelude';
+import { LUA_PRELUDE, RedisScript } from '../redis-script';
 
 /**
  * The token buckets of a QPS `reject` hotspot rule, one per parameter value (Sentinel's

@@ -1,5 +1,4 @@
-import { RedisScript } from '../redis-script';
-import { LUA_PRELUDE } from './lua-prelude';
+import { LUA_PRELUDE, RedisScript } from '../redis-script';
 
 /**
  * A `reject` rule's sliding window, as the engine's local one: 2 buckets of `bucketMs`, kept
