@@ -126,6 +126,29 @@ describe('getGuardedMethods', () => {
     expect(Reflect.getOwnMetadata('floodgate:circuit-breaker', UserService.prototype, 'getUser')).toEqual([]);
   });
 
+  it('serialises as JSON, the engine as how many resources and rules it has (#25)', () => {
+    const fg = engine();
+    class UserService {
+      @RateLimit({ threshold: 10, floodgate: fg })
+      @CircuitBreaker({ strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000 })
+      getUser(): void {}
+    }
+    const json = JSON.parse(JSON.stringify(getGuardedMethods(UserService))) as unknown;
+    expect(json).toEqual([
+      {
+        name: 'getUser',
+        static: false,
+        resource: 'UserService.getUser',
+        floodgate: { resources: 0, rules: 2 },
+        rules: {
+          flow: [expect.objectContaining({ resource: 'UserService.getUser', threshold: 10 })],
+          circuitBreakers: [expect.objectContaining({ resource: 'UserService.getUser', strategy: 'errorRatio' })],
+          hotParams: [],
+        },
+      },
+    ]);
+  });
+
   it('refuses something that is neither a class nor an instance', () => {
     expect(() => getGuardedMethods(Object.create(null) as object)).toThrow(TypeError);
   });

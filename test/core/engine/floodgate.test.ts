@@ -316,6 +316,23 @@ describe('Floodgate events', () => {
   });
 });
 
+describe('Floodgate.toJSON', () => {
+  it('is how many resources the engine tracks and how many rules are in force, whatever refers back to it (#25)', () => {
+    const { fg } = engine();
+    fg.loadRules({
+      flow: [
+        { resource: 'a', threshold: 5 },
+        { resource: 'b', threshold: 5 },
+      ],
+      circuitBreakers: [{ resource: 'a', strategy: 'errorCount', threshold: 3, retryTimeoutMs: 1000 }],
+    });
+    fg.on('pass', () => undefined);
+    fg.entry('c').exit();
+    // a and b (their rules), c (entered)
+    expect(JSON.parse(JSON.stringify({ engine: fg })) as unknown).toEqual({ engine: { resources: 3, rules: 3 } });
+  });
+});
+
 describe('bounded resources', () => {
   it('stops tracking new names past maxResources, warning once', () => {
     const fg = new Floodgate({ clock: new ManualClock(), maxResources: 3 });

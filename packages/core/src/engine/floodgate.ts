@@ -748,6 +748,19 @@ export class Floodgate {
   resourceNames(): string[] {
     return [...this.resources.keys()];
   }
+
+  /**
+   * The engine in JSON: how many resources it tracks and how many rules are in force. Short, so
+   * that what carries an engine (`getGuardedMethods()`'s listing, a diagnostics message) prints,
+   * where the engine itself would lead `JSON.stringify` round its references back to itself.
+   * @example
+   * JSON.stringify(getGuardedMethods(UserService)); // [{ "name": "getUser", ..., "floodgate": { "resources": 1, "rules": 2 } }]
+   */
+  toJSON(): { readonly resources: number; readonly rules: number } {
+    let rules = 0;
+    for (const list of Object.values(this.getRules())) rules += list.length;
+    return { resources: this.resources.size, rules };
+  }
 }
 
 /** The resources the rules in force read besides their own (see `RuleKind.referenceOf`). */
