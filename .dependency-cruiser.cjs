@@ -45,11 +45,20 @@ module.exports = {
       to: { path: `${CORE}(http|decorators|metrics)/`, pathNot: `${CORE}$1/` },
     },
     {
+      name: 'testing-builds-on-the-kernel',
+      severity: 'error',
+      comment: "The test helpers (ManualClock, ManualProbe) implement the kernel's contracts and import nothing else.",
+      from: { path: `${CORE}testing/` },
+      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}testing/`] },
+    },
+    {
       name: 'packages-use-core-entry-points',
       severity: 'error',
       comment: "Other packages import @floodgate/core's public entry points, never its files.",
       from: { path: '^packages/(?!core/)[^/]+/src/' },
-      to: { path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$)' },
+      to: {
+        path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$|testing/index\\.ts$)',
+      },
     },
   ],
   options: {

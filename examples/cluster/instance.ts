@@ -4,7 +4,8 @@
  * the circuit breaker guarding its exchange-rate upstream (`GET /rates`) is shared, so when the
  * instances together see the upstream fail, every instance stops calling it.
  */
-import { Floodgate, isBlockError, type CircuitStateChangeEvent, type ClusterFallbackEvent } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import type { CircuitStateChangeEvent, ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 

@@ -3,7 +3,8 @@
  * ManualClock, so it runs instantly and prints the same every time).
  * Run: `npx tsx --conditions=@floodgate/source examples/decorators/main.ts`.
  */
-import { Floodgate, ManualClock, getGuardedMethods, isBlockError } from '@floodgate/core';
+import { Floodgate, getGuardedMethods, isBlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { createUserService, type Profile, type UserBackend } from './user-service';
 
 /** An in-memory backend whose recommendations API can be switched off. */

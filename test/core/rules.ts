@@ -1,4 +1,6 @@
-import { normalizeRuleSet, ManualClock, ManualProbe, type RuleKindKey, type RuleSet } from '@floodgate/core';
+import { normalizeRuleSet, type RuleSet } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
+import type { RuleKindKey } from '@floodgate/core/metrics';
 import type { CompileContext } from '../../packages/core/src/kernel/rule-kind';
 import { StatisticNode } from '../../packages/core/src/kernel/statistic-node';
 

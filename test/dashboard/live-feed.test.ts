@@ -1,4 +1,5 @@
-import { Entry, Floodgate, ManualClock } from '@floodgate/core';
+import { Entry, Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { LiveFeed, type LiveFeedLimits, type Snapshot, type Tick } from '../../packages/dashboard/src/live-feed';
 
 const LIMITS: LiveFeedLimits = {

@@ -13,9 +13,9 @@ import { codeBlocks, docFiles, read, ROOT } from './markdown';
  */
 const KNOWN: Readonly<Record<string, string>> = {
   fg: "import('@floodgate/core').Floodgate",
-  clock: "import('@floodgate/core').ManualClock",
+  clock: "import('@floodgate/core/testing').ManualClock",
   Floodgate: "typeof import('@floodgate/core').Floodgate",
-  ManualClock: "typeof import('@floodgate/core').ManualClock",
+  ManualClock: "typeof import('@floodgate/core/testing').ManualClock",
 };
 
 interface Snippet {

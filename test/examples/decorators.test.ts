@@ -1,4 +1,5 @@
-import { Floodgate, FlowBlockError, HotParamBlockError, ManualClock, getGuardedMethods } from '@floodgate/core';
+import { Floodgate, FlowBlockError, HotParamBlockError, getGuardedMethods } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { createDemoBackend, main } from '../../examples/decorators/main';
 import { POPULAR, createUserService } from '../../examples/decorators/user-service';
 

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { createApp } from '../../examples/nestjs/app';
 import { upstreamOn } from '../http/example-api';
 

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { createApp } from '../../examples/observability/app';
 import { main } from '../../examples/observability/main';
 

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { Floodgate, ManualClock, ManualProbe } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 import { ADAPTIVE_RULE, createApp, SYSTEM_RULE } from '../../examples/overload/app';
 
 const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';

@@ -2,7 +2,8 @@ import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/express';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('@floodgate/express', () => {
   let fg: Floodgate;

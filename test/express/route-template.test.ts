@@ -3,7 +3,8 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import fc from 'fast-check';
 import request from 'supertest';
 import { hotParam, rateLimit } from '@floodgate/express';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 
 const ok: RequestHandler = (_req, res) => void res.json({ ok: true });

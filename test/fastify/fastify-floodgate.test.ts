@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import request from 'supertest';
 import fastifyFloodgateDefault, { fastifyFloodgate, ipKey } from '@floodgate/fastify';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('fastifyFloodgate', () => {
   let app: FastifyInstance;

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import request from 'supertest';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 /** What the three example apps' `createApp()` take. */
 export interface ExampleOptions {

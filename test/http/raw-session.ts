@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import type { AppSpec, Harness, Started } from './app-spec';
 import type { RawConnection } from './raw-client';
 

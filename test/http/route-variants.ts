@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import fc from 'fast-check';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import type { Handler, Harness, RouteGuardSpec, Started } from './app-spec';
 import { sendRaw } from './raw-client';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';

@@ -1,7 +1,9 @@
 import { get, type Server } from 'node:http';
 import request from 'supertest';
-import { Floodgate, ManualClock, MAX_DURATION_MS, RateLimit, type BlockError } from '@floodgate/core';
+import { Floodgate, RateLimit, type BlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { MAX_HEADER_VALUE } from '@floodgate/core/http';
+import { MAX_DURATION_MS } from '../../packages/core/src/kernel/rule-reader';
 import type { AppSpec, Handler, Harness, RouteSpec, Started } from './app-spec';
 import { openRaw, rawRequest, sendRaw } from './raw-client';
 import { badHeaderNumbers } from '../support/header-numbers';

@@ -2,7 +2,8 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import request from 'supertest';
 import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/koa';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('@floodgate/koa', () => {
   let fg: Floodgate;

@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, Param, UseInterceptors, type Type } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import request from 'supertest';
-import { Floodgate, ManualClock, RateLimit as CoreRateLimit, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RateLimit as CoreRateLimit, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import {
   CircuitBreaker,
   FloodgateInterceptor,

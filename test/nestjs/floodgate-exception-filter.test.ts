@@ -11,7 +11,8 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import request from 'supertest';
-import { BlockError, Floodgate, ManualClock, RateLimit as ServiceRateLimit } from '@floodgate/core';
+import { BlockError, Floodgate, RateLimit as ServiceRateLimit } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { FloodgateModule, RateLimit, type FloodgateModuleOptions } from '@floodgate/nestjs';
 import { PLATFORMS, startNest, type NestHarness, type Platform } from './nest-harness';
 

@@ -18,7 +18,8 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import request from 'supertest';
-import { Floodgate, ManualClock, type BlockError } from '@floodgate/core';
+import { Floodgate, type BlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { blockResponse } from '@floodgate/core/http';
 import {
   CircuitBreaker,

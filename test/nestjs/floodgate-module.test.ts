@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, Param } from '@nestjs/common';
 import request from 'supertest';
-import { Floodgate, floodgate, ManualClock, RuleValidationError } from '@floodgate/core';
+import { Floodgate, floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import {
   FloodgateModule,
   RateLimit,

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable } from '@nestjs/common';
 import request from 'supertest';
-import { Floodgate, ManualClock, RateLimit as ServiceRateLimit } from '@floodgate/core';
+import { Floodgate, RateLimit as ServiceRateLimit } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { FloodgateModule } from '@floodgate/nestjs';
 import { until } from '../support/until';
 import { PLATFORMS, startNest, type NestHarness, type Platform } from './nest-harness';

@@ -1,4 +1,5 @@
-import { Entry, Floodgate, ManualClock, RuleValidationError } from '@floodgate/core';
+import { Entry, Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { BLOCK_SPAN_EVENT, METER_NAME, instrumentFloodgate } from '@floodgate/opentelemetry';
 import { context, metrics, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';

@@ -1,4 +1,6 @@
-import { Entry, Floodgate, ManualClock, RuleValidationError, type ClusterFallbackEvent } from '@floodgate/core';
+import { Entry, Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { collectMetrics } from '@floodgate/prometheus';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';

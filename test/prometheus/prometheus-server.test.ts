@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { Registry } from 'prom-client';
 import { createApp, PAYMENTS_BREAKER, SEARCH_LIMIT } from '../../examples/observability/app';
 import { startPrometheus, type PrometheusServer, type QuerySample } from './support/prometheus-server';

@@ -1,4 +1,5 @@
-import { Floodgate, type ClusterFallbackEvent, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate, type HotParamRuleOptions } from '@floodgate/core';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
 import { until } from '../support/until';
 import { testRedisUrl } from '../support/test-services';

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Floodgate, type ClusterFallbackEvent } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import {
   redisCluster,
   redisRuleSource,

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { Floodgate, isBlockError, ManualClock, type ClusterFallbackEvent } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import { countPasses, hit, T0 } from './support/cluster-fixture';
 import { useRedisCluster } from './support/redis-cluster-nodes';

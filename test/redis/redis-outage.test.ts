@@ -1,10 +1,5 @@
-import {
-  Floodgate,
-  isBlockError,
-  type ClusterFallbackEvent,
-  type ClusterRecoverEvent,
-  type FlowRuleOptions,
-} from '@floodgate/core';
+import { Floodgate, isBlockError, type FlowRuleOptions } from '@floodgate/core';
+import type { ClusterFallbackEvent, ClusterRecoverEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { HEALTHY_TIMEOUT_MS, hit, useOwnRedis } from './support/cluster-fixture';

@@ -1,11 +1,5 @@
-import {
-  Floodgate,
-  isBlockError,
-  type CircuitBreakerRuleOptions,
-  type CircuitStateChangeEvent,
-  type ClusterFallbackEvent,
-  type ClusterRecoverEvent,
-} from '@floodgate/core';
+import { Floodgate, isBlockError, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import type { CircuitStateChangeEvent, ClusterFallbackEvent, ClusterRecoverEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { useOwnRedis } from './support/cluster-fixture';

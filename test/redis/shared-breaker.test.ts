@@ -1,12 +1,6 @@
 import fc from 'fast-check';
-import {
-  Floodgate,
-  isBlockError,
-  type CircuitBreakerRuleOptions,
-  type CircuitStateChangeEvent,
-  type ClusterFallbackEvent,
-  type Entry,
-} from '@floodgate/core';
+import { Floodgate, isBlockError, type CircuitBreakerRuleOptions, type Entry } from '@floodgate/core';
+import type { CircuitStateChangeEvent, ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, T0 } from './support/cluster-fixture';
 import { countingCommander, type CountingCommander } from './support/counting-commander';

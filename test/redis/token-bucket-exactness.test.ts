@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Floodgate, isBlockError, ManualClock } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { ClusterFixture, T0 } from './support/cluster-fixture';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';

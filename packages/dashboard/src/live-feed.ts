@@ -3,11 +3,10 @@ import type {
   CircuitBreakerRule,
   CircuitState,
   CircuitStateChangeEvent,
-  Floodgate,
   RuleDescription,
-  RuleIssue,
   RuleKindKey,
-} from '@floodgate/core';
+} from '@floodgate/core/metrics';
+import type { Floodgate, RuleIssue } from '@floodgate/core';
 
 /** One second of one resource, as the page charts it. */
 export interface SecondPoint {

@@ -1,8 +1,9 @@
-import type { BlockEvent, Floodgate } from '@floodgate/core';
+import type { Floodgate } from '@floodgate/core';
 import {
   BREAKER_STATE_VALUES,
   METRIC_DESCRIPTIONS as D,
   MetricsReader,
+  type BlockEvent,
   type MetricsReaderOptions,
 } from '@floodgate/core/metrics';
 import {

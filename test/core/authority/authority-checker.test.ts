@@ -1,4 +1,5 @@
-import { AuthorityBlockError, Entry, Floodgate, ManualClock } from '@floodgate/core';
+import { AuthorityBlockError, Entry, Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('authority rules', () => {
   const fg = new Floodgate({ clock: new ManualClock() });

@@ -1,11 +1,6 @@
-import {
-  CircuitOpenError,
-  Floodgate,
-  ManualClock,
-  type CircuitBreakerRuleOptions,
-  type CircuitStateChangeEvent,
-  type Entry,
-} from '@floodgate/core';
+import { CircuitOpenError, Floodgate, type CircuitBreakerRuleOptions, type Entry } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import type { CircuitStateChangeEvent } from '@floodgate/core/metrics';
 
 const START = 10_000;
 

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { Floodgate, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 const RULE: CircuitBreakerRuleOptions = {
   resource: 'r',

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import { Floodgate, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { CIRCUIT_BREAKER_RULE_DEFAULTS } from '../../../packages/core/src/circuit-breaker/circuit-breaker-rule';
 
 const VALID = { resource: 'r', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 1000 } as const;

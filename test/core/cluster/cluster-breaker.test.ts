@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { Floodgate, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import type { ClusterBackend } from '@floodgate/core/cluster';
 
 // The engine's side of shared breakers that needs no store: which breaker rules are shared.

@@ -1,4 +1,6 @@
-import { Floodgate, ManualClock, type ClusterFallbackEvent } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import type { ClusterBackend, ClusterDecision, ClusterLimiter, ClusterLimiterSpec } from '@floodgate/core/cluster';
 import { clustered, type StoreHealth } from './memory-cluster-backend';
 

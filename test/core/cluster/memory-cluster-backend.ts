@@ -1,4 +1,6 @@
-import { Floodgate, ManualClock, type Clock, type ClusterFallbackEvent, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, type RuleSetOptions } from '@floodgate/core';
+import { ManualClock, type Clock } from '@floodgate/core/testing';
+import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import type {
   ClusterBackend,
   ClusterDecision,

@@ -1,4 +1,5 @@
-import { CircuitBreaker, CircuitOpenError, Floodgate, ManualClock } from '@floodgate/core';
+import { CircuitBreaker, CircuitOpenError, Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -2,11 +2,11 @@ import {
   CircuitBreaker,
   Floodgate,
   HotParam,
-  ManualClock,
   RateLimit,
   RuleValidationError,
   type GuardDecorator,
 } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): Floodgate {
   return new Floodgate({ clock: new ManualClock(1000) });

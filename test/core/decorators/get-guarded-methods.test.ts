@@ -1,13 +1,7 @@
 import 'reflect-metadata';
-import {
-  CircuitBreaker,
-  DECORATOR_METADATA_KEYS,
-  Floodgate,
-  HotParam,
-  ManualClock,
-  RateLimit,
-  getGuardedMethods,
-} from '@floodgate/core';
+import { CircuitBreaker, Floodgate, HotParam, RateLimit, getGuardedMethods } from '@floodgate/core';
+import { DECORATOR_METADATA_KEYS } from '../../../packages/core/src/decorators/metadata';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): Floodgate {
   return new Floodgate({ clock: new ManualClock(1000) });

@@ -1,4 +1,5 @@
-import { Floodgate, HotParam, HotParamBlockError, ManualClock } from '@floodgate/core';
+import { Floodgate, HotParam, HotParamBlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -6,9 +6,9 @@ import {
   FlowBlockError,
   HotParam,
   HotParamBlockError,
-  ManualClock,
   RateLimit,
 } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -1,4 +1,5 @@
-import { Floodgate, FlowBlockError, ManualClock, RateLimit, floodgate } from '@floodgate/core';
+import { Floodgate, FlowBlockError, RateLimit, floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

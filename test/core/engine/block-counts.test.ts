@@ -1,4 +1,6 @@
-import { Entry, Floodgate, ManualClock, type BlockEvent } from '@floodgate/core';
+import { Entry, Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import type { BlockEvent } from '@floodgate/core/metrics';
 import fc from 'fast-check';
 import { ruleIdOf } from '../../../packages/core/src/engine/block-counts';
 import { FlowBlockError } from '../../../packages/core/src/flow/flow-rule';

@@ -1,12 +1,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import {
-  DIAGNOSTICS_CHANNELS,
-  Floodgate,
-  ManualClock,
-  type BlockEvent,
-  type DiagnosticsMessage,
-  type FloodgateEventMap,
-} from '@floodgate/core';
+import { DIAGNOSTICS_CHANNELS, type BlockEvent, type DiagnosticsMessage } from '@floodgate/core/metrics';
+import { Floodgate, type FloodgateEventMap } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 /** Collects what a channel publishes until `stop()`. */
 function listen<K extends keyof FloodgateEventMap>(event: K): { messages: DiagnosticsMessage<K>[]; stop: () => void } {

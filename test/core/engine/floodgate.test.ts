@@ -1,14 +1,7 @@
-import {
-  Entry,
-  Floodgate,
-  FlowBlockError,
-  ManualClock,
-  MAX_RESOURCE_NAME_LENGTH,
-  RuleValidationError,
-  type BlockEvent,
-  type EntryOptions,
-  type PassEvent,
-} from '@floodgate/core';
+import { Entry, Floodgate, FlowBlockError, RuleValidationError, type EntryOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import { MAX_RESOURCE_NAME_LENGTH } from '../../../packages/core/src/kernel/rule-reader';
+import type { BlockEvent, PassEvent } from '@floodgate/core/metrics';
 
 const engine = (): { fg: Floodgate; clock: ManualClock } => {
   const clock = new ManualClock();

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('history', () => {
   it('is empty for a resource that is not tracked', () => {

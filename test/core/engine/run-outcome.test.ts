@@ -1,5 +1,7 @@
 import { getEventListeners } from 'node:events';
-import { Floodgate, FlowBlockError, ManualClock, MAX_DURATION_MS, TimeoutError, type Entry } from '@floodgate/core';
+import { Floodgate, FlowBlockError, TimeoutError, type Entry } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 
 /** An engine on a manual clock whose resource `r` admits `limit` calls in flight. */
 function concurrencyLimited(limit: number): { fg: Floodgate; clock: ManualClock } {

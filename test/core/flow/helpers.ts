@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, type EntryOptions, type FlowRuleOptions } from '@floodgate/core';
+import { Floodgate, type EntryOptions, type FlowRuleOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at 0) with the given flow rules. */
 export function engineWith(rules: FlowRuleOptions[], start = 0): { fg: Floodgate; clock: ManualClock } {

@@ -1,4 +1,5 @@
-import { Floodgate, MAX_DURATION_MS, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 
 function issuesOf(load: () => void): Array<{ path: string; message: string }> {
   try {

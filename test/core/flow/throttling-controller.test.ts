@@ -1,4 +1,5 @@
-import { FlowBlockError, MAX_DURATION_MS, type Entry } from '@floodgate/core';
+import { FlowBlockError, type Entry } from '@floodgate/core';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 import { engineWith } from './helpers';
 
 const passes = (result: unknown): boolean => !(result instanceof FlowBlockError);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MAX_DURATION_MS } from '@floodgate/core';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 import { WarmUpTokens } from '../../../packages/core/src/flow/traffic-controllers';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 import { engineWith, passesUntilBlocked } from './helpers';

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, type Entry, type EntryOptions, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate, type Entry, type EntryOptions, type HotParamRuleOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at `start`) with the given hotspot rules. */
 export function engineWith(rules: HotParamRuleOptions[], start = 0): { fg: Floodgate; clock: ManualClock } {

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, type Entry } from '@floodgate/core';
+import { Floodgate, type Entry } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { arg, engineWith, isEntry } from './helpers';
 
 const concurrency = { resource: 'r', paramIndex: 0, metric: 'concurrency' } as const;

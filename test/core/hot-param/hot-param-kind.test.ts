@@ -1,4 +1,5 @@
-import { ErrorCodes, Floodgate, ManualClock, type HotParamRuleOptions } from '@floodgate/core';
+import { ErrorCodes, Floodgate, type HotParamRuleOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import type { ClusterBackend, ClusterLimiter } from '@floodgate/core/cluster';
 import type { HotParamChecker } from '../../../packages/core/src/hot-param/hot-param-checker';
 import { hotParamKind } from '../../../packages/core/src/hot-param/hot-param-kind';

@@ -1,4 +1,5 @@
-import { HotParamBlockError, type HotParamRule } from '@floodgate/core';
+import { HotParamBlockError } from '@floodgate/core';
+import type { HotParamRule } from '@floodgate/core/metrics';
 import { normalizeRules } from '../rules';
 
 /** The block error a rule gives for `value`. */

@@ -5,10 +5,8 @@ import {
   HotParamBlockError,
   SystemBlockError,
   TimeoutError,
-  type CircuitBreakerRule,
-  type FlowRule,
-  type HotParamRule,
 } from '@floodgate/core';
+import type { CircuitBreakerRule, FlowRule, HotParamRule } from '@floodgate/core/metrics';
 import { blockResponse, MAX_HEADER_VALUE, timeoutResponse } from '@floodgate/core/http';
 
 const qpsRule: FlowRule = {

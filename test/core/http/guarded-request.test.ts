@@ -1,4 +1,5 @@
-import { Floodgate, isBlockError, ManualClock } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { HttpGuard } from '@floodgate/core/http';
 import { GuardedRequest } from '../../../packages/core/src/http/guarded-request';
 import { FakeResponse, FakeSocket } from './fake-response';

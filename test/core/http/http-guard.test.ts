@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, RuleValidationError, type BlockError } from '@floodgate/core';
+import { Floodgate, RuleValidationError, type BlockError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { HttpGuard } from '@floodgate/core/http';
 import { FakeResponse, FakeSocket } from './fake-response';
 

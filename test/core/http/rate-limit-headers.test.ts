@@ -1,4 +1,5 @@
-import { FlowBlockError, type FlowRule } from '@floodgate/core';
+import { FlowBlockError } from '@floodgate/core';
+import type { FlowRule } from '@floodgate/core/metrics';
 import { MAX_HEADER_VALUE, quotaHeaders, rateLimitHeaders } from '@floodgate/core/http';
 
 const qpsRule: FlowRule = {

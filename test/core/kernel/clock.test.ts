@@ -1,5 +1,4 @@
-import { monotonicClock } from '@floodgate/core';
-import { MAX_TIMER_MS } from '../../../packages/core/src/kernel/clock';
+import { MAX_TIMER_MS, monotonicClock } from '../../../packages/core/src/kernel/clock';
 
 /** Arms `sleep(ms)` on the monotonic clock and returns the timers it set (then abandons the wait). */
 async function timersOf(ms: number): Promise<{ delays: number[]; refs: boolean[] }> {

@@ -10,8 +10,8 @@ import {
   TimeoutError,
   isBlockError,
   normalizeRuleSet,
-  type FlowRule,
 } from '@floodgate/core';
+import type { FlowRule } from '@floodgate/core/metrics';
 import { anchors, read } from '../../docs/markdown';
 
 const rule = { resource: 'r', metric: 'qps', threshold: 1 } as FlowRule;

@@ -1,4 +1,4 @@
-import { ManualClock } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 describe('ManualClock', () => {
   it('starts at the given time and moves only when advanced', async () => {

@@ -1,4 +1,4 @@
-import { ManualProbe } from '@floodgate/core';
+import { ManualProbe } from '@floodgate/core/testing';
 
 describe('ManualProbe', () => {
   it('starts idle: every signal 0', () => {

@@ -1,5 +1,9 @@
-import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH } from '@floodgate/core';
-import { RuleReader, show } from '../../../packages/core/src/kernel/rule-reader';
+import {
+  MAX_DURATION_MS,
+  MAX_RESOURCE_NAME_LENGTH,
+  RuleReader,
+  show,
+} from '../../../packages/core/src/kernel/rule-reader';
 
 describe('show', () => {
   it('cuts a long string after 60 characters, saying how much was cut (#12)', () => {

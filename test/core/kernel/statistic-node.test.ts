@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { StatisticNode } from '../../../packages/core/src/kernel/statistic-node';
 
 describe('statistics of a resource', () => {

@@ -1,4 +1,5 @@
-import { Entry, Floodgate, ManualClock, RuleValidationError, TimeoutError } from '@floodgate/core';
+import { Entry, Floodgate, RuleValidationError, TimeoutError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { METRICS_READER_DEFAULTS, MetricsReader, OTHER_RESOURCES, type ResourceMetrics } from '@floodgate/core/metrics';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
-import { Floodgate, ManualProbe, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualProbe } from '@floodgate/core/testing';
 import { EngineHarness } from './engine-harness';
 import { extremeScenarios, type ExtremeScenario } from './extreme-scenario';
 import { BreakerWatch, limitViolations, NumberWatch, systemViolations } from './invariants';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 import { RESOURCES } from './scenario';
-import { MAX_DURATION_MS } from '@floodgate/core';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 
 /** Cases per `npm test` run (FLOODGATE_PROPERTY_RUNS overrides it). */
 const RUNS = 300;

@@ -1,4 +1,5 @@
-import type { BlockError, FlowRule } from '@floodgate/core';
+import type { BlockError } from '@floodgate/core';
+import type { FlowRule } from '@floodgate/core/metrics';
 import { blockResponse } from '@floodgate/core/http';
 import { badHeaderNumbers } from '../../support/header-numbers';
 import { BreakerProbe, type BreakerStateMachine } from '../../../packages/core/src/circuit-breaker/breaker';

@@ -1,12 +1,5 @@
-import {
-  Entry,
-  Floodgate,
-  ManualClock,
-  ManualProbe,
-  type BlockError,
-  type SystemRuleOptions,
-  type SystemSignals,
-} from '@floodgate/core';
+import { Entry, Floodgate, type BlockError, type SystemRuleOptions } from '@floodgate/core';
+import { ManualClock, ManualProbe, type SystemSignals } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at 10 s) and a manual probe, with the given system rules. */
 export function engineWith(

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
-import { Floodgate, ManualClock, ManualProbe } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 import { expressHarness } from '../../express/express-harness';
 import { fastifyHarness } from '../../fastify/fastify-harness';
 import { koaHarness } from '../../koa/koa-harness';

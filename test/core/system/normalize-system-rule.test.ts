@@ -1,4 +1,6 @@
-import { Floodgate, ManualClock, ManualProbe, RuleValidationError, SYSTEM_RULE_DEFAULTS } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
+import { SYSTEM_RULE_DEFAULTS } from '../../../packages/core/src/system/system-rule';
 import { normalizeRules } from '../rules';
 
 const issuesOf = (rules: unknown[]): { path: string; message: string }[] => {

@@ -1,14 +1,6 @@
-import {
-  AuthorityBlockError,
-  Entry,
-  FlowBlockError,
-  Floodgate,
-  ManualClock,
-  ManualProbe,
-  RateLimit,
-  SystemBlockError,
-  type BlockEvent,
-} from '@floodgate/core';
+import { AuthorityBlockError, Entry, FlowBlockError, Floodgate, RateLimit, SystemBlockError } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
+import type { BlockEvent } from '@floodgate/core/metrics';
 import { complete, engineWith, hold, inbound } from './helpers';
 
 describe('system caps', () => {

@@ -1,4 +1,6 @@
-import { Floodgate, ManualClock, ManualProbe, processProbe, type SystemProbe } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock, ManualProbe, type SystemProbe } from '@floodgate/core/testing';
+import { processProbe } from '../../../packages/core/src/kernel/system-probe';
 
 /** A probe that counts its starts and stops. */
 class CountingProbe extends ManualProbe implements SystemProbe {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Entry, Floodgate, ManualClock, ManualProbe } from '@floodgate/core';
+import { Entry, Floodgate } from '@floodgate/core';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 /** One step of inbound traffic: a call on one of a few resources, an exit of a held call, or time passing. */

@@ -35,7 +35,8 @@ module.exports = async function check(label, { entryPoints, fastifyApp, expressA
       assert.equal(loaded[name], cjs[name], `${specifier}: ${name} is not the CommonJS module's`);
   }
 
-  const { Floodgate, ManualClock, isBlockError } = entryPoints['@floodgate/core'];
+  const { Floodgate, isBlockError } = entryPoints['@floodgate/core'];
+  const { ManualClock } = entryPoints['@floodgate/core/testing'];
   const fg = new Floodgate({ clock: new ManualClock() });
   fg.loadFlowRules([{ resource: 'search', threshold: 1 }]);
   const entry = fg.tryEntry('search');

@@ -7,6 +7,7 @@ import express = require('express');
 import Fastify = require('fastify');
 import Koa = require('koa');
 import core = require('@floodgate/core');
+import testing = require('@floodgate/core/testing');
 import floodgateExpress = require('@floodgate/express');
 import floodgateFastify = require('@floodgate/fastify');
 import floodgateKoa = require('@floodgate/koa');
@@ -20,7 +21,7 @@ const oneRequestPerSecond = { routes: { '*': { rateLimit: { threshold: 1 } } } }
 async function main() {
   const fastifyApp = Fastify();
   await fastifyApp.register(floodgateFastify.fastifyFloodgate, {
-    floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+    floodgate: new core.Floodgate({ clock: new testing.ManualClock() }),
     ...oneRequestPerSecond,
   });
   fastifyApp.get('/', async () => 'ok');
@@ -28,7 +29,7 @@ async function main() {
   const expressApp = express();
   expressApp.use(
     floodgateExpress.resilience({
-      floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+      floodgate: new core.Floodgate({ clock: new testing.ManualClock() }),
       ...oneRequestPerSecond,
     }),
   );
@@ -37,7 +38,7 @@ async function main() {
   const koaApp = new Koa();
   koaApp.use(
     floodgateKoa.resilience({
-      floodgate: new core.Floodgate({ clock: new core.ManualClock() }),
+      floodgate: new core.Floodgate({ clock: new testing.ManualClock() }),
       ...oneRequestPerSecond,
     }),
   );

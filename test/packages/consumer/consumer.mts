@@ -5,7 +5,8 @@
 import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { resilience } from '@floodgate/express';
 import fastifyFloodgate from '@floodgate/fastify';
 import { resilience as koaResilience } from '@floodgate/koa';

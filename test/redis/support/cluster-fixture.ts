@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { startRedisServer, type RedisServer } from '../../support/test-services';

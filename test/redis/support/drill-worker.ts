@@ -12,7 +12,8 @@
 import { performance } from 'node:perf_hooks';
 import { watchLoopDelay } from '../../support/loop-delay';
 import { createInterface } from 'node:readline';
-import { Floodgate, isBlockError, type Clock } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import type { Clock } from '@floodgate/core/testing';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
 

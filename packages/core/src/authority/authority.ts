@@ -3,26 +3,27 @@ import { BlockError, type Refusal } from '../kernel/errors';
 import { show, type RuleReader } from '../kernel/rule-reader';
 import type { Checker, RuleKind } from '../kernel/rule-kind';
 
-/**
- * `allow`: only the listed origins pass; `deny`: the listed origins are refused.
- * Sentinel's WHITE / BLACK authority strategies.
- */
-export type AuthorityStrategy = 'allow' | 'deny';
-
 /** An authority rule as written by users (JSON-serialisable). */
 export interface AuthorityRuleOptions {
   /** The guarded resource. */
   readonly resource: string;
-  /** @defaultValue 'allow' */
-  readonly strategy?: AuthorityStrategy;
+  /**
+   * `allow`: only the listed origins pass; `deny`: the listed origins are refused. Sentinel's
+   * WHITE / BLACK authority strategies.
+   * @defaultValue 'allow'
+   */
+  readonly strategy?: 'allow' | 'deny';
   /** The origins the strategy applies to (exact match). */
   readonly origins: readonly string[];
 }
 
 /** An authority rule in force. */
 export interface AuthorityRule {
+  /** The guarded resource. */
   readonly resource: string;
-  readonly strategy: AuthorityStrategy;
+  /** `allow`: only the listed origins pass; `deny`: the listed origins are refused. */
+  readonly strategy: Required<AuthorityRuleOptions>['strategy'];
+  /** The origins the strategy applies to. */
   readonly origins: readonly string[];
 }
 
@@ -34,21 +35,27 @@ export const AUTHORITY_RULE_DEFAULTS = Object.freeze({
 
 /** An authority rule refused the caller's origin. Code `ERR_AUTHORITY_BLOCKED`. */
 export class AuthorityBlockError extends BlockError<AuthorityRule> {
+  /** Always `'ERR_AUTHORITY_BLOCKED'`. */
   get code(): 'ERR_AUTHORITY_BLOCKED' {
     return 'ERR_AUTHORITY_BLOCKED';
   }
+  /** Always `'authority'`. */
   get kind(): 'authority' {
     return 'authority';
   }
+  /** Always `'forbidden'`: the caller may not call the resource (403 over HTTP). */
   get refusal(): Refusal {
     return 'forbidden';
   }
+  /** `'The caller is not allowed to access this resource.'` */
   get detail(): string {
     return 'The caller is not allowed to access this resource.';
   }
+  /** Always `'AuthorityBlockError'`. */
   get name(): string {
     return 'AuthorityBlockError';
   }
+  /** E.g. `Origin "partner" is not allowed on "getUser"`. */
   get message(): string {
     return `Origin "${this.origin}" is not allowed on "${this.resource}"`;
   }

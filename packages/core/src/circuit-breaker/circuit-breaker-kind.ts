@@ -30,21 +30,27 @@ import { createBreakerStrategy } from './strategies';
  * if (result instanceof CircuitOpenError) res.set('Retry-After', String(Math.ceil(result.retryAfterMs! / 1000)));
  */
 export class CircuitOpenError extends BlockError<CircuitBreakerRule> {
+  /** Always `'ERR_CIRCUIT_OPEN'`. */
   get code(): 'ERR_CIRCUIT_OPEN' {
     return 'ERR_CIRCUIT_OPEN';
   }
+  /** Always `'circuitBreaker'`. */
   get kind(): 'circuitBreaker' {
     return 'circuitBreaker';
   }
+  /** Always `'capacity'`: the resource cannot take calls now (503 over HTTP). */
   get refusal(): Refusal {
     return 'capacity';
   }
+  /** `'The resource is temporarily unavailable: its circuit breaker is open.'` */
   get detail(): string {
     return 'The resource is temporarily unavailable: its circuit breaker is open.';
   }
+  /** Always `'CircuitOpenError'`. */
   get name(): string {
     return 'CircuitOpenError';
   }
+  /** E.g. `Circuit breaker (errorRatio) on "getUser" is open`. */
   get message(): string {
     return `Circuit breaker (${this.rule.strategy}) on "${this.resource}" is open`;
   }

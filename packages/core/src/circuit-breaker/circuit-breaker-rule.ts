@@ -1,11 +1,5 @@
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
-/**
- * What trips a breaker: the ratio of slow calls, the ratio of failed calls, or the count of
- * failed calls in its window.
- */
-export type CircuitBreakerStrategy = 'slowRequestRatio' | 'errorRatio' | 'errorCount';
-
 /** A breaker's state. */
 export type CircuitState = 'closed' | 'open' | 'halfOpen';
 
@@ -22,8 +16,11 @@ export type CircuitState = 'closed' | 'open' | 'halfOpen';
 export interface CircuitBreakerRuleOptions {
   /** The guarded resource. */
   readonly resource: string;
-  /** What trips the breaker. */
-  readonly strategy: CircuitBreakerStrategy;
+  /**
+   * What trips the breaker: the ratio of slow calls, the ratio of failed calls, or the count of
+   * failed calls in its window.
+   */
+  readonly strategy: 'slowRequestRatio' | 'errorRatio' | 'errorCount';
   /**
    * A ratio within [0, 1] for the ratio strategies; a count of errors (>= 0) for `errorCount`.
    * The breaker trips when the window's value is greater (a ratio threshold of 1.0 trips at 1.0).
@@ -61,15 +58,23 @@ export interface CircuitBreakerRuleOptions {
 
 /** A circuit breaker rule in force: validated, with every default resolved. */
 export interface CircuitBreakerRule {
+  /** The guarded resource. */
   readonly resource: string;
-  readonly strategy: CircuitBreakerStrategy;
+  /** What trips the breaker. */
+  readonly strategy: CircuitBreakerRuleOptions['strategy'];
+  /** The ratio (within [0, 1]) or count of errors the window's value must exceed to trip. */
   readonly threshold: number;
   /** Set for `slowRequestRatio` only. */
   readonly maxAllowedRtMs?: number;
+  /** No trip while the window holds fewer calls. */
   readonly minRequestAmount: number;
+  /** The breaker's statistics window, in ms. */
   readonly statIntervalMs: number;
+  /** Buckets in the window. */
   readonly bucketCount: number;
+  /** How long the breaker stays open before probing, in ms. */
   readonly retryTimeoutMs: number;
+  /** Calls let through as probes when half-open. */
   readonly halfOpenProbes: number;
   /** Set (`true`) for a breaker shared through the cluster backend; absent otherwise. */
   readonly cluster?: true;
@@ -77,7 +82,9 @@ export interface CircuitBreakerRule {
 
 /** One breaker's state, from `Floodgate.circuitState()`. */
 export interface CircuitBreakerStatus {
+  /** The breaker's rule, as it is in force. */
   readonly rule: CircuitBreakerRule;
+  /** Its state now. */
   readonly state: CircuitState;
   /**
    * While open: ms until probing starts (0 once due: the next call probes). While half-open
@@ -88,14 +95,18 @@ export interface CircuitBreakerStatus {
 
 /** The `circuitStateChange` event. */
 export interface CircuitStateChangeEvent {
+  /** The resource the breaker guards. */
   readonly resource: string;
+  /** The breaker's rule, as it is in force. */
   readonly rule: CircuitBreakerRule;
   /**
    * The breaker, named by its position among the resource's breakers in `getRules()` order
    * (`'circuitBreaker#0'`), as block events and metric labels name rules.
    */
   readonly ruleId: string;
+  /** The state it left. */
   readonly from: CircuitState;
+  /** The state it entered. */
   readonly to: CircuitState;
   /**
    * On closed → open: the ratio or count that tripped it. On half-open → open: `1` (a probe
@@ -133,7 +144,7 @@ const FIELDS = [
 ] as const;
 
 const DURATION = { above: 0, max: MAX_DURATION_MS } as const;
-const STRATEGIES: readonly CircuitBreakerStrategy[] = ['slowRequestRatio', 'errorRatio', 'errorCount'];
+const STRATEGIES: readonly CircuitBreakerRule['strategy'][] = ['slowRequestRatio', 'errorRatio', 'errorCount'];
 
 /**
  * Validates one circuit breaker rule and resolves its defaults. Problems go to `reader`; the
@@ -158,7 +169,7 @@ export function normalizeCircuitBreakerRule(
   reader.knownKeys(obj, FIELDS, path);
   const resource = reader.resource(obj, 'resource', path);
   const strategy = reader.oneOf(obj, 'strategy', path, STRATEGIES);
-  const knownStrategy = STRATEGIES.includes(obj.strategy as CircuitBreakerStrategy);
+  const knownStrategy = STRATEGIES.includes(obj.strategy as CircuitBreakerRule['strategy']);
   const slow = strategy === 'slowRequestRatio' && knownStrategy;
   const threshold =
     strategy === 'errorCount' || !knownStrategy

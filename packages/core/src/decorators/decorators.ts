@@ -56,36 +56,36 @@ export function CircuitBreaker(options: CircuitBreakerDecoratorOptions): GuardDe
   return createGuardDecorator('@CircuitBreaker', 'circuitBreakers', options);
 }
 
-/** The hotspot rule's options a decorator takes: all but what names the resource and the parameter. */
-type HotParamDecoratorRule = Omit<HotParamRuleOptions, 'resource' | 'paramIndex' | 'paramKey'> & MethodGuardOptions;
-
-/** `@HotParam` limiting per value of one argument. */
-export interface HotParamByIndexOptions extends HotParamDecoratorRule {
-  /** The argument's index; negative counts from the end. */
-  readonly paramIndex: number;
-  readonly param?: undefined;
-  readonly paramKey?: undefined;
-}
-
-/** `@HotParam` limiting per value computed from the arguments. */
-export interface HotParamByValueOptions extends HotParamDecoratorRule {
-  /**
-   * Computes the value to limit by from the method's arguments (called with the method's
-   * `this`); `undefined` or `null` leaves the call unlimited by the rule.
-   */
-  // The method's arguments cannot be named by a decorator factory; `any` lets `(id: string) => id` in.
-  readonly param: (...args: any[]) => unknown;
-  /**
-   * The name the value is passed to the engine under (the declared rule's `paramKey`); a
-   * loaded rule for the resource may use it.
-   * @defaultValue 'param' (then 'param1', 'param2'... for further `param` hotspots on the method)
-   */
-  readonly paramKey?: string;
-  readonly paramIndex?: undefined;
-}
-
-/** Options of {@link HotParam}: a hotspot rule without `resource`, with `paramIndex` or `param`, plus the method guard options. */
-export type HotParamDecoratorOptions = HotParamByIndexOptions | HotParamByValueOptions;
+/**
+ * Options of {@link HotParam}: a hotspot rule without `resource`, limiting per value of one
+ * argument (`paramIndex`) or per value computed from the arguments (`param`), plus the method
+ * guard options.
+ */
+export type HotParamDecoratorOptions = Omit<HotParamRuleOptions, 'resource' | 'paramIndex' | 'paramKey'> &
+  MethodGuardOptions &
+  (
+    | {
+        /** The argument's index; negative counts from the end. */
+        readonly paramIndex: number;
+        readonly param?: undefined;
+        readonly paramKey?: undefined;
+      }
+    | {
+        /**
+         * Computes the value to limit by from the method's arguments (called with the method's
+         * `this`); `undefined` or `null` leaves the call unlimited by the rule.
+         */
+        // The method's arguments cannot be named by a decorator factory; `any` lets `(id: string) => id` in.
+        readonly param: (...args: any[]) => unknown;
+        /**
+         * The name the value is passed to the engine under (the declared rule's `paramKey`); a
+         * loaded rule for the resource may use it.
+         * @defaultValue 'param' (then 'param1', 'param2'... for further `param` hotspots on the method)
+         */
+        readonly paramKey?: string;
+        readonly paramIndex?: undefined;
+      }
+  );
 
 /**
  * Limits a method per distinct value of a parameter (a user id, a tenant, a SKU) with a hotspot

@@ -1,22 +1,13 @@
 import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
 import { floodgate, type Floodgate, type RunOptions } from '../engine/floodgate';
 import { normalizeRuleSet } from '../engine/rule-set-input';
-import type { RuleSetOptions } from '../engine/kinds';
-import type { ErrorMatcher } from '../engine/run-outcome';
+import type { RuleSet, RuleSetOptions } from '../engine/kinds';
+import type { ErrorMatcher, OutcomeHandlers } from '../engine/run-outcome';
 import type { FlowRule } from '../flow/flow-rule';
 import type { HotParamRule } from '../hot-param/hot-param-rule';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { show } from '../kernel/rule-reader';
 import { copyMetadata, DECORATOR_METADATA_KEYS, writeMetadata } from './metadata';
-
-/**
- * A `blockHandler` or `fallback`: the name of a method of the same class (called on the same
- * `this`: the instance, or the class for a static method), or a function (called with the
- * same `this`). It receives the guarded method's arguments followed by the error.
- */
-// Handlers take the guarded method's arguments, which a decorator factory cannot name: `any`
-// keeps `(id: string, error: BlockError) => User` assignable.
-export type GuardHandler = string | ((...args: any[]) => unknown);
 
 /**
  * Options shared by `@RateLimit`, `@CircuitBreaker` and `@HotParam`. When several of these
@@ -45,23 +36,28 @@ export interface MethodGuardOptions {
   readonly floodgate?: Floodgate;
   /**
    * Answers a blocked call: `blockHandler(...args, blockError)`; its result (or its own thrown
-   * error) replaces the call's. As Sentinel's `blockHandler`.
+   * error) replaces the call's. As Sentinel's `blockHandler`. The name of a method of the same
+   * class (called on the same `this`: the instance, or the class for a static method), or a
+   * function (called with the same `this`).
    * @defaultValue none: a block goes to `fallback`, else the `BlockError` is thrown
    */
-  readonly blockHandler?: GuardHandler;
+  // Handlers take the guarded method's arguments, which a decorator factory cannot name: `any`
+  // keeps `(id: string, error: BlockError) => User` assignable.
+  readonly blockHandler?: string | ((...args: any[]) => unknown);
   /**
    * Answers a blocked call when there is no `blockHandler`, and a call that threw an error not
    * in `exceptionsToIgnore`: `fallback(...args, error)`; its result (or its own thrown error)
-   * replaces the call's. As Sentinel's `fallback`.
+   * replaces the call's. As Sentinel's `fallback`. A method name or a function, as
+   * `blockHandler`.
    * @defaultValue none: the error is thrown
    */
-  readonly fallback?: GuardHandler;
+  readonly fallback?: string | ((...args: any[]) => unknown);
   /**
    * Errors rethrown as they are: not traced for circuit breakers and not given to `fallback`.
    * Classes (matched with `instanceof`) or a predicate. As Sentinel's `exceptionsToIgnore`.
    * @defaultValue none: every business error is traced
    */
-  readonly exceptionsToIgnore?: ErrorMatcher;
+  readonly exceptionsToIgnore?: OutcomeHandlers<unknown>['exceptionsToIgnore'];
   /**
    * Answers a call of an `async` (or promise-returning) method still unsettled after this many
    * ms with a `TimeoutError` (a failure, and a slow call, for circuit breakers): its entry exits
@@ -111,11 +107,13 @@ export const DECORATOR_DEFAULTS = Object.freeze({
 export type GuardedRuleKind = 'flow' | 'circuitBreakers' | 'hotParams';
 
 /** The rules a guarded method declares, by kind, validated and with defaults resolved. */
-export interface GuardedRules {
-  readonly flow: readonly FlowRule[];
-  readonly circuitBreakers: readonly CircuitBreakerRule[];
-  readonly hotParams: readonly HotParamRule[];
-}
+export type GuardedRules = GuardedMethodInfo['rules'];
+
+/**
+ * A `blockHandler` or `fallback`: the name of a method of the same class, or a function. It
+ * receives the guarded method's arguments followed by the error.
+ */
+type GuardHandler = NonNullable<MethodGuardOptions['fallback']>;
 
 /** The options several stacked decorators share: each may be given once across the stack. */
 export type SharedGuardOptions = MethodGuardOptions;
@@ -457,7 +455,7 @@ export interface GuardedMethodInfo {
    * The rules its decorators declared, validated and with defaults resolved, as recorded in its
    * metadata. Rules loaded for the same kind and resource take precedence while loaded.
    */
-  readonly rules: GuardedRules;
+  readonly rules: Pick<RuleSet, 'flow' | 'circuitBreakers' | 'hotParams'>;
   /** The engine its rules are declared on and its calls go through. */
   readonly floodgate: Floodgate;
 }

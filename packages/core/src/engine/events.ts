@@ -5,15 +5,21 @@ import type { AnyRule, RuleKindKey, RuleSet } from './kinds';
 
 /** The `pass` event: a call passed every check. */
 export interface PassEvent {
+  /** The resource the call entered. */
   readonly resource: string;
+  /** The caller's origin (`''` when the entry named none). */
   readonly origin: string;
+  /** The tokens the call took. */
   readonly acquireCount: number;
 }
 
 /** The `block` event: a call was refused. */
 export interface BlockEvent {
+  /** The resource the call was refused on. */
   readonly resource: string;
+  /** The caller's origin (`''` when the entry named none). */
   readonly origin: string;
+  /** The refusal, as the call got it (thrown, or returned by `tryEntry()`). */
   readonly error: BlockError;
   /**
    * The rule that refused it, named by its kind and position and never by anything the call
@@ -37,7 +43,9 @@ export interface RulesLoadedEvent {
 
 /** The `warning` event: something the operator should know (e.g. the resource cap was hit). */
 export interface WarningEvent {
+  /** What it is about, stable for matching: `'FLOODGATE_MAX_RESOURCES'` (the resource cap was reached), ... */
   readonly code: string;
+  /** What happened and what to do, in words. */
   readonly message: string;
 }
 
@@ -46,11 +54,13 @@ export interface WarningEvent {
  * slow, down, or its breaker is open), by the local rule or by letting the call pass.
  */
 export interface ClusterFallbackEvent {
+  /** The resource of the call decided without the store. */
   readonly resource: string;
   /** The cluster rule, as it is in force. */
   readonly rule: AnyRule;
   /** The backend's name (`'redis'`). */
   readonly backend: string;
+  /** Why the store did not decide: `'timeout'`, `'error'`, `'notReady'` or `'breakerOpen'`. */
   readonly reason: ClusterUnavailableReason;
   /** The store's error, for `'error'`. */
   readonly error?: unknown;
@@ -70,6 +80,7 @@ export interface ClusterRecoverEvent {
 export interface RulesRejectedEvent {
   /** Every problem, by path (`flow[2].threshold`). */
   readonly issues: readonly RuleIssue[];
+  /** The error `loadRules` threw (or a rule source caught), listing the same issues. */
   readonly error: RuleValidationError;
   /** Who tried to load them (the `source` given to `loadRules`). */
   readonly source: string;
@@ -77,18 +88,23 @@ export interface RulesRejectedEvent {
 
 /** Every event a Floodgate engine emits, with its payload. */
 export interface FloodgateEventMap {
+  /** A call passed every check. */
   pass: PassEvent;
+  /** A call was refused. */
   block: BlockEvent;
+  /** A circuit breaker changed state. */
   circuitStateChange: CircuitStateChangeEvent;
+  /** The rules in force changed. */
   rulesLoaded: RulesLoadedEvent;
+  /** A rule set failed validation; the rules in force stay. */
   rulesRejected: RulesRejectedEvent;
+  /** Something the operator should know (the resource cap was reached). */
   warning: WarningEvent;
+  /** A cluster rule decided a call without the shared store. */
   clusterFallback: ClusterFallbackEvent;
+  /** The shared store answers again after it was declared down. */
   clusterRecover: ClusterRecoverEvent;
 }
-
-/** A listener for event `K`. */
-export type FloodgateListener<K extends keyof FloodgateEventMap> = (event: FloodgateEventMap[K]) => void;
 
 /**
  * The `node:diagnostics_channel` channel each event is also published on, so APM agents can

@@ -17,7 +17,7 @@ import {
 import { StatisticNode, type ResourceStats, type ResourceTotals, type SecondStats } from '../kernel/statistic-node';
 import { processProbe, type SystemProbe } from '../kernel/system-probe';
 import { RuleBlockCounts, ruleIdOf, type RuleBlockCount, type RulesOf } from './block-counts';
-import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap, type FloodgateListener } from './events';
+import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap } from './events';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet, type RuleSetOptions } from './kinds';
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
 import { RuleStore, type RuleChange, type RuleDescription } from './rule-store';
@@ -666,12 +666,12 @@ export class Floodgate {
   // ---------------------------------------------------------------- observing
 
   /** Adds a typed listener; returns a function that removes it. */
-  on<K extends keyof FloodgateEventMap>(event: K, listener: FloodgateListener<K>): () => void {
+  on<K extends keyof FloodgateEventMap>(event: K, listener: (event: FloodgateEventMap[K]) => void): () => void {
     return this.events.on(event, listener);
   }
 
   /** Removes a listener. */
-  off<K extends keyof FloodgateEventMap>(event: K, listener: FloodgateListener<K>): void {
+  off<K extends keyof FloodgateEventMap>(event: K, listener: (event: FloodgateEventMap[K]) => void): void {
     this.events.off(event, listener);
   }
 
@@ -757,8 +757,9 @@ export class Floodgate {
    * JSON.stringify(getGuardedMethods(UserService)); // [{ "name": "getUser", ..., "floodgate": { "resources": 1, "rules": 2 } }]
    */
   toJSON(): { readonly resources: number; readonly rules: number } {
+    const inForce = this.getRules();
     let rules = 0;
-    for (const list of Object.values(this.getRules())) rules += list.length;
+    for (const { key } of RULE_KINDS) rules += inForce[key].length;
     return { resources: this.resources.size, rules };
   }
 }

@@ -1,10 +1,14 @@
-import { authorityKind } from '../authority/authority';
+import { authorityKind, type AuthorityRule, type AuthorityRuleOptions } from '../authority/authority';
 import { circuitBreakerKind } from '../circuit-breaker/circuit-breaker-kind';
+import type { CircuitBreakerRule, CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
 import { flowKind } from '../flow/flow-kind';
+import type { FlowRule, FlowRuleOptions } from '../flow/flow-rule';
 import { hotParamKind } from '../hot-param/hot-param-kind';
+import type { HotParamRule, HotParamRuleOptions } from '../hot-param/hot-param-rule';
 import { KERNEL_ERROR_CODES } from '../kernel/errors';
 import type { RuleKind } from '../kernel/rule-kind';
 import { systemKind } from '../system/system-kind';
+import type { SystemRule, SystemRuleOptions } from '../system/system-rule';
 
 /**
  * Every rule kind, in the order their checks run (authority → system → hotspot → flow →
@@ -13,21 +17,50 @@ import { systemKind } from '../system/system-kind';
  */
 export const RULE_KINDS = [authorityKind, systemKind, hotParamKind, flowKind, circuitBreakerKind] as const;
 
-type Kind = (typeof RULE_KINDS)[number];
-type RuleOf<T> = T extends RuleKind<string, infer R, unknown> ? R : never;
-type OptionsOf<T> = T extends RuleKind<string, object, infer O> ? O : never;
+/** Rules as users write them, by kind. Each kind given replaces that kind's rules on load; the others stay. */
+export interface RuleSetOptions {
+  /** Which origins may call a resource (checked first). */
+  readonly authority?: readonly AuthorityRuleOptions[];
+  /** Limits on the whole process, for inbound calls whatever their resource. */
+  readonly system?: readonly SystemRuleOptions[];
+  /** Limits per value of a parameter (a user id, an IP, a SKU). */
+  readonly hotParams?: readonly HotParamRuleOptions[];
+  /** QPS and concurrency limits per resource. */
+  readonly flow?: readonly FlowRuleOptions[];
+  /** Circuit breakers per resource (checked last). */
+  readonly circuitBreakers?: readonly CircuitBreakerRuleOptions[];
+}
 
-/** A kind of rule: a key of {@link RuleSet} (`'flow'`, `'circuitBreakers'`, ...). */
-export type RuleKindKey = Kind['key'];
+/** Rules in force, by kind, in check order: validated, with every default resolved. */
+export interface RuleSet {
+  /** Authority rules in force. */
+  readonly authority: readonly AuthorityRule[];
+  /** System rules in force. */
+  readonly system: readonly SystemRule[];
+  /** Hotspot rules in force. */
+  readonly hotParams: readonly HotParamRule[];
+  /** Flow rules in force. */
+  readonly flow: readonly FlowRule[];
+  /** Circuit breaker rules in force. */
+  readonly circuitBreakers: readonly CircuitBreakerRule[];
+}
 
-/** Rules as users write them, by kind. Each kind given replaces that kind on load. */
-export type RuleSetOptions = { readonly [T in Kind as T['key']]?: readonly OptionsOf<T>[] };
-
-/** Rules in force, by kind: validated, defaults resolved. */
-export type RuleSet = { readonly [T in Kind as T['key']]: readonly RuleOf<T>[] };
+/** A kind of rule: a key of a `RuleSet` (`'flow'`, `'circuitBreakers'`, ...). */
+export type RuleKindKey = keyof RuleSet;
 
 /** A rule of any kind, in force. */
 export type AnyRule = RuleSet[RuleKindKey][number];
+
+type Kind = (typeof RULE_KINDS)[number];
+type RuleOf<T> = T extends RuleKind<string, infer R, unknown> ? R : never;
+type OptionsOf<T> = T extends RuleKind<string, object, infer O> ? O : never;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// A kind added to RULE_KINDS without its field in RuleSet and RuleSetOptions (or the other way
+// round, or with other types) fails to compile here.
+[true, true] satisfies [
+  Same<RuleSet, { readonly [T in Kind as T['key']]: readonly RuleOf<T>[] }>,
+  Same<RuleSetOptions, { readonly [T in Kind as T['key']]?: readonly OptionsOf<T>[] }>,
+];
 
 /** The kinds by key. */
 export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
@@ -41,6 +74,3 @@ export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
 export const ErrorCodes: Readonly<Record<string, string>> = Object.freeze(
   Object.assign({}, KERNEL_ERROR_CODES, ...RULE_KINDS.map((kind) => kind.codes)) as Record<string, string>,
 );
-
-/** One of Floodgate's stable error codes (a key of {@link ErrorCodes}). */
-export type ErrorCode = string;

@@ -1,17 +1,15 @@
 import { RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet } from './kinds';
 
-/** Where a rule in a {@link RuleDescription} comes from. */
-export type RuleLayer = 'loaded' | 'declared';
-
 /** One rule known to the engine, with where it came from, from `Floodgate.describeRules()`. */
 export interface RuleDescription {
+  /** The rule's kind: its key in a `RuleSet`. */
   readonly kind: RuleKindKey;
   /** The rule's resource (`''` for inbound kinds such as system rules). */
   readonly resource: string;
   /** The rule, validated and with defaults resolved. */
   readonly rule: AnyRule;
   /** `'loaded'` (`loadRules`, rule sources) or `'declared'` (decorators, middleware). */
-  readonly layer: RuleLayer;
+  readonly layer: 'loaded' | 'declared';
   /** Who gave it: the `source` given to `loadRules` (`'api'` by default, `'file'`, `'redis'`, `'dashboard'`), or `'code'`. */
   readonly source: string;
   /**

@@ -2,9 +2,6 @@ import type { Clock } from '../kernel/clock';
 import type { Entry } from '../kernel/entry';
 import { TimeoutError, type BlockError } from '../kernel/errors';
 
-/** A class of errors, or a predicate, for `exceptionsToIgnore`. */
-export type ErrorMatcher = ((error: unknown) => boolean) | readonly (abstract new (...args: never[]) => unknown)[];
-
 /** How a guarded call answers blocks and failures (the options shared by `run`, `runSync` and decorators). */
 export interface OutcomeHandlers<T> {
   /** Answers a blocked call instead of throwing the {@link BlockError}. */
@@ -18,7 +15,7 @@ export interface OutcomeHandlers<T> {
    * Errors rethrown as they are: not traced for circuit breakers and not given to `fallback`
    * (Sentinel's `exceptionsToIgnore`). Classes (matched with `instanceof`) or a predicate.
    */
-  readonly exceptionsToIgnore?: ErrorMatcher;
+  readonly exceptionsToIgnore?: ((error: unknown) => boolean) | readonly (abstract new (...args: never[]) => unknown)[];
   /**
    * Answers a call whose promise has not settled after this many ms with a `TimeoutError`
    * (a failure, and a slow call, for circuit breakers, recorded then), and aborts the call's
@@ -28,6 +25,9 @@ export interface OutcomeHandlers<T> {
    */
   readonly timeoutMs?: number;
 }
+
+/** Classes of errors, or a predicate, for `exceptionsToIgnore`. */
+export type ErrorMatcher = NonNullable<OutcomeHandlers<unknown>['exceptionsToIgnore']>;
 
 /** Whether `error` is one the caller asked to ignore. */
 function isIgnored(error: unknown, matcher: ErrorMatcher | undefined): boolean {

@@ -7,23 +7,12 @@ import {
 import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
-/** What a flow rule counts: passed calls per second, or calls in flight. */
-export type FlowMetric = 'qps' | 'concurrency';
-/**
- * How a flow rule shapes traffic: `reject` over the threshold, `warmUp` from cold, `throttle`
- * (even pacing with a queue), or `warmUpThrottle` (pacing at the warm-up rate), for QPS rules;
- * `reject` or `adaptive` (a limit that follows measured latency) for concurrency rules.
- */
-export type FlowBehavior = 'reject' | 'warmUp' | 'throttle' | 'warmUpThrottle' | 'adaptive';
-/** Whose traffic the rule counts: the resource's own (`direct`) or `refResource`'s (`relate`). */
-export type FlowStrategy = 'direct' | 'relate';
-
 /** A flow rule as written by users (JSON-serialisable). */
 export interface FlowRuleOptions {
   /** The guarded resource. */
   readonly resource: string;
-  /** @defaultValue 'qps' */
-  readonly metric?: FlowMetric;
+  /** What the rule counts: passed calls per second, or calls in flight. @defaultValue 'qps' */
+  readonly metric?: 'qps' | 'concurrency';
   /**
    * Calls per second (`qps`) or calls in flight (`concurrency`), within [0, 2^53 − 1] (where
    * counts stay exact); `0` blocks everything. For `throttle` and `warmUpThrottle`, 0 or at least
@@ -31,8 +20,13 @@ export interface FlowRuleOptions {
    * to start from, within [`minLimit`, `maxLimit`].
    */
   readonly threshold: number;
-  /** `reject` or `adaptive` for `concurrency`. @defaultValue 'reject' */
-  readonly behavior?: FlowBehavior;
+  /**
+   * How the rule shapes traffic: `reject` over the threshold, `warmUp` from cold, `throttle`
+   * (even pacing with a queue), or `warmUpThrottle` (pacing at the warm-up rate), for QPS rules;
+   * `reject` or `adaptive` (a limit that follows measured latency) for concurrency rules.
+   * @defaultValue 'reject'
+   */
+  readonly behavior?: 'reject' | 'warmUp' | 'throttle' | 'warmUpThrottle' | 'adaptive';
   /** `adaptive` only: the least the limit shrinks to, and the concurrency the no-load response time is measured at. @defaultValue 3 */
   readonly minLimit?: number;
   /** `adaptive` only: the most the limit grows to. @defaultValue 1000 */
@@ -43,8 +37,8 @@ export interface FlowRuleOptions {
   readonly coldFactor?: number;
   /** Longest wait in the throttling queue for `enter()`, in ms. @defaultValue 500 */
   readonly maxQueueingTimeMs?: number;
-  /** @defaultValue 'direct' */
-  readonly strategy?: FlowStrategy;
+  /** Whose traffic the rule counts: the resource's own (`direct`) or `refResource`'s (`relate`). @defaultValue 'direct' */
+  readonly strategy?: 'direct' | 'relate';
   /** Required for `relate`: the resource whose traffic is counted. */
   readonly refResource?: string;
   /**
@@ -59,10 +53,14 @@ export interface FlowRuleOptions {
 
 /** A flow rule in force: validated, with every default resolved. */
 export interface FlowRule {
+  /** The guarded resource. */
   readonly resource: string;
-  readonly metric: FlowMetric;
+  /** What the rule counts. */
+  readonly metric: Required<FlowRuleOptions>['metric'];
+  /** Calls per second (`qps`) or in flight (`concurrency`); for `adaptive`, the limit it starts from. */
   readonly threshold: number;
-  readonly behavior: FlowBehavior;
+  /** How the rule shapes traffic. */
+  readonly behavior: Required<FlowRuleOptions>['behavior'];
   /** Set for `warmUp` and `warmUpThrottle` only. */
   readonly warmUpPeriodMs?: number;
   /** Set for `warmUp` and `warmUpThrottle` only. */
@@ -73,12 +71,22 @@ export interface FlowRule {
   readonly minLimit?: number;
   /** Set for `adaptive` only. */
   readonly maxLimit?: number;
-  readonly strategy: FlowStrategy;
+  /** Whose traffic the rule counts. */
+  readonly strategy: Required<FlowRuleOptions>['strategy'];
   /** Set for `relate` only. */
   readonly refResource?: string;
+  /** Which callers the rule applies to: `'default'`, an origin name, or `'other'`. */
   readonly limitOrigin: string;
+  /** Set for a rule that takes its decision from the cluster backend. */
   readonly cluster?: ClusterRuleConfig;
 }
+
+/** What a flow rule counts. */
+type FlowMetric = FlowRule['metric'];
+/** How a flow rule shapes traffic. */
+type FlowBehavior = FlowRule['behavior'];
+/** Whose traffic a flow rule counts. */
+type FlowStrategy = FlowRule['strategy'];
 
 /** Defaults of a flow rule's optional fields. */
 export const FLOW_RULE_DEFAULTS = Object.freeze({
@@ -106,24 +114,30 @@ export const FLOW_RULE_DEFAULTS = Object.freeze({
  * which is the service's capacity, not the caller's quota (503, as Envoy's adaptive concurrency).
  */
 export class FlowBlockError extends BlockError<FlowRule> {
+  /** Always `'ERR_FLOW_BLOCKED'`. */
   get code(): 'ERR_FLOW_BLOCKED' {
     return 'ERR_FLOW_BLOCKED';
   }
+  /** Always `'flow'`. */
   get kind(): 'flow' {
     return 'flow';
   }
+  /** `'quota'` (429 over HTTP), or `'capacity'` for an `adaptive` rule (503). */
   get refusal(): Refusal {
     return this.rule.behavior === 'adaptive' ? 'capacity' : 'quota';
   }
+  /** A fixed sentence for clients: which limit was reached (rate, concurrency, or the adaptive limit). */
   get detail(): string {
     if (this.rule.behavior === 'adaptive') return 'The resource is at the concurrency its measured latency allows.';
     return this.rule.metric === 'concurrency'
       ? 'The limit of concurrent requests to this resource was reached.'
       : 'The request rate limit of this resource was exceeded.';
   }
+  /** Always `'FlowBlockError'`. */
   get name(): string {
     return 'FlowBlockError';
   }
+  /** E.g. `Blocked by a qps flow rule on "getUser"`. */
   get message(): string {
     return `Blocked by a ${this.rule.metric} flow rule on "${this.resource}"`;
   }

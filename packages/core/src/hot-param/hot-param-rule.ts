@@ -7,11 +7,6 @@ import {
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { join, MAX_COUNT, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
 
-/** What a hotspot rule counts per value: calls per duration, or calls in flight. */
-export type HotParamMetric = 'qps' | 'concurrency';
-/** How a QPS hotspot rule limits: a token bucket (`reject`) or even pacing (`throttle`). */
-export type HotParamBehavior = 'reject' | 'throttle';
-
 /**
  * A hotspot (hot parameter) rule as written by users (JSON-serialisable): limits per distinct
  * value of one argument (a user id, an IP, a SKU), so one heavy value cannot starve the rest.
@@ -40,8 +35,8 @@ export interface HotParamRuleOptions {
   readonly paramIndex?: number;
   /** The name of the parameter in the entry's `params`. */
   readonly paramKey?: string;
-  /** @defaultValue 'qps' */
-  readonly metric?: HotParamMetric;
+  /** What the rule counts per value: calls per `durationMs`, or calls in flight. @defaultValue 'qps' */
+  readonly metric?: 'qps' | 'concurrency';
   /**
    * Calls per `durationMs` (`qps`) or calls in flight (`concurrency`), per value: an integer
    * >= 0; `0` blocks every value.
@@ -52,7 +47,7 @@ export interface HotParamRuleOptions {
    * `durationMs × acquireCount / threshold` ms. Only `reject` for `concurrency`.
    * @defaultValue 'reject'
    */
-  readonly behavior?: HotParamBehavior;
+  readonly behavior?: 'reject' | 'throttle';
   /**
    * The period `threshold` counts over (`qps` only), in ms; > 0. Not a timer (a month is fine):
    * a throttled call never waits longer than `maxQueueingTimeMs`. @defaultValue 1000
@@ -91,22 +86,34 @@ export interface HotParamRuleOptions {
  * rule's metric and behavior do not use them.
  */
 export interface HotParamRule {
+  /** The guarded resource. */
   readonly resource: string;
   /** Exactly one of `paramIndex` and `paramKey` is set. */
   readonly paramIndex?: number;
   /** Exactly one of `paramIndex` and `paramKey` is set. */
   readonly paramKey?: string;
-  readonly metric: HotParamMetric;
+  /** What the rule counts per value. */
+  readonly metric: Required<HotParamRuleOptions>['metric'];
+  /** Calls per `durationMs` (`qps`) or in flight (`concurrency`), per value without a specific item. */
   readonly threshold: number;
-  readonly behavior: HotParamBehavior;
+  /** How a QPS rule limits: a token bucket (`reject`) or even pacing (`throttle`). */
+  readonly behavior: Required<HotParamRuleOptions>['behavior'];
+  /** The period `threshold` counts over, in ms. */
   readonly durationMs: number;
+  /** Extra tokens a value may burst with. */
   readonly burstCount: number;
+  /** Longest wait of a throttled call in `enter()`, in ms. */
   readonly maxQueueingTimeMs: number;
+  /** Most values tracked at once. */
   readonly capacity: number;
   /** A frozen copy of the given items (`{}` when none). */
   readonly specificItems: Readonly<Record<string, number>>;
+  /** Set for a rule that takes its decision from the cluster backend. */
   readonly cluster?: ClusterRuleConfig;
 }
+
+/** What a hotspot rule counts per value. */
+type HotParamMetric = HotParamRule['metric'];
 
 /**
  * A hotspot rule refused the call for one parameter value. Code `ERR_HOT_PARAM_BLOCKED`.
@@ -118,23 +125,29 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
   /** The parameter value that was limited, as the call gave it (for an array, the element). */
   readonly value: unknown;
 
+  /** @param options - what every block error carries, and the value that was limited. */
   constructor(options: BlockErrorOptions<HotParamRule> & { readonly value: unknown }) {
     super(options);
     this.value = options.value;
   }
 
+  /** Always `'ERR_HOT_PARAM_BLOCKED'`. */
   get code(): 'ERR_HOT_PARAM_BLOCKED' {
     return 'ERR_HOT_PARAM_BLOCKED';
   }
+  /** Always `'hotParam'`. */
   get kind(): 'hotParam' {
     return 'hotParam';
   }
+  /** Always `'quota'`: the value's budget is used up (429 over HTTP). */
   get refusal(): Refusal {
     return 'quota';
   }
+  /** `'The request rate limit for this caller or parameter value was exceeded.'` */
   get detail(): string {
     return 'The request rate limit for this caller or parameter value was exceeded.';
   }
+  /** Always `'HotParamBlockError'`. */
   get name(): string {
     return 'HotParamBlockError';
   }

@@ -14,6 +14,7 @@ export {
   type ProblemDetails,
 } from './block-response';
 export { rateLimitHeaders, quotaHeaders, MAX_HEADER_VALUE, type RateLimitHeadersDraft } from './rate-limit-headers';
+export type { Refusal, QuotaPolicy } from '../kernel/errors';
 export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-options';
@@ -28,7 +29,7 @@ export type {
   RouteCircuitBreakerOptions,
   RouteHotParamOptions,
 } from './http-options';
-export { defaultIsFailure } from './normalize-options';
+export { defaultIsFailure, type RouteRuleOption } from './normalize-options';
 export { HttpGuard, type GuardVerdict } from './http-guard';
 export { templateParamNames, type RoutePolicy } from './route-policy';
 export type { HttpResponseLike, HttpSocketLike } from './guarded-request';

@@ -9,7 +9,7 @@ import { join, type RuleReader } from './rule-reader';
 export type ClusterUnavailableReason = 'timeout' | 'error' | 'notReady' | 'breakerOpen';
 
 /** What every {@link ClusterDecision} carries. */
-interface ClusterDecisionBase {
+export interface ClusterDecisionBase {
   /**
    * Set on the first answer from the store after it was declared down (its breaker opened):
    * how long it was down, in ms. The engine emits `clusterRecover` then.
@@ -19,6 +19,7 @@ interface ClusterDecisionBase {
 
 /** The store admitted the call. */
 export interface ClusterPass extends ClusterDecisionBase {
+  /** Always `'pass'`. */
   readonly status: 'pass';
   /**
    * What the backend needs to give the tokens back with {@link ClusterLimiter.release} (which
@@ -29,12 +30,15 @@ export interface ClusterPass extends ClusterDecisionBase {
 
 /** The store reserved a slot `waitMs` from now (a `throttle` rule queues the call). */
 export interface ClusterWait extends ClusterDecisionBase {
+  /** Always `'wait'`. */
   readonly status: 'wait';
+  /** How long the call waits for its slot, in ms. */
   readonly waitMs: number;
 }
 
 /** The store refused the call: the shared limit is reached. */
 export interface ClusterBlock extends ClusterDecisionBase {
+  /** Always `'block'`. */
   readonly status: 'block';
   /** ms until a retry could pass, where known. */
   readonly retryAfterMs: number | undefined;
@@ -44,7 +48,9 @@ export interface ClusterBlock extends ClusterDecisionBase {
 
 /** The store could not decide; the rule falls back (to the local rule, or lets the call pass). */
 export interface ClusterUnavailable {
+  /** Always `'unavailable'`. */
   readonly status: 'unavailable';
+  /** Why the store did not decide. */
   readonly reason: ClusterUnavailableReason;
   /** The error the store answered with, for `'error'`. */
   readonly error?: unknown;
@@ -54,7 +60,7 @@ export interface ClusterUnavailable {
 export type ClusterDecision = ClusterPass | ClusterWait | ClusterBlock | ClusterUnavailable;
 
 /** What a cluster rule asks its backend to enforce, shared by every instance. */
-interface ClusterLimiterSpecBase {
+export interface ClusterLimiterSpecBase {
   /**
    * The rule's identity in the store, the same in every instance that runs the same rule
    * (derived from the resource and what the rule counts, not from its threshold, so instances
@@ -63,6 +69,7 @@ interface ClusterLimiterSpecBase {
   readonly key: string;
   /** The rule's threshold: per instance for `'perInstance'`, for all of them for `'global'`. */
   readonly threshold: number;
+  /** Whether `threshold` is each instance's share (`'perInstance'`) or the cluster's (`'global'`). */
   readonly thresholdType: ClusterThresholdType;
 }
 
@@ -71,6 +78,7 @@ interface ClusterLimiterSpecBase {
  * 500 ms, as local rules) + acquireCount <= threshold.
  */
 export interface ClusterWindowSpec extends ClusterLimiterSpecBase {
+  /** Always `'window'`. */
   readonly kind: 'window';
   /** Tokens an instance leases per round trip; 0 asks the store on every call. */
   readonly leaseTokens: number;
@@ -78,6 +86,7 @@ export interface ClusterWindowSpec extends ClusterLimiterSpecBase {
 
 /** A `throttle` flow rule: calls spaced `1000 * acquireCount / threshold` ms apart, shared. */
 export interface ClusterPaceSpec extends ClusterLimiterSpecBase {
+  /** Always `'pace'`. */
   readonly kind: 'pace';
   /** Longest wait a call may be queued for; beyond it, the call is blocked. */
   readonly maxQueueingTimeMs: number;
@@ -90,8 +99,11 @@ export interface ClusterPaceSpec extends ClusterLimiterSpecBase {
  * tokens, refilled once a full `durationMs` has passed (Sentinel's ParamFlowChecker).
  */
 export interface ClusterTokenBucketSpec extends ClusterLimiterSpecBase {
+  /** Always `'tokenBucket'`. */
   readonly kind: 'tokenBucket';
+  /** Tokens a value's bucket holds beyond `threshold`. */
   readonly burstCount: number;
+  /** How long a bucket takes to refill, in ms. */
   readonly durationMs: number;
 }
 
@@ -156,19 +168,27 @@ export type ClusterCircuitState = 'closed' | 'open' | 'halfOpen';
 export interface ClusterBreakerSpec {
   /** The breaker's identity in the store (see `ClusterLimiterSpecBase.key`). */
   readonly key: string;
+  /** What trips the breaker: the ratio of slow calls, the ratio of failed calls, or the count of failed calls. */
   readonly strategy: 'slowRequestRatio' | 'errorRatio' | 'errorCount';
+  /** The ratio or count the window's value must exceed to open the breaker. */
   readonly threshold: number;
   /** A call slower than this is slow (`slowRequestRatio` only; absent otherwise). */
   readonly maxAllowedRtMs?: number;
+  /** No trip while the window holds fewer completed calls. */
   readonly minRequestAmount: number;
+  /** The window's length, in ms. */
   readonly statIntervalMs: number;
+  /** Buckets in the window. */
   readonly bucketCount: number;
+  /** How long the breaker stays open before probing, and how long a probe's lease lasts, in ms. */
   readonly retryTimeoutMs: number;
+  /** Probes let through when half-open; all must succeed to close. */
   readonly halfOpenProbes: number;
 }
 
 /** The shared breaker as the store last told this instance. */
 export interface ClusterBreakerView {
+  /** The shared breaker's state. */
   readonly state: ClusterCircuitState;
   /**
    * ms from when this view was received: while open, until probing may start (0: due); while
@@ -304,8 +324,11 @@ export interface ClusterRuleOptions {
 
 /** {@link ClusterRuleOptions} with every default resolved. */
 export interface ClusterRuleConfig {
+  /** Whether the threshold is each instance's share or the cluster's. */
   readonly thresholdType: ClusterThresholdType;
+  /** Whether the local rule decides while the backend is unavailable (else calls pass). */
   readonly fallbackToLocal: boolean;
+  /** Tokens an instance takes from the store per round trip (0: none leased). */
   readonly leaseTokens: number;
 }
 

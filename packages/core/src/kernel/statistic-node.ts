@@ -44,6 +44,7 @@ export interface SecondStats extends WindowStats {
 
 /** A snapshot of one resource's statistics, from `Floodgate.stats()`. */
 export interface ResourceStats {
+  /** The resource's name (`'(inbound)'` for `inboundStats()`). */
   readonly resource: string;
   /** Calls in flight now. */
   readonly concurrency: number;
@@ -59,8 +60,11 @@ export interface ResourceStats {
  * the same request, or abandoned in a queue); they are in `pass` too.
  */
 export interface ResourceTotals {
+  /** Calls admitted. */
   readonly pass: number;
+  /** Calls refused. */
   readonly block: number;
+  /** Calls admitted and then given back before they ran (counted in `pass` too). */
   readonly cancel: number;
   /** Calls that exited (with or without an error). */
   readonly success: number;

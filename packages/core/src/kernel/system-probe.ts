@@ -17,7 +17,7 @@ export interface SystemSignals {
 /**
  * Where system protection's signals come from, as time comes from the `Clock`: the engine's
  * `probe` option. Tests pass a `ManualProbe` and set the signals; the default,
- * {@link processProbe}, samples the process with `perf_hooks`.
+ * `processProbe`, samples the process with `perf_hooks`.
  */
 export interface SystemProbe {
   /**

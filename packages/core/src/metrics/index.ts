@@ -1,7 +1,11 @@
 /**
- * `@floodgate/core/metrics`: what metric exporters read from an engine (`@floodgate/prometheus`
- * and `@floodgate/opentelemetry` build on it), with labels bounded whatever the traffic. Users
- * of an exporter need only the exporter.
+ * `@floodgate/core/metrics`: what observers read from an engine. `MetricsReader`, what metric
+ * exporters build on (`@floodgate/prometheus`, `@floodgate/opentelemetry`), with labels bounded
+ * whatever the traffic; and the types of what an engine reports: its statistics (`stats()`,
+ * `totals()`, `history()`, `blocksByRule()`), its breakers' states (`circuitState()`), the rules in
+ * force (`getRules()`, `describeRules()`), its events' payloads (`on()`) and the
+ * `node:diagnostics_channel` channels they are also published on. Users of an exporter need only
+ * the exporter.
  * @packageDocumentation
  */
 export {
@@ -18,5 +22,35 @@ export {
   type TransitionCount,
   type FallbackCount,
 } from './metrics-reader';
-export type { RuleBlockCount } from '../engine/block-counts';
+
+// Statistics
+export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from '../kernel/statistic-node';
+export type { RuleBlockCount } from '../engine/block-counts';
+
+// Rules in force, and breakers' states
+export type { AnyRule, RuleKindKey } from '../engine/kinds';
+export type { RuleDescription } from '../engine/rule-store';
+export type { FlowRule } from '../flow/flow-rule';
+export type {
+  CircuitBreakerRule,
+  CircuitBreakerStatus,
+  CircuitState,
+  CircuitStateChangeEvent,
+} from '../circuit-breaker/circuit-breaker-rule';
+export type { HotParamRule } from '../hot-param/hot-param-rule';
+export type { SystemRule } from '../system/system-rule';
+export type { AuthorityRule } from '../authority/authority';
+
+// Events
+export {
+  DIAGNOSTICS_CHANNELS,
+  type PassEvent,
+  type BlockEvent,
+  type RulesLoadedEvent,
+  type RulesRejectedEvent,
+  type WarningEvent,
+  type ClusterFallbackEvent,
+  type ClusterRecoverEvent,
+} from '../engine/events';
+export type { DiagnosticsMessage } from '../engine/floodgate';

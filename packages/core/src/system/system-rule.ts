@@ -41,15 +41,7 @@ export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs'> {
 }
 
 /** The limits of a system rule, by field name: what a {@link SystemBlockError} names as `limit`. */
-export type SystemLimit =
-  | 'maxEventLoopDelayMs'
-  | 'maxEventLoopUtilization'
-  | 'maxCpuUsage'
-  | 'maxHeapUsedBytes'
-  | 'maxRssBytes'
-  | 'maxConcurrency'
-  | 'maxQps'
-  | 'maxAvgRtMs';
+export type SystemLimit = SystemBlockError['limit'];
 
 /** Defaults of a system rule's optional fields. */
 export const SYSTEM_RULE_DEFAULTS = Object.freeze({
@@ -74,46 +66,53 @@ export const SYSTEM_LIMITS: readonly (readonly [SystemLimit, NumberBounds])[] = 
 
 const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs'];
 
-/** Options of a {@link SystemBlockError}: what every block error carries, and which limit refused at what value. */
-export interface SystemBlockErrorOptions extends BlockErrorOptions<SystemRule> {
-  /** The limit that refused the call. */
-  readonly limit: SystemLimit;
-  /** What it measured: the signal, or the inbound statistic, at the refusal. */
-  readonly value: number;
-}
-
 /**
  * System protection refused an inbound call: the process is over one of a system rule's limits.
  * Code `ERR_SYSTEM_BLOCKED`; 503 over HTTP. `limit` names the limit (`'maxCpuUsage'`, ...) and
  * `value` what was measured; `rule` is the rule that set that limit.
  */
 export class SystemBlockError extends BlockError<SystemRule> {
-  /** The limit that refused the call. */
-  readonly limit: SystemLimit;
+  /** The limit that refused the call: a field of {@link SystemRuleOptions} (`'maxCpuUsage'`, ...). */
+  readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs'>;
   /** What was measured against it: the signal, or the inbound statistic. */
   readonly value: number;
 
-  constructor(options: SystemBlockErrorOptions) {
+  /**
+   * @param options - what every block error carries, the limit that refused the call and what
+   * it measured (the signal, or the inbound statistic, at the refusal).
+   */
+  constructor(
+    options: BlockErrorOptions<SystemRule> & {
+      readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs'>;
+      readonly value: number;
+    },
+  ) {
     super(options);
     this.limit = options.limit;
     this.value = options.value;
   }
 
+  /** Always `'ERR_SYSTEM_BLOCKED'`. */
   get code(): 'ERR_SYSTEM_BLOCKED' {
     return 'ERR_SYSTEM_BLOCKED';
   }
+  /** Always `'system'`. */
   get kind(): 'system' {
     return 'system';
   }
+  /** Always `'capacity'`: the process is overloaded (503 over HTTP). */
   get refusal(): Refusal {
     return 'capacity';
   }
+  /** `'The service is temporarily overloaded.'` */
   get detail(): string {
     return 'The service is temporarily overloaded.';
   }
+  /** Always `'SystemBlockError'`. */
   get name(): string {
     return 'SystemBlockError';
   }
+  /** E.g. `System protection refused "GET /a": maxCpuUsage 0.8, measured 0.93`. */
   get message(): string {
     return `System protection refused "${this.resource}": ${this.limit} ${String(this.rule[this.limit])}, measured ${String(this.value)}`;
   }

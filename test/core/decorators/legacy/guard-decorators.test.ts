@@ -7,13 +7,13 @@ import {
   FlowBlockError,
   HotParam,
   HotParamBlockError,
-  ManualClock,
   RateLimit,
   RuleValidationError,
   getGuardedMethods,
   type BlockError,
   type GuardDecorator,
 } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine(): { clock: ManualClock; fg: Floodgate } {
   const clock = new ManualClock(1000);

@@ -1,4 +1,4 @@
-import type { Clock } from './clock';
+import type { Clock } from '../kernel/clock';
 
 interface Sleeper {
   readonly deadline: number;

@@ -1,5 +1,5 @@
-import { show } from './rule-reader';
-import type { SystemProbe, SystemSignals } from './system-probe';
+import { show } from '../kernel/rule-reader';
+import type { SystemProbe, SystemSignals } from '../kernel/system-probe';
 
 const SIGNALS: readonly (keyof SystemSignals)[] = [
   'eventLoopDelayMs',
