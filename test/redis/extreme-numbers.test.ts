@@ -3,13 +3,13 @@ import {
   Entry,
   Floodgate,
   isBlockError,
-  MAX_DURATION_MS,
   type BlockError,
   type FlowRuleOptions,
   type HotParamRuleOptions,
 } from '@floodgate/core';
 import { blockResponse, MAX_HEADER_VALUE } from '@floodgate/core/http';
 import { ClusterFixture, hit } from './support/cluster-fixture';
+import { MAX_DURATION_MS } from '../../packages/core/src/kernel/rule-reader';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { testRedisUrl } from '../support/test-services';
 import { until } from '../support/until';

@@ -5,9 +5,9 @@ import {
   RuleValidationError,
   type Floodgate,
   type RuleIssue,
-  type RuleKindKey,
   type RuleSetOptions,
 } from '@floodgate/core';
+import type { RuleKindKey } from '@floodgate/core/metrics';
 import { BearerTokens } from './bearer-tokens';
 
 /** The `source` that the dashboard's edits are loaded and refused with. */

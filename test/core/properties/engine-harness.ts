@@ -1,4 +1,12 @@
-import { Entry, Floodgate, isBlockError, TimeoutError, type BlockError, type EntryOptions, type RunOptions } from '@floodgate/core';
+import {
+  Entry,
+  Floodgate,
+  isBlockError,
+  TimeoutError,
+  type BlockError,
+  type EntryOptions,
+  type RunOptions,
+} from '@floodgate/core';
 import { ManualClock, type SystemProbe } from '@floodgate/core/testing';
 import { MemoryClusterBackend } from '../cluster/memory-cluster-backend';
 import type { CallOp, CallValue, Op, Scenario } from './scenario';

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import {
-  MAX_DURATION_MS,
   type CircuitBreakerRuleOptions,
   type FlowRuleOptions,
   type HotParamRuleOptions,
   type RuleSetOptions,
   type SystemRuleOptions,
-  type SystemSignals,
 } from '@floodgate/core';
+import type { SystemSignals } from '@floodgate/core/testing';
+import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 import { RESOURCES, VALUES, type CallOp, type CallValue, type Op, type Resource } from './scenario';
 
 /**

@@ -1,10 +1,7 @@
-import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
 import { floodgate, type Floodgate, type RunOptions } from '../engine/floodgate';
 import { normalizeRuleSet } from '../engine/rule-set-input';
 import type { RuleSet, RuleSetOptions } from '../engine/kinds';
-import type { ErrorMatcher, OutcomeHandlers } from '../engine/run-outcome';
-import type { FlowRule } from '../flow/flow-rule';
-import type { HotParamRule } from '../hot-param/hot-param-rule';
+import type { OutcomeHandlers } from '../engine/run-outcome';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { show } from '../kernel/rule-reader';
 import { copyMetadata, DECORATOR_METADATA_KEYS, writeMetadata } from './metadata';

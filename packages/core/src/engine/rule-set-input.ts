@@ -67,7 +67,7 @@ export function ruleSetJson(rules: unknown, space?: number, context = 'Rules not
  * Validates a rule set (any subset of kinds) and resolves every default, without loading it.
  * Every way rules enter goes through it (see {@link parseRulesJson}). Refused: anything but an
  * object (`null`, an array, a string, a number, a boolean: `rules: must be an object`), a key that
- * is not a kind (`flw: unknown field`), a key of {@link RESERVED_RULE_KEYS} at any depth (checked
+ * is not a kind (`flw: unknown field`), a `__proto__`, `constructor` or `prototype` key at any depth (checked
  * before anything else is read; a hotspot rule's `specificItems` are keyed by parameter value, and
  * keep any key as data), and every problem of every rule, by path (`flow[2].threshold`).
  * @throws RuleValidationError listing every problem, by path.
