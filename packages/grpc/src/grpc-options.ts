@@ -1,0 +1,340 @@
+import { status as Status } from '@grpc/grpc-js';
+import {
+  floodgate as sharedEngine,
+  normalizeRuleSet,
+  MAX_DURATION_MS,
+  RuleValidationError,
+  type CircuitBreakerRuleOptions,
+  type Floodgate,
+  type FlowRuleOptions,
+  type HotParamRuleOptions,
+  type RuleIssue,
+  type RuleSetOptions,
+} from '@floodgate/core';
+import { isParamSource } from './call-params';
+
+/** Defaults of the gRPC interceptors' options. */
+export const GRPC_DEFAULTS = Object.freeze({
+  /**
+   * The status codes that count as failures for circuit breakers: those of a service in trouble
+   * (an unexpected error, a deadline passed, an internal error, unavailable), not those of a
+   * caller's bad request (`INVALID_ARGUMENT`, `NOT_FOUND`, ...).
+   */
+  failureCodes: Object.freeze([Status.UNKNOWN, Status.DEADLINE_EXCEEDED, Status.INTERNAL, Status.UNAVAILABLE]),
+  /** The longest server pushback a client honours, in ms: a server asking for more pauses its method this long. */
+  maxPushbackMs: 60_000,
+} as const);
+
+/** A flow rule (QPS or concurrency limit) on a method: a flow rule without `resource` (the method names it). */
+export type MethodRateLimitOptions = Omit<FlowRuleOptions, 'resource'>;
+
+/** A circuit breaker rule on a method: a breaker rule without `resource` (the method names it). */
+export type MethodCircuitBreakerOptions = Omit<CircuitBreakerRuleOptions, 'resource'>;
+
+/**
+ * A hotspot rule on a server method: a hotspot rule without `resource`, `paramIndex` and
+ * `paramKey`; `param` names the value instead.
+ */
+export interface MethodHotParamOptions extends Omit<HotParamRuleOptions, 'resource' | 'paramIndex' | 'paramKey'> {
+  /**
+   * The value counted: `'metadata:<key>'` (the first value of a request metadata key, such as
+   * `'metadata:x-user-id'`; not a `-bin` key) or `'message:<field>'` (a field of the request
+   * message, or of the first message of a client stream, as the loaded message names it:
+   * `'message:userId'`, `'message:user.id'` for a nested one; strings, numbers, booleans and
+   * bigints are counted, any other value is no value). It is the rule's `paramKey`: loaded
+   * hotspot rules on the method read the same keys.
+   */
+  readonly param: string;
+}
+
+/** What guards a client method: rules of each kind (one or a list). */
+export interface ClientMethodRules {
+  /** Flow rules (a QPS limit, or a concurrency limit: a bulkhead). */
+  readonly rateLimit?: MethodRateLimitOptions | readonly MethodRateLimitOptions[];
+  /** Circuit breaker rules. */
+  readonly circuitBreaker?: MethodCircuitBreakerOptions | readonly MethodCircuitBreakerOptions[];
+}
+
+/** What guards a server method: rules of each kind (one or a list). */
+export interface ServerMethodRules extends ClientMethodRules {
+  /** Hotspot rules (per user, per tenant, per message field). */
+  readonly hotParam?: MethodHotParamOptions | readonly MethodHotParamOptions[];
+}
+
+/** Options both interceptors take. */
+export interface GrpcOptions<Rules> {
+  /** The engine that guards the calls. @defaultValue the shared `floodgate` engine */
+  readonly floodgate?: Floodgate;
+  /**
+   * The status codes of a finished call that count as failures for circuit breakers (grpc-js's
+   * `status` values, each within [1, 16]).
+   * @defaultValue `[UNKNOWN, DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE]`
+   */
+  readonly failureCodes?: readonly Status[];
+  /**
+   * Rules by method path (`'/demo.Echo/Say'`), declared on the method's resource when the
+   * interceptor is made. Loaded rules for the resource take precedence, as for any resource.
+   * @defaultValue none
+   */
+  readonly methods?: Readonly<Record<string, Rules>>;
+  /**
+   * Rules every method gets, each method on its own resource (not one resource for all): declared
+   * on a method's resource the first time it is called, beside its `methods` rules.
+   * @defaultValue none
+   */
+  readonly eachMethod?: Rules;
+}
+
+/** Options of `serverInterceptor()`. */
+export interface ServerInterceptorOptions extends GrpcOptions<ServerMethodRules> {
+  /**
+   * The request metadata key whose first value names the caller (its origin), for
+   * origin-specific flow rules and authority rules; a call without it is from `''`. Metadata is
+   * what the client sent: authority rules on it need an interceptor that authenticates the caller
+   * first (listed before this one) or a proxy that sets it.
+   * @defaultValue every caller is `''`
+   */
+  readonly origin?: string;
+}
+
+/** Options of `clientInterceptor()`. */
+export interface ClientInterceptorOptions extends GrpcOptions<ClientMethodRules> {
+  /**
+   * The server the client calls, as its resources are named: `'<target><method path>'`
+   * (`'localhost:50051/demo.Echo/Say'`). Usually the target the client was made with.
+   */
+  readonly target: string;
+  /**
+   * The longest server pushback honoured, in ms (within [0, 2^31 − 1]); 0 ignores pushbacks.
+   * @defaultValue 60000
+   */
+  readonly maxPushbackMs?: number;
+}
+
+/** A method's rules, validated, without their resource. */
+export interface MethodRuleSet {
+  readonly flow: readonly MethodRateLimitOptions[];
+  readonly circuitBreakers: readonly MethodCircuitBreakerOptions[];
+  readonly hotParams: readonly (Omit<HotParamRuleOptions, 'resource'> & { readonly paramKey: string })[];
+}
+
+/** The options both interceptors share, validated. */
+export interface NormalizedGrpcOptions {
+  readonly engine: Floodgate;
+  /** `failure[code]`: whether a status code is a failure for circuit breakers. */
+  readonly failure: readonly boolean[];
+  readonly methods: ReadonlyMap<string, MethodRuleSet>;
+  readonly eachMethod: MethodRuleSet | undefined;
+}
+
+/** The server interceptor's options, validated. */
+export interface NormalizedServerOptions extends NormalizedGrpcOptions {
+  /** The metadata key of the origin, lower-cased; `undefined` when every caller is `''`. */
+  readonly origin: string | undefined;
+}
+
+/** The client interceptor's options, validated. */
+export interface NormalizedClientOptions extends NormalizedGrpcOptions {
+  readonly target: string;
+  readonly maxPushbackMs: number;
+}
+
+/** The longest client `target`: with a method path, a resource name stays within the engine's bound. */
+const MAX_TARGET_LENGTH = 512;
+const METHOD_PATH = /^\/[^/\s]+\/[^/\s]+$/;
+const METADATA_KEY = /^[0-9a-z_.-]{1,256}$/;
+const SERVER_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'origin'];
+const CLIENT_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'target', 'maxPushbackMs'];
+const SERVER_RULE_KEYS = { rateLimit: 'flow', circuitBreaker: 'circuitBreakers', hotParam: 'hotParams' } as const;
+const CLIENT_RULE_KEYS = { rateLimit: 'flow', circuitBreaker: 'circuitBreakers' } as const;
+
+/**
+ * Validates `serverInterceptor()`'s options, naming every problem.
+ * @throws RuleValidationError listing every bad option and rule field by path.
+ */
+export function normalizeServerOptions(input: unknown): NormalizedServerOptions {
+  const issues: RuleIssue[] = [];
+  const obj = optionsObject(input, SERVER_KEYS, issues);
+  const shared = readShared(obj, SERVER_RULE_KEYS, issues);
+  let origin: string | undefined;
+  if (obj.origin !== undefined) {
+    origin = typeof obj.origin === 'string' ? obj.origin.toLowerCase() : undefined;
+    if (origin === undefined || !METADATA_KEY.test(origin) || origin.endsWith('-bin'))
+      issues.push({ path: 'origin', message: `must be a metadata key (not -bin), got ${shown(obj.origin)}` });
+  }
+  if (issues.length > 0) throw new RuleValidationError(issues, 'Invalid serverInterceptor() options');
+  return { ...shared, origin };
+}
+
+/**
+ * Validates `clientInterceptor()`'s options, naming every problem.
+ * @throws RuleValidationError listing every bad option and rule field by path.
+ */
+export function normalizeClientOptions(input: unknown): NormalizedClientOptions {
+  const issues: RuleIssue[] = [];
+  const obj = optionsObject(input, CLIENT_KEYS, issues);
+  const shared = readShared(obj, CLIENT_RULE_KEYS, issues);
+  const target = obj.target;
+  if (typeof target !== 'string' || target.length === 0 || target.length > MAX_TARGET_LENGTH)
+    issues.push({
+      path: 'target',
+      message: `must be a non-empty string of at most ${MAX_TARGET_LENGTH} characters (the server's address), got ${shown(target)}`,
+    });
+  const maxPushbackMs = obj.maxPushbackMs ?? GRPC_DEFAULTS.maxPushbackMs;
+  if (typeof maxPushbackMs !== 'number' || !(maxPushbackMs >= 0 && maxPushbackMs <= MAX_DURATION_MS))
+    issues.push({
+      path: 'maxPushbackMs',
+      message: `must be a number within [0, ${MAX_DURATION_MS}], got ${shown(maxPushbackMs)}`,
+    });
+  if (issues.length > 0) throw new RuleValidationError(issues, 'Invalid clientInterceptor() options');
+  return { ...shared, target: target as string, maxPushbackMs: maxPushbackMs as number };
+}
+
+/** The rules of one method, ready to declare on its resource. */
+export function ruleSetFor(resource: string, rules: MethodRuleSet): RuleSetOptions {
+  return {
+    flow: rules.flow.map((rule) => ({ ...rule, resource })),
+    circuitBreakers: rules.circuitBreakers.map((rule) => ({ ...rule, resource })),
+    hotParams: rules.hotParams.map((rule) => ({ ...rule, resource })),
+  };
+}
+
+/** Whether a method's rules hold any rule. */
+export function hasRules(rules: MethodRuleSet): boolean {
+  return rules.flow.length + rules.circuitBreakers.length + rules.hotParams.length > 0;
+}
+
+function optionsObject(input: unknown, known: readonly string[], issues: RuleIssue[]): Record<string, unknown> {
+  if (input === undefined) return {};
+  if (!isPlainObject(input)) {
+    issues.push({ path: 'options', message: `must be an object, got ${shown(input)}` });
+    return {};
+  }
+  for (const key of Object.keys(input))
+    if (!known.includes(key)) issues.push({ path: key, message: `is not an option; known: ${known.join(', ')}` });
+  return input;
+}
+
+type RuleKeys = Readonly<Record<string, 'flow' | 'circuitBreakers' | 'hotParams'>>;
+
+function readShared(obj: Record<string, unknown>, ruleKeys: RuleKeys, issues: RuleIssue[]): NormalizedGrpcOptions {
+  const engine = (obj.floodgate ?? sharedEngine) as Floodgate;
+  if (typeof engine?.tryEntry !== 'function' || typeof engine?.declareRules !== 'function')
+    issues.push({ path: 'floodgate', message: `must be a Floodgate engine, got ${shown(obj.floodgate)}` });
+  const failure = new Array<boolean>(17).fill(false);
+  const codes = obj.failureCodes ?? GRPC_DEFAULTS.failureCodes;
+  if (!Array.isArray(codes))
+    issues.push({ path: 'failureCodes', message: `must be an array of status codes, got ${shown(codes)}` });
+  else
+    codes.forEach((code: unknown, i) => {
+      if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) failure[code] = true;
+      else
+        issues.push({
+          path: `failureCodes[${i}]`,
+          message: `must be a status code within [1, 16], got ${shown(code)}`,
+        });
+    });
+  const methods = new Map<string, MethodRuleSet>();
+  if (obj.methods !== undefined) {
+    if (!isPlainObject(obj.methods))
+      issues.push({ path: 'methods', message: `must be an object of rules by method path, got ${shown(obj.methods)}` });
+    else
+      for (const [path, rules] of Object.entries(obj.methods)) {
+        const at = `methods['${path}']`;
+        if (!METHOD_PATH.test(path))
+          issues.push({ path: at, message: "must be keyed by a method path, as '/package.Service/Method'" });
+        const set = readMethodRules(rules, at, ruleKeys, issues);
+        if (set !== undefined) methods.set(path, set);
+      }
+  }
+  const eachMethod =
+    obj.eachMethod === undefined ? undefined : readMethodRules(obj.eachMethod, 'eachMethod', ruleKeys, issues);
+  return { engine, failure, methods, eachMethod };
+}
+
+/**
+ * A method's rules, each validated as the engine validates a rule (through `normalizeRuleSet`,
+ * on a stand-in resource), its problems reported under `path` (`methods['/demo.Echo/Say'].rateLimit.threshold`).
+ */
+function readMethodRules(
+  input: unknown,
+  path: string,
+  ruleKeys: RuleKeys,
+  issues: RuleIssue[],
+): MethodRuleSet | undefined {
+  if (!isPlainObject(input)) {
+    issues.push({
+      path,
+      message: `must be an object of rules (${Object.keys(ruleKeys).join(', ')}), got ${shown(input)}`,
+    });
+    return undefined;
+  }
+  const set = { flow: [] as unknown[], circuitBreakers: [] as unknown[], hotParams: [] as unknown[] };
+  for (const [option, value] of Object.entries(input)) {
+    const kind = Object.hasOwn(ruleKeys, option) ? ruleKeys[option] : undefined;
+    if (kind === undefined) {
+      issues.push({
+        path: `${path}.${option}`,
+        message: `is not a rule option; known: ${Object.keys(ruleKeys).join(', ')}`,
+      });
+      continue;
+    }
+    const list = Array.isArray(value) ? value : [value];
+    list.forEach((rule: unknown, i) => {
+      const at = Array.isArray(value) ? `${path}.${option}[${i}]` : `${path}.${option}`;
+      const read = readRule(rule, kind, at, issues);
+      if (read !== undefined) set[kind].push(read);
+    });
+  }
+  return set as MethodRuleSet;
+}
+
+/** One rule of a method, validated by the engine's own validation (problems renamed to `path`). */
+function readRule(input: unknown, kind: keyof MethodRuleSet, path: string, issues: RuleIssue[]): object | undefined {
+  if (!isPlainObject(input)) {
+    issues.push({ path, message: `must be a rule object, got ${shown(input)}` });
+    return undefined;
+  }
+  const own: RuleIssue[] = [];
+  for (const field of ['resource', 'paramIndex', 'paramKey'])
+    if (input[field] !== undefined && (field === 'resource' || kind === 'hotParams'))
+      own.push({
+        path: `${path}.${field}`,
+        message: field === 'resource' ? 'is set by the method' : 'is set by param',
+      });
+  let rule: Record<string, unknown> = input;
+  if (kind === 'hotParams') {
+    const { param, ...rest } = input;
+    if (!isParamSource(param))
+      own.push({
+        path: `${path}.param`,
+        message: `must be 'metadata:<key>' (not a -bin key) or 'message:<field>[.<field>...]', got ${shown(param)}`,
+      });
+    rule = { ...rest, paramKey: typeof param === 'string' ? param : 'metadata:none' };
+  }
+  try {
+    normalizeRuleSet({ [kind]: [{ ...rule, resource: 'method' }] });
+  } catch (error) {
+    if (!(error instanceof RuleValidationError)) throw error;
+    const prefix = `${kind}[0]`;
+    for (const issue of error.issues)
+      own.push({ path: path + issue.path.slice(prefix.length), message: issue.message });
+  }
+  issues.push(...own);
+  return own.length === 0 ? rule : undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A value as an error message shows it: JSON where it has one, cut at 60 characters. */
+function shown(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}

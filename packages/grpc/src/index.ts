@@ -1,0 +1,30 @@
+/**
+ * `@floodgate/grpc`: Floodgate for gRPC servers and clients on @grpc/grpc-js (1.10 or later).
+ * A server interceptor guards each method as an inbound resource and answers blocks with gRPC
+ * statuses and server pushback; a client interceptor guards each method of a server as an
+ * outbound resource, with breakers, limits and the server's pushback honoured. Streams hold
+ * their entry until they end.
+ * @packageDocumentation
+ */
+export { serverInterceptor } from './server-interceptor';
+export { clientInterceptor } from './client-interceptor';
+export {
+  blockStatus,
+  grpcCodeOf,
+  blockErrorOf,
+  pushbackOf,
+  PUSHBACK_METADATA_KEY,
+  type BlockStatus,
+} from './grpc-status';
+export { PushbackError, MAX_PAUSED_METHODS, type Pushback } from './pushback';
+export {
+  GRPC_DEFAULTS,
+  type GrpcOptions,
+  type ServerInterceptorOptions,
+  type ClientInterceptorOptions,
+  type ServerMethodRules,
+  type ClientMethodRules,
+  type MethodRateLimitOptions,
+  type MethodCircuitBreakerOptions,
+  type MethodHotParamOptions,
+} from './grpc-options';
