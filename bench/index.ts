@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--only core,memory,http,cluster,overload] [--runs N] [--out file] [--no-write]`
+ * `npm run bench [-- --quick] [--only core,memory,http,grpc,cluster,overload] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
  *
@@ -16,6 +16,7 @@ import { loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
 import { runClusterSuite, type ClusterSuiteResult } from './cluster/cluster-suite';
+import { runGrpcSuite, type GrpcSuiteResult, type GrpcSuiteSettings } from './grpc/grpc-suite';
 import { runHttpSuite, type HttpFrameworkResult, type HttpSuiteSettings } from './http/http-suite';
 import { parseBenchOptions } from './lib/bench-options';
 import { commitMeasured, machineInfo } from './lib/machine-info';
@@ -62,6 +63,14 @@ async function main(): Promise<void> {
     serverCore: SERVER_CORE,
     loadCore: MEASURE_CORE,
   };
+  const grpcSettings: Omit<GrpcSuiteSettings, 'log'> = {
+    rounds: runs,
+    seconds: quick ? 1 : 8,
+    callsPerSec: quick ? 500 : 1000,
+    inProcessCalls: quick ? 20_000 : 100_000,
+    serverCore: SERVER_CORE,
+    loadCore: MEASURE_CORE,
+  };
   log(
     `bench ${quick ? '(quick) ' : ''}suites ${options.suites.join(', ')}; load average ${machine.loadStart.toFixed(2)}`,
   );
@@ -70,6 +79,7 @@ async function main(): Promise<void> {
   let rules: DeclareResult[] | undefined;
   let memory: MemorySubjectResult[] | undefined;
   let http: HttpFrameworkResult[] | undefined;
+  let grpc: GrpcSuiteResult | undefined;
   let cluster: ClusterSuiteResult | undefined;
   let overload: OverloadSuiteResult | undefined;
   if (options.suites.includes('core')) {
@@ -87,6 +97,10 @@ async function main(): Promise<void> {
   if (options.suites.includes('http')) {
     log('http');
     http = await runHttpSuite(distDir, { ...httpSettings, log });
+  }
+  if (options.suites.includes('grpc')) {
+    log('grpc: unary calls, bare and guarded, server and client CPU');
+    grpc = await runGrpcSuite(distDir, { ...grpcSettings, log });
   }
   if (options.suites.includes('cluster')) {
     log('cluster mode over Redis');
@@ -121,6 +135,7 @@ async function main(): Promise<void> {
     ...(rules ? { rules } : {}),
     ...(memory ? { memory, memorySettings } : {}),
     ...(http ? { http, httpSettings } : {}),
+    ...(grpc ? { grpc, grpcSettings } : {}),
     ...(cluster ? { cluster, clusterSettings } : {}),
     ...(overload ? { overload, overloadSettings } : {}),
   };

@@ -23,6 +23,7 @@ export const REPORTED_PACKAGES = [
   'koa',
   '@koa/router',
   'fastify',
+  '@grpc/grpc-js',
   'express-rate-limit',
   'koa-ratelimit',
   '@fastify/rate-limit',

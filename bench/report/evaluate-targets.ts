@@ -1,5 +1,6 @@
 import type { ClusterSuiteResult } from '../cluster/cluster-suite';
 import type { CoreCaseResult } from '../core/core-suite';
+import { grpcMedian, type GrpcSuiteResult } from '../grpc/grpc-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { median } from '../lib/median';
 import { formatNs, formatRatio } from '../lib/format';
@@ -22,6 +23,7 @@ export interface SuiteResults {
   readonly core?: CoreCaseResult[];
   readonly memory?: MemorySubjectResult[];
   readonly http?: HttpFrameworkResult[];
+  readonly grpc?: GrpcSuiteResult;
   readonly cluster?: ClusterSuiteResult;
 }
 
@@ -122,6 +124,21 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       1.0,
       `${fw.framework}: blocked (429) at least as fast as bare answers its route`,
     );
+  }
+  // Only when the suite ran: a saved run from before it renders as it did. The cost is the
+  // interceptor's own, measured in-process (the end-to-end runs' differences are noise on a busy
+  // machine); the share is of the bare server's CPU per call end to end.
+  const grpc = results.grpc;
+  const grpcBare = grpc?.server.find((v) => v.variant === 'bare');
+  if (grpc !== undefined && grpcBare !== undefined && grpc.inProcess.length > 0) {
+    const overs = grpc.inProcess.map((run) => run.server.floodgate - run.server.bare);
+    const over = median(overs);
+    const share = over / grpcMedian(grpcBare, (r) => r.serverCpuUsPerCall);
+    checks.push({
+      target: 'gRPC server: Floodgate adds <= 2 µs of CPU per unary call, or < 5 % of a bare call (#29)',
+      figure: `+${over.toFixed(2)} µs in-process (${(share * 100).toFixed(1)} % of a bare call end to end; processes ${overs.map((us) => us.toFixed(2)).join(', ')})`,
+      verdict: over <= 2 || share < 0.05 ? 'met' : 'missed',
+    });
   }
   const cluster = results.cluster?.cases ?? [];
   const ops = (prefix: string): number | undefined => cluster.find((c) => c.name.startsWith(prefix))?.opsPerSec;

@@ -1,5 +1,7 @@
 import type { CoreCaseResult } from '../core/core-suite';
 import type { ClusterSuiteResult } from '../cluster/cluster-suite';
+import { grpcMedian, type GrpcSuiteResult, type GrpcSuiteSettings, type GrpcVariantResult } from '../grpc/grpc-suite';
+import { GRPC_VARIANTS, type GrpcVariant } from '../grpc/grpc-variant';
 import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings } from '../http/http-suite';
 import { HTTP_VARIANTS, USER_COUNT } from '../http/http-variant';
 import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, plural, title } from '../lib/format';
@@ -27,6 +29,7 @@ export interface BenchRun extends SuiteResults {
   readonly rules?: readonly DeclareResult[];
   readonly memorySettings?: { values: number; processes: number };
   readonly httpSettings?: Omit<HttpSuiteSettings, 'log'>;
+  readonly grpcSettings?: Omit<GrpcSuiteSettings, 'log'>;
   readonly cluster?: ClusterSuiteResult;
   readonly clusterSettings?: { processes: number; seconds: number };
   readonly overload?: OverloadSuiteResult;
@@ -56,6 +59,8 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
       title: 'HTTP: each framework bare, with Floodgate, with its usual limiter',
       body: renderHttp(run.http),
     });
+  if (run.grpc)
+    sections.push({ title: 'gRPC: unary calls through grpc-js, bare and guarded', body: renderGrpc(run.grpc, run) });
   if (run.cluster) sections.push({ title: 'Cluster mode over Redis', body: renderCluster(run.cluster, run) });
   if (run.overload)
     sections.push({
@@ -111,6 +116,7 @@ function suitesRun(run: BenchRun): string[] {
     ['rules', run.rules],
     ['memory', run.memory],
     ['http', run.http],
+    ['grpc', run.grpc],
     ['cluster', run.cluster],
     ['overload', run.overload],
   ];
@@ -276,6 +282,55 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
       '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round).',
   );
   return out.join('\n\n');
+}
+
+const GRPC_NAMES = {
+  bare: 'bare grpc-js',
+  noop: 'one pass-through interceptor',
+  floodgate: 'Floodgate: QPS + breaker + hotspot',
+} as const;
+
+function renderGrpc(grpc: GrpcSuiteResult, run: BenchRun): string {
+  const bareOf = (list: readonly GrpcVariantResult[]): GrpcVariantResult => list.find((v) => v.variant === 'bare')!;
+  const rows = (list: readonly GrpcVariantResult[], cpu: 'serverCpuUsPerCall' | 'clientCpuUsPerCall'): string[][] =>
+    list.map((v) => {
+      const over = median(v.overBareUs);
+      const bare = grpcMedian(bareOf(list), (r) => r[cpu]);
+      return [
+        GRPC_NAMES[v.variant],
+        formatCount(grpcMedian(v, (r) => r.callsPerSec)),
+        `${grpcMedian(v, (r) => r[cpu]).toFixed(2)} µs (${v.runs.map((r) => r[cpu].toFixed(2)).join(', ')})`,
+        v.variant === 'bare'
+          ? ''
+          : `${over >= 0 ? '+' : ''}${over.toFixed(2)} µs (${((over / bare) * 100).toFixed(1)} %)`,
+      ];
+    });
+  const s = run.grpcSettings;
+  const how = s
+    ? `Each figure: a fresh client process (pinned to core 1) starting ${formatCount(s.callsPerSec)} unary calls a second (open loop, the same rate for every variant) to a server process (pinned to core 0) for ${s.seconds} s, after one unrecorded second; ` +
+      `${plural(s.rounds, 'round', 'interleaved rounds')} (reversed on odd rounds); callers cycle through 1,000 users (\`x-user-id\`), which the hotspot rule keys on; no rule refuses. ` +
+      "CPU per call is the process's own CPU time (server: its threads' run time in /proc/<pid>/task/*/schedstat; client: `process.cpuUsage()`) over the calls it completed; the cost over bare is taken within a round, then the median over rounds."
+    : '';
+  const sides = (['server', 'client'] as const).map((side) => {
+    const of = (variant: GrpcVariant): number => median(grpc.inProcess.map((run) => run[side][variant]));
+    return (variant: GrpcVariant): string =>
+      variant === 'bare'
+        ? `${of('bare').toFixed(2)} µs`
+        : `${of(variant).toFixed(2)} µs, +${(of(variant) - of('bare')).toFixed(2)} µs (${grpc.inProcess.map((run) => (run[side][variant] - run[side].bare).toFixed(2)).join(', ')})`;
+  });
+  const inProcess = markdownTable(
+    ['In-process, no network', 'server CPU per call', 'client CPU per call'],
+    GRPC_VARIANTS.map((variant) => [GRPC_NAMES[variant], sides[0]!(variant), sides[1]!(variant)]),
+    ['l', 'r', 'r'],
+  );
+  const skipped = [...grpc.server, ...grpc.client].some((v) => v.runs.some((r) => r.skipped > 0))
+    ? ' **Some runs skipped calls** (more in flight than the load allows): the rate was more than the pair could take, so the figures are not at the rate stated.'
+    : '';
+  return (
+    `Server (each server loaded by a bare client):\n\n${markdownTable(['Server', 'calls/s', 'server CPU per call', 'over bare'], rows(grpc.server, 'serverCpuUsPerCall'), ['l', 'r', 'r', 'r'])}\n\n` +
+    `Client (each client against the bare server):\n\n${markdownTable(['Client', 'calls/s', 'client CPU per call', 'over bare'], rows(grpc.client, 'clientCpuUsPerCall'), ['l', 'r', 'r', 'r'])}\n\n${how}${skipped}\n\n` +
+    `The interceptors alone (bench/grpc/interceptor-cost.ts: each call through grpc-js's interceptor classes down to a stand-in transport that answers at once; median of 5 alternating batches, over ${plural(grpc.inProcess.length, 'fresh process', 'fresh processes')}, per-process differences in brackets):\n\n${inProcess}`
+  );
 }
 
 function renderCluster(cluster: ClusterSuiteResult, run: BenchRun): string {
