@@ -1,5 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import { CircuitOpenError, FlowBlockError, Floodgate, ManualClock, type BlockEvent } from '@floodgate/core';
+import { CircuitOpenError, FlowBlockError, Floodgate } from '@floodgate/core';
+import type { BlockEvent } from '@floodgate/core/metrics';
+import { ManualClock } from '@floodgate/core/testing';
 import {
   blockErrorOf,
   clientInterceptor,

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { Floodgate, isBlockError, ManualClock, type BlockError, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, isBlockError, type BlockError, type RuleSetOptions } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { blockErrorOf, blockStatus, grpcCodeOf, pushbackOf, PUSHBACK_METADATA_KEY } from '@floodgate/grpc';
 import { MAX_PAUSED_METHODS, PushbackTable } from '../../packages/grpc/src/pushback';
 

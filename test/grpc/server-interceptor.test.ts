@@ -1,5 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import { Floodgate, ManualClock, ManualProbe, type BlockEvent } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { BlockEvent } from '@floodgate/core/metrics';
+import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 import { PUSHBACK_METADATA_KEY, serverInterceptor, type ServerInterceptorOptions } from '@floodgate/grpc';
 import { until } from '../support/until';
 import {

@@ -8,7 +8,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { clientInterceptor, serverInterceptor } from '@floodgate/grpc';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { until } from '../support/until';

@@ -2,7 +2,6 @@ import { status as Status } from '@grpc/grpc-js';
 import {
   floodgate as sharedEngine,
   normalizeRuleSet,
-  MAX_DURATION_MS,
   RuleValidationError,
   type CircuitBreakerRuleOptions,
   type Floodgate,
@@ -11,6 +10,7 @@ import {
   type RuleIssue,
   type RuleSetOptions,
 } from '@floodgate/core';
+import { MAX_DURATION_MS } from '@floodgate/core/http';
 import { isParamSource } from './call-params';
 
 /** Defaults of the gRPC interceptors' options. */

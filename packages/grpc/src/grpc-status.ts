@@ -1,5 +1,6 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import { isBlockError, type BlockError, type Refusal } from '@floodgate/core';
+import { isBlockError, type BlockError } from '@floodgate/core';
+import type { Refusal } from '@floodgate/core/http';
 
 /** The trailing metadata key of gRFC A6's server pushback: how many ms the client should wait before calling again. */
 export const PUSHBACK_METADATA_KEY = 'grpc-retry-pushback-ms';

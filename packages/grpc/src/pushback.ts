@@ -1,5 +1,6 @@
 import { status as Status } from '@grpc/grpc-js';
-import { BlockError, type Floodgate, type Refusal } from '@floodgate/core';
+import { BlockError, type Floodgate } from '@floodgate/core';
+import type { Refusal } from '@floodgate/core/http';
 
 /** What a {@link PushbackError} was refused by: the pushback a server sent for a method. */
 export interface Pushback {

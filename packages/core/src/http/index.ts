@@ -15,6 +15,7 @@ export {
 } from './block-response';
 export { rateLimitHeaders, quotaHeaders, MAX_HEADER_VALUE, type RateLimitHeadersDraft } from './rate-limit-headers';
 export type { Refusal, QuotaPolicy } from '../kernel/errors';
+export { MAX_DURATION_MS } from '../kernel/rule-reader';
 export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';
 export { HTTP_DEFAULTS } from './http-options';
