@@ -1,5 +1,5 @@
 // The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
-// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics <- adapters, exporters.
+// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel <- adapters, exporters.
 // Type-only imports count too: a cycle of types is still a cycle to read.
 const KINDS = '(authority|flow|circuit-breaker|hot-param|system)';
 const CORE = '^packages/core/src/';
@@ -33,9 +33,10 @@ module.exports = {
     {
       name: 'engine-is-below-http-and-decorators',
       severity: 'error',
-      comment: 'The engine composes kinds; http, decorators and metrics build on it, never the reverse.',
+      comment:
+        "The engine composes kinds; http, decorators, metrics, rule sources and Sentinel's rule format build on it, never the reverse.",
       from: { path: `${CORE}(engine|kernel|cluster|${KINDS.slice(1, -1)})/` },
-      to: { path: `${CORE}(http|decorators|metrics)/` },
+      to: { path: `${CORE}(http|decorators|metrics|sources|sentinel)/` },
     },
     {
       name: 'http-and-decorators-apart',
@@ -57,7 +58,7 @@ module.exports = {
       comment: "Other packages import @floodgate/core's public entry points, never its files.",
       from: { path: '^packages/(?!core/)[^/]+/src/' },
       to: {
-        path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$|testing/index\\.ts$)',
+        path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$|testing/index\\.ts$|sentinel/index\\.ts$)',
       },
     },
   ],

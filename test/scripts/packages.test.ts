@@ -30,7 +30,7 @@ describe('scripts/packages', () => {
     return pkg;
   };
 
-  it("reads core's five entry points from its exports map", () => {
+  it("reads core's six entry points from its exports map", () => {
     const core = workspacePackages().find((p) => p.name === '@floodgate/core')!;
     expect(core.entryPoints).toEqual([
       { subpath: '.', source: 'src/index.ts', base: 'dist/index' },
@@ -38,6 +38,7 @@ describe('scripts/packages', () => {
       { subpath: './cluster', source: 'src/cluster/index.ts', base: 'dist/cluster/index' },
       { subpath: './metrics', source: 'src/metrics/index.ts', base: 'dist/metrics/index' },
       { subpath: './testing', source: 'src/testing/index.ts', base: 'dist/testing/index' },
+      { subpath: './sentinel', source: 'src/sentinel/index.ts', base: 'dist/sentinel/index' },
     ]);
   });
 

@@ -1,0 +1,17 @@
+/**
+ * `@floodgate/core/sentinel`: Sentinel's and sentinel-golang's rule JSON, read into Floodgate's
+ * rule sets and written from them, exactly as their data sources and Sentinel's dashboard store
+ * it (see `docs/sentinel-rules.md`).
+ * @packageDocumentation
+ */
+
+export {
+  fromSentinelRules,
+  toSentinelRules,
+  type SentinelRules,
+  type SentinelRule,
+  type SentinelRuleType,
+  type SentinelDialect,
+  type SentinelFormatOptions,
+  type ToSentinelOptions,
+} from './sentinel-rules';

@@ -1,0 +1,311 @@
+import { createHash } from 'node:crypto';
+import { normalizeRuleSet } from '../engine/rule-set-input';
+import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSetOptions } from '../engine/kinds';
+import type { RuleIssue } from '../kernel/errors';
+import { RuleReader, show } from '../kernel/rule-reader';
+import { GO_DIALECT } from './go-rules';
+import { JAVA_DIALECT } from './java-rules';
+import {
+  SENTINEL_RULE_TYPES,
+  sentinelObject,
+  type Carried,
+  type DialectCodec,
+  type ReadRule,
+  type SentinelDialect,
+  type SentinelRuleType,
+  type TypeCodec,
+  type WriteContext,
+} from './sentinel-codec';
+
+export type { SentinelDialect, SentinelRuleType } from './sentinel-codec';
+
+/** One Sentinel rule as JSON (a `FlowRule`, a `DegradeRule`, a sentinel-golang `flow.Rule`...). */
+export type SentinelRule = Readonly<Record<string, unknown>>;
+
+/**
+ * Sentinel rules by type, each list as one of Sentinel's data sources keeps it under its own key
+ * or file: `{ flow: [...], degrade: [...] }`. What {@link toSentinelRules} writes; what
+ * {@link fromSentinelRules} reads, as parsed JSON (checked whole when read: `null` for a type
+ * reads as no rules, as an empty data source does in Sentinel).
+ */
+export type SentinelRules = { [T in SentinelRuleType]?: SentinelRule[] };
+
+/** Options of {@link fromSentinelRules} and {@link toSentinelRules}. */
+export interface SentinelFormatOptions {
+  /** Whose JSON: Sentinel's (Java) or sentinel-golang's. @defaultValue 'java' */
+  readonly dialect?: SentinelDialect;
+}
+
+/** Options of {@link toSentinelRules}. */
+export interface ToSentinelOptions extends SentinelFormatOptions {
+  /**
+   * The Sentinel rules last read from (or written to) where these go. A rule that reads as one
+   * being written is written back exactly as it was (its `id`, dashboard fields and every field
+   * Floodgate ignores kept); a new or changed rule keeps the `clusterConfig.flowId` and the item
+   * value types (`classType`, `valKind`) of the rule it replaces (same resource, and same origin
+   * or parameter). Rules here that do not read are not reused.
+   */
+  readonly previous?: { readonly [T in SentinelRuleType]?: unknown };
+}
+
+const DIALECTS: Readonly<Record<SentinelDialect, DialectCodec>> = { java: JAVA_DIALECT, go: GO_DIALECT };
+const DIALECT_NAMES: Readonly<Record<SentinelDialect, string>> = { java: 'Sentinel', go: 'sentinel-golang' };
+
+/**
+ * Reads Sentinel's rule JSON as Floodgate rules: each list under its type (`flow`, `degrade`,
+ * `param-flow`, `system`, `authority`; `isolation` for sentinel-golang), exactly as Sentinel's
+ * data sources and dashboard store it, into the rule set `loadRules` takes (`flow` →
+ * `flow`, `degrade` → `circuitBreakers`, `param-flow` → `hotParams`, `isolation` → `flow` rules
+ * of metric `'concurrency'`). Units and constants are converted (`timeWindow` seconds →
+ * `retryTimeoutMs`, `grade` 0 → `'concurrency'`...). Fields at values that change nothing load
+ * (`limitApp: "default"`, `strategy: 0`, a `clusterConfig` on a rule not in cluster mode, the
+ * dashboard's `id`, `app`, `gmtCreate`...); every field Floodgate cannot honour is refused by
+ * name, never dropped; and so is whatever Sentinel itself would ignore as invalid. Gateway rules
+ * (`gw-flow`, `gw-api-group`) are refused for now.
+ * @throws RuleValidationError listing every problem at its Sentinel path
+ * (`flow[0].strategy: 2 (CHAIN) is not supported: ...`), including what Floodgate's own
+ * validation finds, named by the Sentinel field it came from.
+ * @throws TypeError for bad options.
+ * @example
+ * const rules = fromSentinelRules({ flow: JSON.parse(flowJson), degrade: JSON.parse(degradeJson) });
+ * fg.loadRules(rules);
+ */
+export function fromSentinelRules(
+  rules: { readonly [T in SentinelRuleType]?: unknown },
+  options: SentinelFormatOptions = {},
+): RuleSetOptions {
+  const dialect = dialectOf(options, 'fromSentinelRules');
+  const reader = new RuleReader();
+  const result: Partial<Record<RuleKindKey, unknown[]>> = {};
+  for (const [type, codec, list] of documents(rules, dialect, reader)) {
+    const read = (result[codec.kind] ??= []);
+    list.forEach((raw, i) => {
+      const one = readOne(codec, raw, `${type}[${i}]`);
+      reader.issues.push(...one.issues);
+      if (one.read !== undefined) read.push(one.read.rule);
+    });
+  }
+  reader.throwIfAny(`${DIALECT_NAMES[options.dialect ?? 'java']} rules rejected`);
+  return result as RuleSetOptions;
+}
+
+/**
+ * Writes Floodgate rules as Sentinel's rule JSON, one list per Sentinel type, in the shape
+ * Sentinel's file data source writes (sentinel-golang's: the shape its data sources read); the
+ * inverse of {@link fromSentinelRules}. Every kind given is written, an empty kind as empty
+ * lists (sentinel-golang's `flow` and `isolation` both come from Floodgate's `flow`). With
+ * `previous`, unchanged rules are written back as they were read.
+ * @throws RuleValidationError listing, at Floodgate's paths, every problem of the rules
+ * themselves and everything Sentinel cannot express (`flow[0].behavior: 'adaptive' has no
+ * Sentinel equivalent`, a `warmUpPeriodMs` that is not whole seconds, ...).
+ * @throws TypeError for bad options.
+ * @example
+ * const { flow, degrade } = toSentinelRules(fg.getRules());
+ * await writeFile('flow-rules.json', JSON.stringify(flow));
+ */
+export function toSentinelRules(rules: RuleSetOptions, options: ToSentinelOptions = {}): SentinelRules {
+  const dialect = dialectOf(options, 'toSentinelRules');
+  const name = DIALECT_NAMES[options.dialect ?? 'java'];
+  const set = normalizeRuleSet(rules) as Partial<Record<RuleKindKey, readonly AnyRule[]>>;
+  const previous = new PreviousRules(options.previous, dialect);
+  const reader = new RuleReader();
+  const written: Partial<Record<SentinelRuleType, Record<string, unknown>[]>> = {};
+  // First every rule that is written back as it was, so that new rules know which flowIds stay in use.
+  const entries: { type: SentinelRuleType; rule: AnyRule; path: string; kept?: Record<string, unknown> }[] = [];
+  for (const kind of RULE_KINDS) {
+    const list = set[kind.key];
+    if (list === undefined) continue;
+    const types = SENTINEL_RULE_TYPES.filter((type) => dialect.types[type]?.kind === kind.key);
+    for (const type of types) written[type] = [];
+    list.forEach((rule, i) => {
+      const path = `${kind.key}[${i}]`;
+      const type = types.find((t) => dialect.types[t]!.writes(rule));
+      if (type === undefined) reader.fail(path, `has no ${name} equivalent (${name} has no ${kind.key} rules)`);
+      else entries.push({ type, rule, path, kept: previous.take(type, rule) });
+    });
+  }
+  for (const { type, rule, path, kept } of entries) {
+    written[type]!.push(
+      ...(kept !== undefined ? [kept] : dialect.types[type]!.write(rule, path, reader, previous.context(type, rule))),
+    );
+  }
+  reader.throwIfAny(`Rules cannot be written as ${name} rules`);
+  return Object.fromEntries(SENTINEL_RULE_TYPES.filter((type) => written[type]).map((type) => [type, written[type]]));
+}
+
+/** The dialect `options` name. @throws TypeError */
+function dialectOf(options: SentinelFormatOptions, caller: string): DialectCodec {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${caller}: options must be an object`);
+  const dialect = options.dialect ?? 'java';
+  if (dialect !== 'java' && dialect !== 'go') {
+    throw new TypeError(`${caller}: options.dialect must be 'java' or 'go', got ${show(dialect)}`);
+  }
+  return DIALECTS[dialect];
+}
+
+/** Each list of `rules` with its codec; types the dialect refuses, and lists that are not arrays, are reported. */
+function documents(
+  rules: unknown,
+  dialect: DialectCodec,
+  reader: RuleReader,
+): [SentinelRuleType, TypeCodec, readonly unknown[]][] {
+  const obj = reader.object(rules, 'rules');
+  if (obj === undefined) return [];
+  reader.knownKeys(obj, SENTINEL_RULE_TYPES, '');
+  const found: [SentinelRuleType, TypeCodec, readonly unknown[]][] = [];
+  for (const type of SENTINEL_RULE_TYPES) {
+    if (obj[type] === undefined) continue;
+    // An empty data source holds no rules.
+    const list = obj[type] === null ? [] : reader.array(obj[type], type);
+    const codec = dialect.types[type];
+    if (codec !== undefined) found.push([type, codec, list]);
+    else if (list.length > 0) reader.fail(type, dialect.refused[type] ?? 'is not supported');
+  }
+  return found;
+}
+
+/** One rule read: what it reads as, and every problem at its Sentinel path. */
+interface ReadOne {
+  readonly read?: ReadRule;
+  /** The rule as Floodgate would hold it in force, when it reads without a problem. */
+  readonly normalized?: AnyRule;
+  readonly issues: RuleIssue[];
+}
+
+/**
+ * Reads one Sentinel rule, then runs Floodgate's validation of its kind over the result, so one
+ * piece of code judges ranges and combinations; its problems are named by the Sentinel field
+ * they came from, unless the reading already reported that field.
+ */
+function readOne(codec: TypeCodec, raw: unknown, path: string): ReadOne {
+  const reader = new RuleReader();
+  const obj = sentinelObject(raw, path, reader);
+  const read = obj === undefined ? undefined : codec.read(obj, path, reader);
+  if (read === undefined) return { issues: reader.issues };
+  const own = [...reader.issues];
+  const checked = new RuleReader();
+  const normalized = KINDS_BY_KEY.get(codec.kind)!.normalize(read.rule, read.path, checked) as AnyRule | undefined;
+  const issues = [...own];
+  for (const issue of checked.issues) {
+    const at = sentinelPath(issue.path, read);
+    const known =
+      own.some((o) => overlaps(o.path, at)) || issues.some((o) => o.path === at && o.message === issue.message);
+    if (!known) issues.push({ path: at, message: issue.message });
+  }
+  return { read, ...(issues.length === 0 ? { normalized } : {}), issues };
+}
+
+/** `path` of a Floodgate field of `read.rule`, as the path of the Sentinel field it came from. */
+function sentinelPath(path: string, read: ReadRule): string {
+  const prefix = `${read.path}.`;
+  if (!path.startsWith(prefix)) return path;
+  const rest = path.slice(prefix.length);
+  let best: string | undefined;
+  for (const name of Object.keys(read.fields)) {
+    const match = rest === name || rest.startsWith(`${name}.`) || rest.startsWith(`${name}[`);
+    if (match && (best === undefined || name.length > best.length)) best = name;
+  }
+  // What follows a renamed field (an item's key, an origin's index) has no counterpart in Sentinel's.
+  return best === undefined ? path : `${prefix}${read.fields[best]}`;
+}
+
+/** Whether one path is the other or lies within it. */
+function overlaps(a: string, b: string): boolean {
+  const within = (inner: string, outer: string) =>
+    inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
+  return within(a, b) || within(b, a);
+}
+
+/** A previous Sentinel rule that reads without a problem. */
+interface Candidate {
+  readonly raw: SentinelRule;
+  /** Its Floodgate rule in force, as JSON. */
+  readonly json: string;
+  /** Which rule it stands for when a rule replaces it (see {@link carryKey}). */
+  readonly carryKey: string;
+  readonly carried: Carried;
+  kept: boolean;
+}
+
+/**
+ * Who a rule is, for carrying what Floodgate does not keep (a flowId, item types) from the rule it
+ * replaces: its resource, and its origin or parameter.
+ */
+function carryKey(rule: AnyRule): string {
+  const r = rule as Partial<Record<'resource' | 'limitOrigin' | 'paramIndex' | 'paramKey', unknown>>;
+  return JSON.stringify([r.resource ?? null, r.limitOrigin ?? null, r.paramIndex ?? null, r.paramKey ?? null]);
+}
+
+/** The rules {@link ToSentinelOptions.previous} holds, and what writing takes from them. */
+class PreviousRules {
+  private readonly candidates = new Map<SentinelRuleType, Candidate[]>();
+  /** Every flowId in use: the previous rules' (kept or replaced) and those given out. */
+  private readonly flowIds = new Set<number>();
+  private readonly replaced = new Set<number>();
+
+  constructor(previous: ToSentinelOptions['previous'], dialect: DialectCodec) {
+    if (previous === undefined) return;
+    for (const [type, codec, list] of documents(previous, dialect, new RuleReader())) {
+      const candidates: Candidate[] = [];
+      list.forEach((raw, i) => {
+        const one = readOne(codec, raw, `${type}[${i}]`);
+        if (one.normalized === undefined || one.read === undefined) return;
+        const carried = one.read.carried ?? {};
+        if (carried.flowId !== undefined) this.flowIds.add(carried.flowId);
+        candidates.push({
+          raw: raw as SentinelRule,
+          json: JSON.stringify(one.normalized),
+          carryKey: carryKey(one.normalized),
+          carried,
+          kept: false,
+        });
+      });
+      this.candidates.set(type, candidates);
+    }
+  }
+
+  /** A copy of a previous rule that reads as `rule`, not taken yet, if there is one. */
+  take(type: SentinelRuleType, rule: AnyRule): Record<string, unknown> | undefined {
+    const json = JSON.stringify(rule);
+    const found = this.candidates.get(type)?.find((c) => !c.kept && c.json === json);
+    if (found === undefined) return undefined;
+    found.kept = true;
+    return structuredClone(found.raw);
+  }
+
+  /** What writing `rule` afresh takes from the previous rules it replaces. */
+  context(type: SentinelRuleType, rule: AnyRule): WriteContext {
+    const key = carryKey(rule);
+    const same = (this.candidates.get(type) ?? []).filter((c) => c.carryKey === key);
+    return {
+      flowId: () => {
+        const replaced = same.find(
+          (c) => !c.kept && c.carried.flowId !== undefined && !this.replaced.has(c.carried.flowId),
+        );
+        if (replaced?.carried.flowId !== undefined) {
+          this.replaced.add(replaced.carried.flowId);
+          return replaced.carried.flowId;
+        }
+        return this.derivedFlowId(`${type}\n${key}`);
+      },
+      itemType: (itemKey) => {
+        for (const c of same) {
+          const itemType = c.carried.itemTypes?.[itemKey];
+          if (itemType !== undefined) return itemType;
+        }
+        return undefined;
+      },
+    };
+  }
+
+  /**
+   * A flowId for a new cluster rule: from its type and identity, so every writer of the same rule
+   * gives it the same id (Sentinel's token server knows a rule by its id), unused by any other.
+   */
+  private derivedFlowId(identity: string): number {
+    let id = createHash('sha256').update(identity).digest().readUIntBE(0, 6) + 1;
+    while (this.flowIds.has(id)) id++;
+    this.flowIds.add(id);
+    return id;
+  }
+}
