@@ -329,6 +329,33 @@ describe('dashboard rule edits', () => {
     expect(appRules(fg)).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
 
+  it("writes edits through a file store in Sentinel's format: each type's file holds Sentinel's JSON, loaded from the files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'floodgate-dashboard-'));
+    open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
+    const files = { flow: join(dir, 'flow-rules.json'), degrade: join(dir, 'degrade-rules.json') };
+    const store: FileRuleSource = fileRuleSource(fg, files, { format: 'sentinel' });
+    open.push(store);
+    const { server } = await mount('express', { token: TOKEN, store });
+    await request(server)
+      .put('/fg/api/rules')
+      .set(auth)
+      .send({
+        flow: [{ resource: 'api', threshold: 5 }],
+        circuitBreakers: [{ resource: 'api', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 10_000 }],
+      })
+      .expect(200);
+    expect(JSON.parse(readFileSync(files.flow, 'utf8'))).toEqual([
+      expect.objectContaining({ resource: 'api', grade: 1, count: 5, limitApp: 'default', controlBehavior: 0 }),
+    ]);
+    expect(JSON.parse(readFileSync(files.degrade, 'utf8'))).toEqual([
+      expect.objectContaining({ resource: 'api', grade: 1, count: 0.5, timeWindow: 10 }),
+    ]);
+    expect(appRules(fg).map((d) => [d.kind, d.source])).toEqual([
+      ['flow', 'file'],
+      ['circuitBreakers', 'file'],
+    ]);
+  });
+
   it('answers 502 when the store cannot write, and applies nothing', async () => {
     const store = { name: 'broken', write: () => Promise.reject(new Error('disk full')) };
     const { server } = await mount('express', { token: TOKEN, store });

@@ -12,6 +12,11 @@ export {
   REDIS_RULE_SOURCE_DEFAULTS,
   publishRules,
   type RedisRuleSourceOptions,
+  type RedisRuleSourceCommonOptions,
+  type FloodgateRedisRules,
+  type SentinelRedisRules,
+  type SentinelRedisTargets,
   type PublishRulesTarget,
+  type PublishRulesOptions,
 } from './redis-rule-source';
 export { RedisVersionError, MIN_REDIS_VERSION } from './server-version';

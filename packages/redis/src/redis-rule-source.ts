@@ -2,23 +2,58 @@ import {
   floodgate as defaultFloodgate,
   parseRulesJson,
   ruleSetJson,
+  RuleValidationError,
   type Floodgate,
+  type RuleIssue,
   type RuleSetOptions,
-  type RuleValidationError,
 } from '@floodgate/core';
+import { sentinelFormat, type SentinelFormat, type SentinelRuleType } from '@floodgate/core/sentinel';
 import { toRedisCommander, type RedisClientLike, type RedisCommander, type RedisSubscription } from './redis-commander';
 
-/** Options of {@link redisRuleSource}. */
-export interface RedisRuleSourceOptions {
-  /**
-   * An ioredis or node-redis client (or a {@link RedisCommander}). It reads the key; a
-   * duplicate of it subscribes to the channel (a subscribed connection can run nothing else).
-   */
-  readonly client: RedisClientLike;
+/** Where {@link publishRules} writes: the key and channel a {@link redisRuleSource} follows. */
+export interface PublishRulesTarget {
+  readonly key: string;
+  readonly channel: string;
+}
+
+/**
+ * Where Sentinel's Redis data sources keep each rule type: a key holding the list as JSON, and
+ * the channel every new list is published on (`{ flow: { key: 'shop-flow-rules', channel:
+ * 'shop-flow-rules' } }`).
+ */
+export type SentinelRedisTargets = { readonly [T in SentinelRuleType]?: PublishRulesTarget };
+
+/** Floodgate's rule set in one key (the default format). */
+export interface FloodgateRedisRules {
   /** The key holding the rule set, as JSON (`{ "flow": [...], "circuitBreakers": [...] }`). */
   readonly key: string;
   /** The channel on which every new rule set is published (the JSON itself). */
   readonly channel: string;
+  /** @defaultValue 'floodgate' */
+  readonly format?: 'floodgate';
+}
+
+/**
+ * Sentinel's rule JSON, one key and channel per Sentinel rule type, as Sentinel's Redis data
+ * source keeps them (`RedisDataSource`: `GET` the key, then follow the channel).
+ */
+export interface SentinelRedisRules {
+  /** `'sentinel'` for Sentinel's (Java) JSON, `'sentinel-golang'` for sentinel-golang's. */
+  readonly format: 'sentinel' | 'sentinel-golang';
+  /** Each rule type's key and channel. */
+  readonly keys: SentinelRedisTargets;
+}
+
+/** Options of {@link redisRuleSource}: the client, and where and how the rules are kept. */
+export type RedisRuleSourceOptions = RedisRuleSourceCommonOptions & (FloodgateRedisRules | SentinelRedisRules);
+
+/** Options of {@link redisRuleSource} whatever the format. */
+export interface RedisRuleSourceCommonOptions {
+  /**
+   * An ioredis or node-redis client (or a {@link RedisCommander}). It reads the keys; a
+   * duplicate of it subscribes to each channel (a subscribed connection can run nothing else).
+   */
+  readonly client: RedisClientLike;
   /** The engine the rules are loaded into. @defaultValue the shared `floodgate` */
   readonly floodgate?: Floodgate;
   /**
@@ -41,6 +76,17 @@ export const REDIS_RULE_SOURCE_DEFAULTS = Object.freeze({
   closeTimeoutMs: 1000,
 });
 
+/** One followed key: the Sentinel type it holds (none for Floodgate's format), its last text. */
+interface FollowedKey {
+  readonly type: SentinelRuleType | undefined;
+  readonly key: string;
+  readonly channel: string;
+  text: string | undefined;
+  /** Messages received, to tell whether a key read is already out of date. */
+  received: number;
+  subscription?: RedisSubscription;
+}
+
 /**
  * Rules loaded from Redis (Sentinel's Redis datasource): the rule set in a key, read at start,
  * and every update published on a channel applied as it comes. Each rule set replaces the kinds
@@ -48,78 +94,114 @@ export const REDIS_RULE_SOURCE_DEFAULTS = Object.freeze({
  * loaded with source `'redis'` (see `describeRules()`).
  * A rule set that fails validation is rejected whole and the rules in force stay. After the
  * subscriber reconnects, the key is read again, since updates published meanwhile were lost.
+ *
+ * In Sentinel's format the source follows a key and channel per Sentinel rule type, and a
+ * version is the lists together: an update of any is read with the others' last lists,
+ * converted (`fromSentinelRules`) and applied or rejected whole; a key that is absent adds
+ * nothing.
  */
 export class RedisRuleSource {
-  private subscription: RedisSubscription | undefined;
+  private readonly followed: readonly FollowedKey[];
   private lastApplied: string | undefined;
-  /** Messages received, to tell whether the key read at start is already out of date. */
-  private received = 0;
   private closed = false;
 
   /** @internal Use {@link redisRuleSource}. */
   constructor(
     private readonly commander: RedisCommander,
     private readonly options: RedisRuleSourceOptions,
+    private readonly format: SentinelFormat | undefined,
     private readonly engine: Floodgate,
     private readonly onError: (error: unknown) => void,
-  ) {}
+  ) {
+    const targets: [SentinelRuleType | undefined, PublishRulesTarget][] =
+      'keys' in options
+        ? (Object.entries(options.keys) as [SentinelRuleType, PublishRulesTarget][])
+        : [[undefined, options]];
+    this.followed = targets.map(([type, { key, channel }]) => ({ type, key, channel, text: undefined, received: 0 }));
+  }
 
-  /** @internal Subscribes, then reads the key (in this order, so no update falls in between). */
+  /** @internal Subscribes, then reads the keys (in this order, so no update falls in between). */
   async start(): Promise<void> {
-    this.subscription = await this.commander.subscribe(this.options.channel, {
-      onMessage: (message) => {
-        this.received++;
-        this.apply(message);
-      },
-      onReconnect: () => void this.reload(),
-      onError: (error) => this.onError(error),
-    });
+    try {
+      for (const followed of this.followed) {
+        followed.subscription = await this.commander.subscribe(followed.channel, {
+          onMessage: (message) => {
+            followed.received++;
+            followed.text = message;
+            this.apply();
+          },
+          onReconnect: () => void this.reload(),
+          onError: (error) => this.onError(error),
+        });
+      }
+    } catch (error) {
+      // The subscriptions made before the one that failed are closed, not leaked.
+      await this.close();
+      throw error;
+    }
     await this.reload();
   }
 
   /**
-   * Reads the key and applies it, unless an update arrived meanwhile (the update is as new as
-   * the key or newer).
+   * Reads the keys and applies them, each unless an update arrived meanwhile (the update is as
+   * new as the key or newer).
    */
   async reload(): Promise<void> {
-    const before = this.received;
-    let value: unknown;
-    try {
-      value = await this.commander.send(['GET', this.options.key]);
-    } catch (error) {
-      this.onError(error);
-      return;
+    for (const followed of this.followed) {
+      const before = followed.received;
+      let value: unknown;
+      try {
+        value = await this.commander.send(['GET', followed.key]);
+      } catch (error) {
+        this.onError(error);
+        return;
+      }
+      if (followed.received !== before || value === null || value === undefined) continue;
+      followed.text =
+        typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value);
     }
-    if (this.received !== before || value === null || value === undefined) return;
-    this.apply(
-      typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : JSON.stringify(value),
-    );
+    this.apply();
   }
 
   /**
-   * Stops following the channel and closes the subscriber connection, within `closeTimeoutMs`
-   * even while Redis is frozen; the rules stay loaded. Never rejects.
+   * Stops following the channels and closes the subscriber connections, within
+   * `closeTimeoutMs` even while Redis is frozen; the rules stay loaded. Never rejects.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.subscription?.close(this.options.closeTimeoutMs ?? REDIS_RULE_SOURCE_DEFAULTS.closeTimeoutMs);
+    const timeoutMs = this.options.closeTimeoutMs ?? REDIS_RULE_SOURCE_DEFAULTS.closeTimeoutMs;
+    await Promise.all(this.followed.flatMap((followed) => followed.subscription?.close(timeoutMs) ?? []));
   }
 
-  /** Applies one rule set, judged as it is, or rejects it whole (the rules in force stay). */
-  private apply(text: string): void {
-    if (this.closed || text === this.lastApplied) return;
+  /** The last texts of Sentinel's keys, by type. */
+  private sentinelTexts(): Partial<Record<SentinelRuleType, string>> {
+    const texts: Partial<Record<SentinelRuleType, string>> = {};
+    for (const f of this.followed) if (f.type !== undefined && f.text !== undefined) texts[f.type] = f.text;
+    return texts;
+  }
+
+  /** Applies the keys' last texts, judged as they are, or rejects them whole (the rules in force stay). */
+  private apply(): void {
+    if (this.closed || this.followed.every((f) => f.text === undefined)) return;
+    const version = JSON.stringify(this.followed.map((f) => f.text ?? null));
+    if (version === this.lastApplied) return;
     let rules: unknown;
     try {
-      rules = parseRulesJson(text, `Rules from Redis key "${this.options.key}" rejected`);
+      const where = this.followed.map((f) => `"${f.key}"`).join(', ');
+      rules =
+        this.format === undefined
+          ? parseRulesJson(this.followed[0]!.text!, `Rules from Redis key ${where} rejected`)
+          : this.format.read(this.sentinelTexts(), `Rules from Redis keys ${where} rejected`);
     } catch (error) {
-      this.engine.reportRejectedRules(error as RuleValidationError, { source: 'redis' });
+      if (!(error instanceof RuleValidationError)) throw error;
+      this.engine.reportRejectedRules(error, { source: 'redis' });
       this.onError(error);
       return;
     }
     try {
       this.engine.loadRules(rules as RuleSetOptions, { source: 'redis' });
-      this.lastApplied = text;
+      this.lastApplied = version;
     } catch (error) {
       this.onError(error);
     }
@@ -129,7 +211,11 @@ export class RedisRuleSource {
 /**
  * Loads rules from a Redis key at start and applies every update published on a channel.
  * Resolves once subscribed and the key is loaded. Publish updates with {@link publishRules}.
- * @throws TypeError when `key` or `channel` is missing, or `client` is not a Redis client;
+ * With `format: 'sentinel'` (or `'sentinel-golang'`) and `keys`, follows Sentinel's rule JSON,
+ * a key and channel per Sentinel rule type, as Sentinel's Redis data source does.
+ * @throws TypeError when `key` or `channel` is missing (in Sentinel's format: when `keys` names
+ * no type, a type the format refuses, or a target that is not a `{ key, channel }`), or `client`
+ * is not a Redis client;
  * RangeError when `closeTimeoutMs` is not a finite number > 0;
  * rejects when the first subscription or read fails.
  * @example
@@ -137,16 +223,33 @@ export class RedisRuleSource {
  * fg.on('rulesRejected', ({ issues }) => log.error({ issues }, 'rules from Redis rejected'));
  * // ... on shutdown:
  * await source.close();
+ * @example
+ * // The keys a Java service's RedisDataSource follows:
+ * await redisRuleSource({ client: redis, floodgate: fg, format: 'sentinel', keys: {
+ *   flow: { key: 'sentinel:shop:flow', channel: 'sentinel:shop:flow' },
+ *   degrade: { key: 'sentinel:shop:degrade', channel: 'sentinel:shop:degrade' },
+ * } });
  */
 export async function redisRuleSource(options: RedisRuleSourceOptions): Promise<RedisRuleSource> {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('redisRuleSource(options): options must be an object');
-  for (const field of ['key', 'channel'] as const) {
-    if (typeof options[field] !== 'string' || options[field] === '') {
-      throw new TypeError(
-        `redisRuleSource(options): ${field} must be a non-empty string, got ${JSON.stringify(options[field])}`,
-      );
+  const format = sentinelFormat(options.format, 'redisRuleSource(options): format');
+  if (format === undefined) {
+    const floodgate = options as FloodgateRedisRules;
+    for (const field of ['key', 'channel'] as const) {
+      if (typeof floodgate[field] !== 'string' || floodgate[field] === '') {
+        throw new TypeError(
+          `redisRuleSource(options): ${field} must be a non-empty string, got ${JSON.stringify(floodgate[field])}`,
+        );
+      }
     }
+  } else {
+    format.checkPlaces(
+      (options as SentinelRedisRules).keys,
+      isTarget,
+      'a { key, channel } of non-empty strings',
+      'redisRuleSource(options): keys',
+    );
   }
   if (options.onError !== undefined && typeof options.onError !== 'function')
     throw new TypeError('redisRuleSource(options): onError must be a function');
@@ -166,6 +269,7 @@ export async function redisRuleSource(options: RedisRuleSourceOptions): Promise<
   const source = new RedisRuleSource(
     toRedisCommander(options.client),
     options,
+    format,
     options.floodgate ?? defaultFloodgate,
     onError,
   );
@@ -173,10 +277,21 @@ export async function redisRuleSource(options: RedisRuleSourceOptions): Promise<
   return source;
 }
 
-/** Where {@link publishRules} writes: the key and channel a {@link redisRuleSource} follows. */
-export interface PublishRulesTarget {
-  readonly key: string;
-  readonly channel: string;
+/** Whether `value` is a `{ key, channel }` of non-empty strings. */
+function isTarget(value: unknown): value is PublishRulesTarget {
+  if (typeof value !== 'object' || value === null) return false;
+  const { key, channel } = value as Partial<Record<'key' | 'channel', unknown>>;
+  return typeof key === 'string' && key !== '' && typeof channel === 'string' && channel !== '';
+}
+
+/** Options of {@link publishRules}. */
+export interface PublishRulesOptions {
+  /**
+   * `'floodgate'`: the rule set as one JSON text; `'sentinel'` / `'sentinel-golang'`: Sentinel's
+   * rule JSON, each type's list to its own key and channel (`targets` by type).
+   * @defaultValue 'floodgate'
+   */
+  readonly format?: 'floodgate' | 'sentinel' | 'sentinel-golang';
 }
 
 /**
@@ -196,7 +311,59 @@ export async function publishRules(
   client: RedisClientLike,
   target: PublishRulesTarget,
   rules: RuleSetOptions,
+  options?: PublishRulesOptions & { readonly format?: 'floodgate' },
+): Promise<void>;
+/**
+ * Publishes rules in Sentinel's format: each kind given, in Sentinel's shape (`toSentinelRules`
+ * from `@floodgate/core`), stored in its type's key and published on its channel, one
+ * transaction per type as Sentinel's writers do. The lists the keys hold are read first and
+ * given as `previous`, so unchanged rules are written back exactly as they were (ids, dashboard
+ * fields, flowIds, classTypes kept). A kind without rules whose type has no target is left out;
+ * one with rules is refused.
+ * @throws RuleValidationError listing every problem, and everything Sentinel cannot express, before
+ * anything is written; TypeError for bad targets.
+ * @example
+ * await publishRules(redis, { flow: { key: 'sentinel:shop:flow', channel: 'sentinel:shop:flow' } }, rules, { format: 'sentinel' });
+ */
+export async function publishRules(
+  client: RedisClientLike,
+  targets: SentinelRedisTargets,
+  rules: RuleSetOptions,
+  options: PublishRulesOptions & { readonly format: 'sentinel' | 'sentinel-golang' },
+): Promise<void>;
+export async function publishRules(
+  client: RedisClientLike,
+  target: PublishRulesTarget | SentinelRedisTargets,
+  rules: RuleSetOptions,
+  options: PublishRulesOptions = {},
 ): Promise<void> {
-  const json = ruleSetJson(rules, undefined, 'Rules not published');
-  await toRedisCommander(client).setAndPublish(target.key, target.channel, json);
+  const format = sentinelFormat(options.format, 'publishRules: options.format');
+  const commander = toRedisCommander(client);
+  if (format === undefined) {
+    const { key, channel } = target as PublishRulesTarget;
+    await commander.setAndPublish(key, channel, ruleSetJson(rules, undefined, 'Rules not published'));
+    return;
+  }
+  format.checkPlaces(target, isTarget, 'a { key, channel } of non-empty strings', 'publishRules: targets');
+  const targets = Object.entries(target as SentinelRedisTargets) as [SentinelRuleType, PublishRulesTarget][];
+  const previous: Partial<Record<SentinelRuleType, string>> = {};
+  for (const [type, { key }] of targets) {
+    const value = await commander.send(['GET', key]);
+    if (typeof value === 'string') previous[type] = value;
+    else if (Buffer.isBuffer(value)) previous[type] = value.toString('utf8');
+  }
+  const written = format.write(rules, previous, 'Rules not published');
+  const issues: RuleIssue[] = [];
+  const writes: [PublishRulesTarget, string][] = [];
+  for (const [type, { text, rules: count }] of Object.entries(written) as [
+    SentinelRuleType,
+    { text: string; rules: number },
+  ][]) {
+    const found = targets.find(([t]) => t === type);
+    if (found !== undefined) writes.push([found[1], text]);
+    else if (count > 0)
+      issues.push({ path: type, message: `cannot be published: no key is given for Sentinel's ${type} rules` });
+  }
+  if (issues.length > 0) throw new RuleValidationError(issues, 'Rules not published');
+  for (const [{ key, channel }, text] of writes) await commander.setAndPublish(key, channel, text);
 }

@@ -25,8 +25,9 @@ export type SentinelRule = Readonly<Record<string, unknown>>;
 /**
  * Sentinel rules by type, each list as one of Sentinel's data sources keeps it under its own key
  * or file: `{ flow: [...], degrade: [...] }`. What {@link toSentinelRules} writes; what
- * {@link fromSentinelRules} reads, as parsed JSON (checked whole when read: `null` for a type
- * reads as no rules, as an empty data source does in Sentinel).
+ * {@link fromSentinelRules} reads, each list as parsed JSON or as its JSON text (checked whole
+ * when read: `null` or an empty text reads as no rules, as an empty data source does in
+ * Sentinel).
  */
 export type SentinelRules = { [T in SentinelRuleType]?: SentinelRule[] };
 
@@ -53,7 +54,8 @@ const DIALECT_NAMES: Readonly<Record<SentinelDialect, string>> = { java: 'Sentin
 
 /**
  * Reads Sentinel's rule JSON as Floodgate rules: each list under its type (`flow`, `degrade`,
- * `param-flow`, `system`, `authority`; `isolation` for sentinel-golang), exactly as Sentinel's
+ * `param-flow`, `system`, `authority`; `isolation` for sentinel-golang), parsed or as its JSON
+ * text (`null` or an empty text: no rules), exactly as Sentinel's
  * data sources and dashboard store it, into the rule set `loadRules` takes (`flow` →
  * `flow`, `degrade` → `circuitBreakers`, `param-flow` → `hotParams`, `isolation` → `flow` rules
  * of metric `'concurrency'`). Units and constants are converted (`timeWindow` seconds →
@@ -155,13 +157,30 @@ function documents(
   const found: [SentinelRuleType, TypeCodec, readonly unknown[]][] = [];
   for (const type of SENTINEL_RULE_TYPES) {
     if (obj[type] === undefined) continue;
-    // An empty data source holds no rules.
-    const list = obj[type] === null ? [] : reader.array(obj[type], type);
+    const list = listOf(obj[type], type, reader);
     const codec = dialect.types[type];
     if (codec !== undefined) found.push([type, codec, list]);
     else if (list.length > 0) reader.fail(type, dialect.refused[type] ?? 'is not supported');
   }
   return found;
+}
+
+/**
+ * A type's rules: the list, or its JSON text (as a data source holds it). An empty data source
+ * (`null`, or a text of nothing but white space) holds no rules.
+ */
+function listOf(value: unknown, type: SentinelRuleType, reader: RuleReader): readonly unknown[] {
+  let parsed = value;
+  if (typeof value === 'string') {
+    if (value.trim() === '') return [];
+    try {
+      parsed = JSON.parse(value);
+    } catch (error) {
+      reader.fail(type, `is not valid JSON (${(error as Error).message})`);
+      return [];
+    }
+  }
+  return parsed === null ? [] : reader.array(parsed, type);
 }
 
 /** One rule read: what it reads as, and every problem at its Sentinel path. */
