@@ -24,6 +24,8 @@ export interface RawOptions {
    * in its buffers (a few MB on loopback before `finish` is delayed).
    */
   readonly paused?: boolean;
+  /** The loopback address the connection comes from (`'127.0.0.2'`: another client). */
+  readonly from?: string;
 }
 
 /** One request as bytes on the wire: `target` is sent exactly as given (case, escapes, absolute form). */
@@ -42,7 +44,11 @@ export function rawRequest(
 /** Opens a connection to `server` and writes `payload` at once (several requests: pipelined). */
 export function openRaw(server: Server, payload: string, options: RawOptions = {}): RawConnection {
   const { port } = server.address() as { port: number };
-  const socket: Socket = connect(port, '127.0.0.1');
+  const socket: Socket = connect({
+    port,
+    host: '127.0.0.1',
+    ...(options.from === undefined ? {} : { localAddress: options.from }),
+  });
   const statuses: number[] = [];
   let text = '';
   socket.setEncoding('latin1');
@@ -77,8 +83,11 @@ export async function sendRaw(
   method: string,
   target: string,
   headers: Readonly<Record<string, string>> = {},
+  from?: string,
 ): Promise<number> {
-  const connection = openRaw(server, rawRequest(method, target, { ...headers, Connection: 'close' }));
+  const connection = openRaw(server, rawRequest(method, target, { ...headers, Connection: 'close' }), {
+    ...(from === undefined ? {} : { from }),
+  });
   await connection.closed;
   return connection.statuses[0] ?? 0;
 }

@@ -10,7 +10,9 @@ import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
  * A property, run against each framework: whatever spelling of a limited path a client sends
  * (letter case, percent-escapes, duplicate and trailing slashes, query and fragment, an
  * absolute-form target, HEAD for GET), the handler runs no more often in a window than the
- * limit allows, for limits by route pattern and by the framework's own route.
+ * limit allows, for limits by route pattern, by the framework's own route, by a rule loaded for
+ * the route every route guarding names (`everyRoute`, no rule in code), and by an API group's
+ * one budget across both routes.
  */
 
 interface Target {
@@ -59,9 +61,12 @@ const request = fc.oneof(
   ),
 );
 
-/** Runs the property against one framework, limiting by route pattern and by route. */
+/** The group's budget, across both targets. */
+const GROUP_THRESHOLD = 3;
+
+/** Runs the property against one framework, limiting by route pattern, by route, by every route guarding and by a group. */
 export function runRouteVariants(harness: Harness): void {
-  describe.each(['pattern', 'guard'] as const)(
+  describe.each(['pattern', 'guard', 'every route', 'group'] as const)(
     `${harness.name}: every spelling of a limited path (limit by %s)`,
     (limit) => {
       const clock = new ManualClock(10_000);
@@ -78,11 +83,30 @@ export function runRouteVariants(harness: Harness): void {
             handled.set(target.name, (handled.get(target.name) ?? 0) + 1);
             return { body: { ok: true } };
           };
+        const options =
+          limit === 'pattern'
+            ? { routes: Object.fromEntries(TARGETS.map((t) => [`${t.methods[0]} ${t.path}`, rules(t)])) }
+            : limit === 'every route'
+              ? { everyRoute: true }
+              : limit === 'group'
+                ? {
+                    groups: [
+                      {
+                        name: 'both',
+                        patterns: TARGETS.map((t) => `${t.methods[0]} ${t.path}`),
+                        rateLimit: { threshold: GROUP_THRESHOLD },
+                      },
+                    ],
+                  }
+                : undefined;
+        // Every route guarding: the rules are loaded (as from a file), for the names the framework's routes get.
+        if (limit === 'every route')
+          fg.loadRules({
+            flow: TARGETS.map((t) => ({ resource: `${t.methods[0]} ${t.path}`, threshold: t.threshold })),
+          });
         started = await harness.start({
           floodgate: fg,
-          ...(limit === 'pattern'
-            ? { options: { routes: Object.fromEntries(TARGETS.map((t) => [`${t.methods[0]} ${t.path}`, rules(t)])) } }
-            : {}),
+          ...(options === undefined ? {} : { options }),
           routes: TARGETS.map((target) => ({
             method: target.methods[0] as 'GET' | 'POST',
             path: target.path,
@@ -105,6 +129,15 @@ export function runRouteVariants(harness: Harness): void {
               await clock.advance(2000);
               handled.clear();
               for (const { method, url } of requests) await sendRaw(server, method, url);
+              const total = TARGETS.reduce((sum, target) => sum + (handled.get(target.name) ?? 0), 0);
+              if (limit === 'group') {
+                reached += total;
+                if (total > GROUP_THRESHOLD)
+                  throw new Error(
+                    `the group ran ${total} times within one window (limit ${GROUP_THRESHOLD}): ${JSON.stringify(requests.map((r) => `${r.method} ${r.url}`))}`,
+                  );
+                return;
+              }
               for (const target of TARGETS) {
                 const runs = handled.get(target.name) ?? 0;
                 reached += runs;

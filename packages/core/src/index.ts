@@ -29,6 +29,8 @@ export type { RuleSet, RuleSetOptions } from './engine/kinds';
 export type { FlowRuleOptions } from './flow/flow-rule';
 export type { CircuitBreakerRuleOptions } from './circuit-breaker/circuit-breaker-rule';
 export type { HotParamRuleOptions } from './hot-param/hot-param-rule';
+export type { KeySourceOptions, KeyMatch } from './kernel/key-source';
+export type { ApiGroupOptions, ApiGroupPattern } from './api-group/api-group';
 export type { SystemRuleOptions } from './system/system-rule';
 export type { AuthorityRuleOptions } from './authority/authority';
 export { fileRuleSource, FileRuleSource, type FileRuleSourceOptions } from './sources/file-rule-source';

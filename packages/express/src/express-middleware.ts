@@ -1,5 +1,12 @@
 import { isBlockError, type BlockError } from '@floodgate/core';
-import { HttpGuard, ipAddressKey, type GuardVerdict, type IpKeyOptions, type RouteParams } from '@floodgate/core/http';
+import {
+  HttpGuard,
+  ipAddressKey,
+  type GuardVerdict,
+  type IpKeyOptions,
+  type MatchedRoute,
+  type RouteParams,
+} from '@floodgate/core/http';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type {
   BlockErrorHandlerOptions,
@@ -9,6 +16,7 @@ import type {
   RateLimitOptions,
   ResilienceOptions,
 } from './express-options';
+import { findRoute } from './route-match';
 import { routeTemplate } from './route-template';
 
 type Guard = HttpGuard<Request, ExpressFallback>;
@@ -27,7 +35,11 @@ interface ExpressRoute {
  * by the pattern, checked in order; flow and hotspot blocks answer 429, an open circuit 503,
  * as `blockResponse()` shapes them, unless a `fallback` answers. Patterns match the full path
  * (`req.originalUrl`) as Express routes it (letter case per the app's `case sensitive
- * routing`; `HEAD` as `GET`), so mount it at the app's root.
+ * routing`; `HEAD` as `GET`), so mount it at the app's root. With `everyRoute: true`, every
+ * request is also entered as the route Express will dispatch it to (`'GET /users/:id'`, its
+ * mount paths included; found with the routers' own matchers before routing), or as
+ * `'(unmatched)'` when no route matches; with `groups`, or API groups loaded later, as each
+ * group it belongs to. Mount it after authentication when rules read `{ from: 'user' }`.
  *
  * @throws RuleValidationError when an option, pattern or rule is invalid (naming it).
  * @example
@@ -41,7 +53,6 @@ interface ExpressRoute {
  */
 export function resilience(options?: ResilienceOptions): RequestHandler {
   const guard = HttpGuard.resilience<Request, ExpressFallback>(options, 'resilience()');
-  if (!guard.hasRoutes) return (_req: Request, _res: Response, next: NextFunction) => next();
   // The app's `case sensitive routing`, read once per app. The app is known by the request's
   // prototype (its `app.request`): reading `req.app` would cost more, as every property read on
   // Express's requests misses V8's caches (Express swaps their prototypes).
@@ -55,7 +66,8 @@ export function resilience(options?: ResilienceOptions): RequestHandler {
         appRequest = proto;
         sensitive = caseSensitive(req);
       }
-      verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, sensitive);
+      const route = guard.everyRoute ? matchedRoute(guard, req) : undefined;
+      verdict = guard.guardRoutes(res, req, req.method, req.originalUrl, sensitive, route);
     } catch (err) {
       return next(err);
     }
@@ -135,6 +147,19 @@ export function blockErrorHandler(options?: BlockErrorHandlerOptions): ErrorRequ
  */
 export function ipKey(req: Request, options?: IpKeyOptions): string {
   return ipAddressKey(req.ip, options);
+}
+
+/** The route Express will dispatch the request to, or the unmatched resource. */
+function matchedRoute(guard: Guard, req: Request): MatchedRoute {
+  if (req.baseUrl !== '' && (req.app as { readonly parent?: unknown }).parent === undefined) {
+    throw new TypeError(
+      `resilience({ everyRoute: true }) must be mounted at the app's root (app.use(resilience(...))), not under "${req.baseUrl}"`,
+    );
+  }
+  const found = findRoute(req);
+  return found === undefined
+    ? { policy: guard.unmatchedPolicy, params: {} }
+    : { policy: guard.everyRoutePolicy(found.method, found.template), params: found.params };
 }
 
 /** Whether the app routes letter case apart (its `case sensitive routing` setting); false outside an app (a bare router). */

@@ -23,6 +23,10 @@ import type { FastifyFallback, FloodgatePluginOptions, FloodgateRouteConfig } fr
 type Guard = HttpGuard<FastifyRequest, FastifyFallback>;
 type ErrorHandler = NonNullable<RouteOptions['errorHandler']>;
 
+const NO_PARAMS: RouteParams = Object.freeze({});
+/** Marks a GET route guarded only because every route is, for its exposed HEAD route. */
+const EVERY_ROUTE: FloodgateRouteConfig = Object.freeze({});
+
 /** Registration options Fastify itself reads; not Floodgate's to refuse. */
 const REGISTER_KEYS = ['prefix', 'logLevel', 'logSerializers'];
 
@@ -46,23 +50,24 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
     return done(err as Error);
   }
   fastify.decorate('floodgate', guard.engine);
-  if (guard.hasRoutes) {
-    fastify.addHook('onRequest', function floodgateRoutes(request, reply, hookDone) {
-      let verdict: GuardVerdict | Promise<GuardVerdict>;
-      try {
-        verdict = guard.guardRoutes(reply.raw, request, request.method, request.url);
-      } catch (err) {
-        return hookDone(err as Error);
-      }
-      settle(guard, verdict, request, reply, hookDone);
-    });
-  }
+  // Route patterns and API groups (loaded any time); with everyRoute, requests no route matches.
+  const unmatched = guard.everyRoute ? { policy: guard.unmatchedPolicy, params: NO_PARAMS } : undefined;
+  fastify.addHook('onRequest', function floodgateRoutes(request, reply, hookDone) {
+    let verdict: GuardVerdict | Promise<GuardVerdict>;
+    try {
+      const route = unmatched !== undefined && request.is404 ? unmatched : undefined;
+      verdict = guard.guardRoutes(reply.raw, request, request.method, request.url, undefined, route);
+    } catch (err) {
+      return hookDone(err as Error);
+    }
+    settle(guard, verdict, request, reply, hookDone);
+  });
   // A GET route's config, so the HEAD route Fastify adds for it (exposeHeadRoutes) shares its resource.
   const getPolicies = new Map<string, { readonly config: FloodgateRouteConfig; readonly policy: RoutePolicy }>();
   fastify.addHook('onRoute', (route) => {
     route.errorHandler = answeringBlocks(guard, route.errorHandler);
     const config = route.config?.floodgate;
-    if (config === undefined || config === false) {
+    if (config === false || (config === undefined && !guard.everyRoute)) {
       if (guard.hasTimeouts) route.handler = watchingHandler(guard, route.handler);
       return;
     }
@@ -73,11 +78,13 @@ const plugin: FastifyPluginCallback<FloodgatePluginOptions> = (fastify, options,
       if (method === 'HEAD' && methods.includes('GET')) continue;
       const shared = method === 'HEAD' ? getPolicies.get(route.url) : undefined;
       const policy =
-        shared?.config === config
+        shared !== undefined && shared.config === (config ?? EVERY_ROUTE)
           ? shared.policy
-          : guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate', paramNames);
+          : config === undefined
+            ? guard.everyRoutePolicy(method, route.url)
+            : guard.declareRoute(`${method} ${route.url}`, config, 'config.floodgate', paramNames);
       policies.set(method, policy);
-      if (method === 'GET') getPolicies.set(route.url, { config, policy });
+      if (method === 'GET') getPolicies.set(route.url, { config: config ?? EVERY_ROUTE, policy });
     }
     if (methods.includes('HEAD') && methods.includes('GET')) policies.set('HEAD', policies.get('GET')!);
     const only = policies.size === 1 ? policies.values().next().value : undefined;

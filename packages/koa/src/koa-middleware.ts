@@ -1,5 +1,13 @@
 import { isBlockError, type BlockError } from '@floodgate/core';
-import { HttpGuard, ipAddressKey, type GuardVerdict, type IpKeyOptions, type RouteParams } from '@floodgate/core/http';
+import {
+  HttpGuard,
+  ipAddressKey,
+  type GuardVerdict,
+  type HttpRequestReader,
+  type IpKeyOptions,
+  type MatchedRoute,
+  type RouteParams,
+} from '@floodgate/core/http';
 import type { Context, Middleware, Next } from 'koa';
 import type {
   BlockErrorHandlerOptions,
@@ -13,6 +21,30 @@ import type {
 type Guard = HttpGuard<Context, KoaFallback>;
 const GUARD = Symbol('floodgate.routeGuard');
 const NO_PARAMS: RouteParams = Object.freeze({});
+
+/** How the HTTP layer reads a Koa request: `ctx.ip` (per `app.proxy`), `ctx.query`, `ctx.state.user`. */
+const KOA_READER: HttpRequestReader<Context> = {
+  ip: (ctx) => ctx.ip,
+  query: (ctx) => ctx.query,
+  user: (ctx) => (ctx.state as { readonly user?: unknown } | undefined)?.user,
+};
+
+/** What @koa/router keeps of a route: its template (prefix included), methods and matchers. */
+interface RouterLayer {
+  readonly path: string;
+  readonly methods: readonly string[];
+  readonly paramNames: readonly unknown[];
+  captures(path: string): string[];
+  params(path: string, captures: string[], existing?: RouteParams): RouteParams;
+}
+
+/** What a @koa/router router offers for finding the route a request will be dispatched to. */
+interface KoaRouter {
+  readonly opts: { readonly routerPath?: string; readonly exclusive?: boolean | 'specificity' };
+  readonly exclusive?: boolean;
+  matchHost(host: string): boolean;
+  match(path: string, method: string): { readonly pathAndMethod: readonly RouterLayer[]; readonly route: boolean };
+}
 
 /** What @koa/router puts on the context: the matched template, its params and layers. */
 interface RouterContext {
@@ -44,16 +76,60 @@ interface RouterContext {
  * }));
  */
 export function resilience(options?: ResilienceOptions): Middleware {
-  const guard = HttpGuard.resilience<Context, KoaFallback>(options, 'resilience()', { caseSensitive: false });
+  const guard = HttpGuard.resilience<Context, KoaFallback>(
+    options,
+    'resilience()',
+    { caseSensitive: false },
+    KOA_READER,
+  );
   return function floodgateResilience(ctx: Context, next: Next): Promise<void> {
-    return proceed(
-      guard,
-      guard.hasRoutes ? guard.guardRoutes(ctx.res, ctx, ctx.method, ctx.originalUrl) : undefined,
-      ctx,
-      next,
-      true,
-    );
+    let verdict: GuardVerdict | Promise<GuardVerdict>;
+    try {
+      const route = guard.everyRoute ? matchedRoute(guard, ctx) : undefined;
+      verdict = guard.guardRoutes(ctx.res, ctx, ctx.method, ctx.originalUrl, false, route);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return proceed(guard, verdict, ctx, next, true);
   };
+}
+
+/**
+ * The route the app's @koa/router routers will dispatch the request to, found before routing
+ * with the routers' own matching (`router.match()`, in the order the routers are mounted on the
+ * app, each only for its host): the first route layer the request runs, named by its template
+ * (`'GET /users/:id'`, the router's prefix included; `HEAD` on a `GET` route as `GET`); else the
+ * unmatched resource. Routers mounted inside other middleware (koa-mount) are not seen.
+ */
+function matchedRoute(guard: Guard, ctx: Context): MatchedRoute {
+  for (const fn of ctx.app.middleware as readonly { readonly router?: KoaRouter }[]) {
+    const router = fn.router;
+    if (router === undefined || !router.matchHost(ctx.host)) continue;
+    const path = router.opts.routerPath || ctx.path;
+    const found = router.match(path, ctx.method);
+    if (!found.route) continue;
+    const layer = routeLayer(router, found.pathAndMethod);
+    if (layer === undefined) continue;
+    const method = ctx.method === 'HEAD' && layer.methods.includes('GET') ? 'GET' : ctx.method;
+    const policy = guard.everyRoutePolicy(method, layer.path);
+    const params = policy.readsParams ? layer.params(path, layer.captures(path), {}) : NO_PARAMS;
+    return { policy, params };
+  }
+  return { policy: guard.unmatchedPolicy, params: NO_PARAMS };
+}
+
+/** The route layer that answers first: the first matched (or the one an exclusive router picks). */
+function routeLayer(router: KoaRouter, layers: readonly RouterLayer[]): RouterLayer | undefined {
+  let candidates = layers;
+  if (router.exclusive === true) {
+    let chosen: RouterLayer | undefined;
+    if (router.opts.exclusive === 'specificity') {
+      for (const layer of layers)
+        if (chosen === undefined || layer.paramNames.length < chosen.paramNames.length) chosen = layer;
+    } else chosen = layers[layers.length - 1];
+    candidates = chosen === undefined ? [] : [chosen];
+  }
+  return candidates.find((layer) => layer.methods.length > 0);
 }
 
 /**
@@ -132,7 +208,7 @@ export function ipKey(ctx: Context, options?: IpKeyOptions): string {
  * one entry from the first request.
  */
 function routeMiddleware(option: 'rateLimit' | 'circuitBreaker' | 'hotParam', options: unknown): Middleware {
-  const guard = HttpGuard.route<Context, KoaFallback>(option, options, `${option}()`);
+  const guard = HttpGuard.route<Context, KoaFallback>(option, options, `${option}()`, KOA_READER);
   const middleware = function floodgateRoute(ctx: Context, next: Next): Promise<void> {
     const { routerPath, params, matched } = ctx as unknown as RouterContext;
     const layer = matched?.find((l) => l.stack.includes(middleware as { [GUARD]?: Guard }));

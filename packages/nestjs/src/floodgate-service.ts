@@ -174,7 +174,12 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
    */
   admit(
     handler: GuardedHandler,
-    request: { readonly params?: unknown },
+    request: {
+      readonly params?: unknown;
+      readonly method?: string;
+      readonly originalUrl?: string;
+      readonly url?: string;
+    },
     response: unknown,
   ): GuardVerdict | Promise<GuardVerdict> {
     const raw = nodeResponse(response);
@@ -182,7 +187,12 @@ export class FloodgateService implements OnModuleInit, OnModuleDestroy {
     if (raw.closed === true || raw.destroyed === true) return 'aborted';
     const params =
       typeof request.params === 'object' && request.params !== null ? (request.params as RouteParams) : NO_PARAMS;
-    return this.guard.guardRoute(raw, request, handler.policy, params);
+    // The handler's resource, then the API groups the request is in (matched case-insensitively: never narrower than the platform's router).
+    const url = request.originalUrl ?? request.url ?? '/';
+    return this.guard.guardRoutes(raw, request, request.method ?? 'GET', url, false, {
+      policy: handler.policy,
+      params,
+    });
   }
 
   /** Records the error a guarded handler threw, for circuit breakers (blocks are no failures). */

@@ -112,13 +112,13 @@ describe('normalizeHotParamRule', () => {
 
   it('refuses a rule with neither paramIndex nor paramKey', () => {
     expect(issuesOf([{ resource: 'r', threshold: 1 }])).toEqual([
-      'hotParams[0]: needs exactly one of paramIndex and paramKey, got neither',
+      'hotParams[0]: needs exactly one of paramIndex, paramKey and key, got none',
     ]);
   });
 
   it('refuses a rule with both paramIndex and paramKey', () => {
     expect(issuesOf([{ ...base, paramKey: 'id' }])).toEqual([
-      'hotParams[0]: needs exactly one of paramIndex and paramKey, got both',
+      'hotParams[0]: needs exactly one of paramIndex, paramKey and key, got paramIndex and paramKey',
     ]);
   });
 

@@ -63,6 +63,11 @@ export interface EntryOptions {
   readonly args?: readonly unknown[];
   /** Named parameters, for hotspot rules with `paramKey`. */
   readonly params?: Readonly<Record<string, unknown>>;
+  /**
+   * The values of key sources, for hotspot rules with `key`, by `keySourceId(source)`
+   * (`'header:x-api-key'`); the HTTP adapters set them from `resourceInfo().keySources`.
+   */
+  readonly keys?: Readonly<Record<string, unknown>>;
   /** Tokens the call takes: a safe integer >= 0. @defaultValue 1 */
   readonly acquireCount?: number;
   /** Who is calling, for origin-specific flow rules and authority rules. @defaultValue '' */
@@ -409,7 +414,17 @@ export class Floodgate {
       }
       inbound = options.inbound === true;
     }
-    const entry = new Entry(this.clock, resource, now, acquireCount, origin, inbound, options?.args, options?.params);
+    const entry = new Entry(
+      this.clock,
+      resource,
+      now,
+      acquireCount,
+      origin,
+      inbound,
+      options?.args,
+      options?.params,
+      options?.keys,
+    );
     if (state !== undefined) {
       entry.node = state.node;
       entry.exitHooks = state.rules.exitHooks;

@@ -1,3 +1,4 @@
+import { apiGroupKind, type ApiGroup, type ApiGroupOptions } from '../api-group/api-group';
 import { authorityKind, type AuthorityRule, type AuthorityRuleOptions } from '../authority/authority';
 import { circuitBreakerKind } from '../circuit-breaker/circuit-breaker-kind';
 import type { CircuitBreakerRule, CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
@@ -12,10 +13,18 @@ import type { SystemRule, SystemRuleOptions } from '../system/system-rule';
 
 /**
  * Every rule kind, in the order their checks run (authority → system → hotspot → flow →
- * circuit breaker, as Sentinel's slot chain). Adding a kind is a folder of its own and one line
- * here: rule sets, loading, validation, compilation and `ErrorCodes` follow from this list.
+ * circuit breaker, as Sentinel's slot chain), then API groups, which check nothing (the HTTP
+ * layer reads them). Adding a kind is a folder of its own and one line here: rule sets, loading,
+ * validation, compilation and `ErrorCodes` follow from this list.
  */
-export const RULE_KINDS = [authorityKind, systemKind, hotParamKind, flowKind, circuitBreakerKind] as const;
+export const RULE_KINDS = [
+  authorityKind,
+  systemKind,
+  hotParamKind,
+  flowKind,
+  circuitBreakerKind,
+  apiGroupKind,
+] as const;
 
 /** Rules as users write them, by kind. Each kind given replaces that kind's rules on load; the others stay. */
 export interface RuleSetOptions {
@@ -29,6 +38,8 @@ export interface RuleSetOptions {
   readonly flow?: readonly FlowRuleOptions[];
   /** Circuit breakers per resource (checked last). */
   readonly circuitBreakers?: readonly CircuitBreakerRuleOptions[];
+  /** API groups: named groups of request patterns, each one resource the HTTP adapters enter (they check nothing themselves). */
+  readonly apiGroups?: readonly ApiGroupOptions[];
 }
 
 /** Rules in force, by kind, in check order: validated, with every default resolved. */
@@ -43,6 +54,8 @@ export interface RuleSet {
   readonly flow: readonly FlowRule[];
   /** Circuit breaker rules in force. */
   readonly circuitBreakers: readonly CircuitBreakerRule[];
+  /** API groups in force. */
+  readonly apiGroups: readonly ApiGroup[];
 }
 
 /** A kind of rule: a key of a `RuleSet` (`'flow'`, `'circuitBreakers'`, ...). */

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { withCluster } from '../cluster/cluster-checker';
 import { boundedKey } from '../kernel/bounded-key';
 import type { ClusterBackend } from '../kernel/cluster-contract';
+import { keySourceId, type KeySource } from '../kernel/key-source';
 import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleKind } from '../kernel/rule-kind';
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
@@ -23,6 +24,8 @@ export interface ResourceInfo {
   readonly inboundMayWait: boolean;
   /** The `params` keys hotspot rules read (adapters capture route parameters only when needed). */
   readonly paramKeys: readonly string[];
+  /** The key sources hotspot rules read (`key`), each once, without their matches: adapters read only these. */
+  readonly keySources: readonly KeySource[];
 }
 
 /** What compiling needs from the engine. */
@@ -57,6 +60,7 @@ export class ResourceRules {
     const checkers: Checker[] = [];
     const inboundCheckers: Checker[] = [];
     const paramKeys = new Set<string>();
+    const keySources = new Map<string, KeySource>();
     for (let k = 0; k < byKind.length; k++) {
       for (const checker of byKind[k]!.checkers) {
         checkers.push(checker);
@@ -64,6 +68,7 @@ export class ResourceRules {
       }
       for (const checker of inbound[k]?.checkers ?? []) inboundCheckers.push(checker);
       for (const key of byKind[k]!.paramKeys ?? []) paramKeys.add(key);
+      for (const source of byKind[k]!.keySources ?? []) keySources.set(keySourceId(source), source);
     }
     this.checkers = checkers;
     this.inboundCheckers = inboundCheckers;
@@ -74,6 +79,7 @@ export class ResourceRules {
       mayWait: waits(checkers),
       inboundMayWait: waits(inboundCheckers),
       paramKeys: Object.freeze([...paramKeys]),
+      keySources: Object.freeze([...keySources.values()]),
     });
   }
 

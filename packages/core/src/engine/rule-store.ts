@@ -1,4 +1,4 @@
-import { RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet } from './kinds';
+import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet } from './kinds';
 
 /** One rule known to the engine, with where it came from, from `Floodgate.describeRules()`. */
 export interface RuleDescription {
@@ -35,7 +35,8 @@ interface Loaded {
 type Declaration = { readonly [K in RuleKindKey]?: readonly AnyRule[] };
 
 const EMPTY: readonly AnyRule[] = Object.freeze([]);
-const resourceOfRule = (rule: AnyRule): string => (rule as { readonly resource?: string }).resource ?? '';
+/** The resource a rule of `kind` is on, as its kind says (`''` for inbound kinds). */
+const resourceOfRule = (kind: RuleKindKey, rule: AnyRule): string => KINDS_BY_KEY.get(kind)!.resourceOf(rule);
 
 /**
  * The two layers of rules: rules declared in code (decorators, middleware) and rules loaded at
@@ -59,7 +60,7 @@ export class RuleStore {
     const resources = new Set<string>(this.loaded.get(kind)?.byResource.keys());
     const byResource = new Map<string, AnyRule[]>();
     for (const rule of rules) {
-      const resource = resourceOfRule(rule);
+      const resource = resourceOfRule(kind, rule);
       let list = byResource.get(resource);
       if (list === undefined) byResource.set(resource, (list = []));
       list.push(rule);
@@ -94,7 +95,7 @@ export class RuleStore {
     if (declarations === undefined) return EMPTY;
     const rules: AnyRule[] = [];
     for (const declaration of declarations)
-      for (const rule of declaration[kind]!) if (resourceOfRule(rule) === resource) rules.push(rule);
+      for (const rule of declaration[kind]!) if (resourceOfRule(kind, rule) === resource) rules.push(rule);
     return rules;
   }
 
@@ -124,7 +125,7 @@ export class RuleStore {
       for (const rule of loaded?.rules ?? EMPTY)
         out.push({
           kind,
-          resource: resourceOfRule(rule),
+          resource: resourceOfRule(kind, rule),
           rule,
           layer: 'loaded',
           source: loaded!.source,
@@ -132,7 +133,7 @@ export class RuleStore {
         });
       for (const declaration of this.declarations) {
         for (const rule of declaration[kind] ?? EMPTY) {
-          const resource = resourceOfRule(rule);
+          const resource = resourceOfRule(kind, rule);
           out.push({
             kind,
             resource,
@@ -154,7 +155,7 @@ export class RuleStore {
       const rules: AnyRule[] = [...(loaded?.rules ?? EMPTY)];
       for (const declaration of this.declarations) {
         for (const rule of declaration[kind] ?? EMPTY)
-          if (loaded?.byResource.has(resourceOfRule(rule)) !== true) rules.push(rule);
+          if (loaded?.byResource.has(resourceOfRule(kind, rule)) !== true) rules.push(rule);
       }
       set[kind] = Object.freeze(rules);
     }
@@ -171,7 +172,7 @@ export class RuleStore {
       let byResource = this.declaredIndex.get(kind);
       if (byResource === undefined) this.declaredIndex.set(kind, (byResource = new Map<string, Set<Declaration>>()));
       for (const rule of rules) {
-        const resource = resourceOfRule(rule);
+        const resource = resourceOfRule(kind, rule);
         resources.add(resource);
         let set = byResource.get(resource);
         if (add) {

@@ -1,6 +1,7 @@
 import type { LRUCache } from 'lru-cache';
 import { boundedKey } from '../kernel/bounded-key';
 import type { Entry } from '../kernel/entry';
+import { keyMatcher, keySourceId } from '../kernel/key-source';
 import type { Checker, CheckResult, EntryAttachment } from '../kernel/rule-kind';
 import { HotParamBlockError, type HotParamRule } from './hot-param-rule';
 import { refillTokens } from './refill-tokens';
@@ -33,6 +34,15 @@ export function hotParamKey(value: unknown): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** The values of `value` (one, or an array) that `matches` counts; `undefined` when none. */
+function matching(value: unknown, matches: (value: string) => boolean): unknown {
+  if (Array.isArray(value)) {
+    const kept = value.filter((item) => typeof item !== 'string' || matches(item));
+    return kept.length === 0 ? undefined : kept;
+  }
+  return typeof value === 'string' && !matches(value) ? undefined : value;
 }
 
 /**
@@ -89,6 +99,9 @@ export class InFlightCounter implements EntryAttachment {
 export abstract class HotParamChecker implements Checker {
   private readonly paramIndex: number;
   private readonly paramKey: string | undefined;
+  /** The entry's `keys` entry a `key` rule reads, and its match. */
+  private readonly keyId: string | undefined;
+  private readonly matches: ((value: string) => boolean) | undefined;
   private readonly threshold: number;
   private readonly items: ReadonlyMap<string, number> | undefined;
 
@@ -104,6 +117,8 @@ export abstract class HotParamChecker implements Checker {
   ) {
     this.paramIndex = rule.paramIndex ?? 0;
     this.paramKey = rule.paramKey;
+    this.keyId = rule.key === undefined ? undefined : keySourceId(rule.key);
+    this.matches = rule.key?.match === undefined ? undefined : keyMatcher(rule.key.match);
     this.threshold = rule.threshold;
     const keys = Object.keys(rule.specificItems);
     this.items =
@@ -136,6 +151,10 @@ export abstract class HotParamChecker implements Checker {
 
   /** The rule's parameter value in `entry` (the cluster binding reads it here too). */
   read(entry: Entry): unknown {
+    if (this.keyId !== undefined) {
+      const value = entry.keys?.[this.keyId];
+      return this.matches === undefined ? value : matching(value, this.matches);
+    }
     if (this.paramKey !== undefined) return entry.params?.[this.paramKey];
     const args = entry.args;
     const index = this.paramIndex < 0 ? args.length + this.paramIndex : this.paramIndex;

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
+import { keySourceId, type KeySource } from '../kernel/key-source';
 import type { ClusterBinding, CompileContext, RuleKind } from '../kernel/rule-kind';
 import {
   type HotParamChecker,
@@ -40,7 +41,19 @@ function compileHotParamRules(rules: readonly HotParamRule[], ctx: CompileContex
       : new HotParamRejectChecker(rule, cache);
   });
   const paramKeys = [...new Set(rules.flatMap((rule) => (rule.paramKey === undefined ? [] : [rule.paramKey])))];
-  return { checkers, ...(paramKeys.length > 0 ? { paramKeys } : {}) };
+  const keySources = new Map<string, KeySource>();
+  for (const rule of rules) {
+    // One per source: the values are read once, whatever each rule's match.
+    if (rule.key !== undefined) {
+      const { match: _match, ...source } = rule.key;
+      keySources.set(keySourceId(source), source);
+    }
+  }
+  return {
+    checkers,
+    ...(paramKeys.length > 0 ? { paramKeys } : {}),
+    ...(keySources.size > 0 ? { keySources: [...keySources.values()] } : {}),
+  };
 }
 
 /**
@@ -55,7 +68,11 @@ const hotParamCluster: ClusterBinding<HotParamRule> = {
     'hotParam',
     rule.resource,
     rule.behavior,
-    rule.paramKey !== undefined ? `key:${rule.paramKey}` : `index:${rule.paramIndex}`,
+    rule.key !== undefined
+      ? `source:${keySourceId(rule.key)}${rule.key.match === undefined ? '' : `:${rule.key.match.strategy}:${rule.key.match.pattern}`}`
+      : rule.paramKey !== undefined
+        ? `key:${rule.paramKey}`
+        : `index:${rule.paramIndex}`,
   ],
   spec(rule, key): ClusterLimiterSpec {
     const base = {

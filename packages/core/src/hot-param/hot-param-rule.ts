@@ -5,14 +5,16 @@ import {
   type ClusterSupport,
 } from '../kernel/cluster-contract';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import { keySourceId, normalizeKeySource, type KeySource, type KeySourceOptions } from '../kernel/key-source';
 import { join, MAX_COUNT, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';
 
 /**
  * A hotspot (hot parameter) rule as written by users (JSON-serialisable): limits per distinct
  * value of one argument (a user id, an IP, a SKU), so one heavy value cannot starve the rest.
- * Give exactly one of `paramIndex` and `paramKey`.
+ * Give exactly one of `paramIndex`, `paramKey` and `key`.
  *
- * The value is read from the entry's `args[paramIndex]` or `params[paramKey]`. Strings,
+ * The value is read from the entry's `args[paramIndex]`, `params[paramKey]`, or, for `key`, a
+ * part of the HTTP request the adapters read (`keys` of the entry). Strings,
  * numbers, bigints and booleans are limited, compared by their string form (`7`, `7n` and
  * `'7'` are one value). An array is checked element by element and passes only if every
  * element does. A missing value (`undefined`, `null`, an index out of range) and any other
@@ -35,6 +37,15 @@ export interface HotParamRuleOptions {
   readonly paramIndex?: number;
   /** The name of the parameter in the entry's `params`. */
   readonly paramKey?: string;
+  /**
+   * Where an HTTP request's value comes from, as data: the client's address, the host, a
+   * header, a query parameter, a cookie, a route parameter or a property of the authenticated
+   * user, with an optional `match` deciding which values the rule counts (Sentinel's gateway
+   * `paramItem`): `{ from: 'header', name: 'x-api-key', match: { strategy: 'prefix', pattern: 'sk_' } }`.
+   * The HTTP adapters read it (a request without the value is counted as `''`, all such
+   * requests together); elsewhere the entry's `keys` carry it.
+   */
+  readonly key?: KeySourceOptions;
   /** What the rule counts per value: calls per `durationMs`, or calls in flight. @defaultValue 'qps' */
   readonly metric?: 'qps' | 'concurrency';
   /**
@@ -88,10 +99,12 @@ export interface HotParamRuleOptions {
 export interface HotParamRule {
   /** The guarded resource. */
   readonly resource: string;
-  /** Exactly one of `paramIndex` and `paramKey` is set. */
+  /** Exactly one of `paramIndex`, `paramKey` and `key` is set. */
   readonly paramIndex?: number;
-  /** Exactly one of `paramIndex` and `paramKey` is set. */
+  /** Exactly one of `paramIndex`, `paramKey` and `key` is set. */
   readonly paramKey?: string;
+  /** Exactly one of `paramIndex`, `paramKey` and `key` is set. */
+  readonly key?: KeySource;
   /** What the rule counts per value. */
   readonly metric: Required<HotParamRuleOptions>['metric'];
   /** Calls per `durationMs` (`qps`) or in flight (`concurrency`), per value without a specific item. */
@@ -157,11 +170,13 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
     const rule = this.rule;
     const value = typeof this.value === 'string' ? show(this.value) : String(this.value);
     const param =
-      rule.paramKey !== undefined
-        ? ` (params.${rule.paramKey})`
-        : rule.paramIndex !== undefined
-          ? ` (args[${rule.paramIndex}])`
-          : '';
+      rule.key !== undefined
+        ? ` (${keySourceId(rule.key)})`
+        : rule.paramKey !== undefined
+          ? ` (params.${rule.paramKey})`
+          : rule.paramIndex !== undefined
+            ? ` (args[${rule.paramIndex}])`
+            : '';
     return `Blocked by a hotspot rule on "${this.resource}" for value ${value}${param}`;
   }
 
@@ -225,6 +240,7 @@ const FIELDS = [
   'resource',
   'paramIndex',
   'paramKey',
+  'key',
   'metric',
   'threshold',
   'behavior',
@@ -253,11 +269,11 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
 
   const paramIndex = reader.number(obj, 'paramIndex', path, { integer: true }, undefined);
   const paramKey = reader.string(obj, 'paramKey', path, undefined);
-  if (obj.paramIndex === undefined && obj.paramKey === undefined) {
-    reader.fail(path, 'needs exactly one of paramIndex and paramKey, got neither');
-  } else if (obj.paramIndex !== undefined && obj.paramKey !== undefined) {
-    reader.fail(path, 'needs exactly one of paramIndex and paramKey, got both');
-  }
+  const key = obj.key === undefined ? undefined : normalizeKeySource(obj.key, join(path, 'key'), reader);
+  const given = (['paramIndex', 'paramKey', 'key'] as const).filter((field) => obj[field] !== undefined);
+  if (given.length === 0) reader.fail(path, 'needs exactly one of paramIndex, paramKey and key, got none');
+  else if (given.length > 1)
+    reader.fail(path, `needs exactly one of paramIndex, paramKey and key, got ${given.join(' and ')}`);
 
   const metric = reader.oneOf(obj, 'metric', path, ['qps', 'concurrency'], D.metric);
   const threshold = reader.number(obj, 'threshold', path, COUNT);
@@ -290,7 +306,7 @@ export function normalizeHotParamRule(input: unknown, path: string, reader: Rule
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport);
   return {
     resource,
-    ...(paramKey !== undefined ? { paramKey } : { paramIndex: paramIndex ?? 0 }),
+    ...(key !== undefined ? { key } : paramKey !== undefined ? { paramKey } : { paramIndex: paramIndex ?? 0 }),
     metric,
     threshold,
     behavior,

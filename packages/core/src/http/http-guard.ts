@@ -11,11 +11,21 @@ import {
   readHttpOptions,
   type NormalizedHeaders,
   type NormalizedHttpOptions,
+  type NormalizedResilienceOptions,
   type RouteRuleOption,
   type RouteRules,
 } from './normalize-options';
 import { quotaHeaders } from './rate-limit-headers';
-import { foldCase, requestPath, type PathMatching, type RouteParams, type RoutePattern } from './route-pattern';
+import type { ApiGroupMatcher } from '../api-group/api-group';
+import {
+  foldCase,
+  requestPath,
+  type PathMatching,
+  type RouteParams,
+  type RoutePattern,
+} from '../api-group/route-pattern';
+import { UNMATCHED_RESOURCE } from './http-options';
+import type { HttpRequestReader, NodeRequestLike } from './request-keys';
 import { RoutePolicyRegistry, templateParamNames, type RoutePolicy } from './route-policy';
 
 /**
@@ -26,11 +36,48 @@ import { RoutePolicyRegistry, templateParamNames, type RoutePolicy } from './rou
 export type GuardVerdict = BlockError | 'aborted' | undefined;
 
 const NO_ARGS: readonly unknown[] = Object.freeze([]);
+const NO_PARAMS: RouteParams = Object.freeze({});
 const ANSWER_KEYS = ['floodgate', 'onBlock', 'fallback', 'headers'] as const;
+
+/**
+ * Reads the request properties most frameworks keep under these names (Express, Fastify and
+ * NestJS requests: `req.ip`, `req.query`, `req.user`); Koa's adapter gives its own.
+ */
+const PROPERTY_READER: HttpRequestReader<unknown> = {
+  ip: (req) => (req as { readonly ip?: string }).ip,
+  query: (req) => (req as { readonly query?: unknown }).query,
+  user: (req) => (req as { readonly user?: unknown }).user,
+};
 
 interface Route {
   readonly pattern: RoutePattern;
   readonly policy: RoutePolicy;
+}
+
+/** The route a request matched, as the framework's router found it (every route guarding). */
+export interface MatchedRoute {
+  /** The route's policy, from {@link HttpGuard.everyRoutePolicy} or {@link HttpGuard.unmatchedPolicy}. */
+  readonly policy: RoutePolicy;
+  /** Its path parameters, as the framework read them. */
+  readonly params: RouteParams;
+}
+
+/**
+ * Where a request is on its way through the resources it falls under: the route patterns, then
+ * its matched route, then the API groups.
+ */
+interface Walk {
+  /** The method patterns are matched with (`HEAD` read as `GET` unless a `HEAD` pattern matches). */
+  readonly method: string;
+  /** The request's own method (groups read `HEAD` themselves). */
+  readonly requestMethod: string;
+  readonly path: string;
+  readonly folded: string | undefined;
+  readonly route: MatchedRoute | undefined;
+  readonly groups: readonly ApiGroupMatcher[];
+  phase: number;
+  index: number;
+  params: RouteParams;
 }
 
 /** The entry options reused by every synchronous admission of a guard (tryEntry keeps none of them). */
@@ -39,6 +86,7 @@ interface Scratch {
   origin: string;
   args: readonly unknown[];
   params: RouteParams | undefined;
+  keys: Record<string, unknown> | undefined;
 }
 
 /**
@@ -83,7 +131,11 @@ export class HttpGuard<Req, F> {
   private readonly rules: RouteRules<Req, F> | undefined;
   private readonly fixed: RoutePolicy | undefined;
   private readonly byMethod = new Map<string, Map<string, RoutePolicy>>();
-  private readonly scratch: Scratch = { inbound: true, origin: '', args: NO_ARGS, params: undefined };
+  private readonly scratch: Scratch = { inbound: true, origin: '', args: NO_ARGS, params: undefined, keys: undefined };
+  private readonly reader: HttpRequestReader<Req>;
+  /** Whether every request the framework routes is to be guarded by its route (the `everyRoute` option). */
+  readonly everyRoute: boolean;
+  private readonly groupTimeouts: boolean;
 
   private constructor(
     options: NormalizedHttpOptions<Req, F>,
@@ -92,6 +144,8 @@ export class HttpGuard<Req, F> {
     rules: RouteRules<Req, F> | undefined,
     resource: string | undefined,
     matching: PathMatching | undefined,
+    reader: HttpRequestReader<Req> | undefined,
+    extra?: Pick<NormalizedResilienceOptions<Req, F>, 'everyRoute' | 'groups'>,
   ) {
     this.engine = options.engine;
     this.origin = options.origin;
@@ -113,6 +167,17 @@ export class HttpGuard<Req, F> {
       ),
     }));
     this.headRoutes = this.routes.filter((route) => route.pattern.method === 'HEAD');
+    const base: HttpRequestReader<Req> = reader ?? PROPERTY_READER;
+    this.reader = options.user === undefined ? base : { ip: base.ip, query: base.query, user: options.user };
+    this.everyRoute = extra?.everyRoute === true;
+    const groups = extra?.groups ?? [];
+    this.groupTimeouts = groups.some(({ rules: r }) => r.timeoutMs !== undefined);
+    if (groups.length > 0) {
+      this.engine.declareRules({ apiGroups: groups.map(({ group }) => group) });
+      groups.forEach(({ group, rules: r }, i) =>
+        this.registry.declare(group.name, r as RouteRules<unknown, unknown>, `groups[${i}]`, this.context),
+      );
+    }
     this.rules = rules;
     this.fixed =
       resource === undefined || rules === undefined
@@ -125,9 +190,14 @@ export class HttpGuard<Req, F> {
    * `matching` says how the framework's router reads paths (letter case, `;`).
    * @throws RuleValidationError naming every bad option, pattern and rule field.
    */
-  static resilience<Req, F>(options: unknown, name: string, matching?: PathMatching): HttpGuard<Req, F> {
-    const { http, routes } = normalizeResilienceOptions<Req, F>(options, name);
-    return new HttpGuard(http, name, routes, undefined, undefined, matching);
+  static resilience<Req, F>(
+    options: unknown,
+    name: string,
+    matching?: PathMatching,
+    reader?: HttpRequestReader<Req>,
+  ): HttpGuard<Req, F> {
+    const { http, routes, everyRoute, groups } = normalizeResilienceOptions<Req, F>(options, name);
+    return new HttpGuard(http, name, routes, undefined, undefined, matching, reader, { everyRoute, groups });
   }
 
   /**
@@ -135,9 +205,14 @@ export class HttpGuard<Req, F> {
    * are declared on each route it is used on, the first time, unless `resource` names one.
    * @throws RuleValidationError naming every bad option and rule field.
    */
-  static route<Req, F>(option: RouteRuleOption, options: unknown, name: string): HttpGuard<Req, F> {
+  static route<Req, F>(
+    option: RouteRuleOption,
+    options: unknown,
+    name: string,
+    reader?: HttpRequestReader<Req>,
+  ): HttpGuard<Req, F> {
     const { http, rules, resource } = normalizeRouteFactoryOptions<Req, F>(option, options, name);
-    return new HttpGuard(http, name, [], rules, resource, undefined);
+    return new HttpGuard(http, name, [], rules, resource, undefined, reader);
   }
 
   /**
@@ -151,21 +226,45 @@ export class HttpGuard<Req, F> {
     reader.knownKeys(obj, ANSWER_KEYS, '');
     const http = readHttpOptions<Req, F>(obj, '', reader);
     reader.throwIfAny(`Invalid ${name} options`);
-    return new HttpGuard(http, name, [], undefined, undefined, undefined);
+    return new HttpGuard(http, name, [], undefined, undefined, undefined, undefined);
   }
 
   private get context(): string {
     return `Invalid ${this.name} options`;
   }
 
-  /** Whether the guard has route patterns to match (else `guardRoutes` never guards anything). */
-  get hasRoutes(): boolean {
-    return this.routes.length > 0;
+  /**
+   * The policy of the route `method template` when every route is guarded: the resource
+   * `'METHOD template'`, with no rules of its own unless loaded (or declared by other
+   * middleware). `template` must be the framework's registered template, never a request path.
+   */
+  everyRoutePolicy(method: string, template: string): RoutePolicy {
+    return this.policyOf(method, template, () => this.registry.policy(`${method} ${template}`));
   }
 
-  /** Whether a route pattern of the guard has a `timeoutMs` (adapters then watch every handler). */
+  /** The policy of the route `method template`, made by `make` the first time (per guard: bounded by its routes). */
+  private policyOf(method: string, template: string, make: () => RoutePolicy): RoutePolicy {
+    let byTemplate = this.byMethod.get(method);
+    if (byTemplate === undefined) {
+      byTemplate = new Map();
+      this.byMethod.set(method, byTemplate);
+    }
+    let policy = byTemplate.get(template);
+    if (policy === undefined) {
+      policy = make();
+      byTemplate.set(template, policy);
+    }
+    return policy;
+  }
+
+  /** The policy of every request no route matches, {@link UNMATCHED_RESOURCE}. */
+  get unmatchedPolicy(): RoutePolicy {
+    return this.registry.policy(UNMATCHED_RESOURCE);
+  }
+
+  /** Whether a route pattern or API group of the guard has a `timeoutMs` (adapters then watch every handler). */
   get hasTimeouts(): boolean {
-    return this.routes.some((route) => route.policy.timeoutMs !== undefined);
+    return this.routes.some((route) => route.policy.timeoutMs !== undefined) || this.groupTimeouts;
   }
 
   /**
@@ -204,34 +303,28 @@ export class HttpGuard<Req, F> {
         `${this.name} cannot tell which route this request is on: use it in a route's handlers, or give it a resource`,
       );
     }
-    let byTemplate = this.byMethod.get(method);
-    if (byTemplate === undefined) {
-      byTemplate = new Map();
-      this.byMethod.set(method, byTemplate);
-    }
-    let policy = byTemplate.get(template);
-    if (policy === undefined) {
+    return this.policyOf(method, template, () => {
       const resource = `${method} ${template}`;
       const names = [...new Set([...(paramNames ?? templateParamNames(template)), ...Object.keys(params ?? {})])];
-      policy = this.registry.declare(
+      return this.registry.declare(
         resource,
         this.rules as RouteRules<unknown, unknown>,
         '',
         `Invalid ${this.name} options on ${resource}`,
         names,
       );
-      byTemplate.set(template, policy);
-    }
-    return policy;
+    });
   }
 
   /**
-   * Guards a request by the route patterns: enters, in order, the resource of every pattern
-   * that matches `method` and `url` (the request target) and that the request has not entered
-   * yet. A `HEAD` request is matched as `GET` unless a `HEAD` pattern matches it.
-   * `caseSensitive` overrides the guard's path matching for this request (Express reads its
-   * app setting per request). Synchronous unless a matched route queues. Throws what `origin`
-   * or a param function throws.
+   * Guards a request by the route patterns, its matched route and the API groups: enters, in
+   * order, the resource of every pattern that matches `method` and `url` (the request target),
+   * then `route` (the route the framework matched, when every route is guarded), then every API
+   * group in force whose patterns match, each unless the request entered it already. A `HEAD`
+   * request is matched as `GET` unless a `HEAD` pattern matches it (groups: unless one of their
+   * patterns does). `caseSensitive` overrides the guard's path matching for this request
+   * (Express reads its app setting per request). Synchronous unless a resource queues. Throws
+   * what `origin` or a param function throws.
    */
   guardRoutes(
     res: HttpResponseLike,
@@ -239,29 +332,73 @@ export class HttpGuard<Req, F> {
     method: string,
     url: string,
     caseSensitive = this.caseSensitive,
+    route?: MatchedRoute,
   ): GuardVerdict | Promise<GuardVerdict> {
-    const routes = this.routes;
-    const path = requestPath(url, this.semicolon);
-    const folded = caseSensitive ? undefined : foldCase(path);
-    if (method === 'HEAD' && !this.headMatches(path, folded)) method = 'GET';
+    const groups = this.registry.groups();
+    if (this.routes.length === 0 && route === undefined && groups.length === 0) return undefined;
+    // The path is read only when a pattern or group is to match it (a matched route alone needs none).
+    const matching = this.routes.length > 0 || groups.length > 0;
+    const path = matching ? requestPath(url, this.semicolon) : '';
+    const folded = matching && !caseSensitive ? foldCase(path) : undefined;
+    const walk: Walk = {
+      method: method === 'HEAD' && matching && !this.headMatches(path, folded) ? 'GET' : method,
+      requestMethod: method,
+      path,
+      folded,
+      route,
+      groups,
+      phase: 0,
+      index: 0,
+      params: NO_PARAMS,
+    };
     let state: GuardedRequest | undefined;
     let origin = '';
-    for (let i = 0; i < routes.length; i++) {
-      const route = routes[i]!;
-      const params = route.pattern.matchPath(method, path, folded, route.policy.readsParams);
-      if (params === undefined) continue;
+    for (let policy = this.step(walk); policy !== undefined; policy = this.step(walk)) {
       if (state === undefined) {
         origin = this.originOf(req);
         state = GuardedRequest.of(res, this.isFailure);
         if (state.closed) return 'aborted';
       }
-      if (state.entered(route.policy.resource)) continue;
-      if (route.policy.queues)
-        return this.guardRoutesFrom(state, res, req, origin, { method, path, folded }, i, params);
-      const block = this.enterNow(state, res, req, origin, route.policy, params);
+      if (state.entered(policy.resource)) continue;
+      if (policy.queues) return this.walkQueued(state, res, req, origin, walk, policy);
+      const block = this.enterNow(state, res, req, origin, policy, walk.params);
       if (block !== undefined) return block;
     }
     if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
+    return undefined;
+  }
+
+  /** The next resource of the request's walk (its params in `walk.params`), or `undefined` at the end. */
+  private step(walk: Walk): RoutePolicy | undefined {
+    if (walk.phase === 0) {
+      const routes = this.routes;
+      while (walk.index < routes.length) {
+        const route = routes[walk.index++]!;
+        const params = route.pattern.matchPath(walk.method, walk.path, walk.folded, route.policy.readsParams);
+        if (params === undefined) continue;
+        walk.params = params;
+        return route.policy;
+      }
+      walk.phase = 1;
+    }
+    if (walk.phase === 1) {
+      walk.phase = 2;
+      walk.index = 0;
+      if (walk.route !== undefined) {
+        walk.params = walk.route.params;
+        return walk.route.policy;
+      }
+    }
+    if (walk.phase === 2) {
+      const groups = walk.groups;
+      while (walk.index < groups.length) {
+        const group = groups[walk.index++]!;
+        if (!group.matches(walk.requestMethod, walk.path, walk.folded)) continue;
+        walk.params = NO_PARAMS;
+        return this.registry.policy(group.name);
+      }
+      walk.phase = 3;
+    }
     return undefined;
   }
 
@@ -351,26 +488,21 @@ export class HttpGuard<Req, F> {
     return verdict;
   }
 
-  private async guardRoutesFrom(
+  /** The rest of a walk once a resource may queue: each resource in turn, awaiting those that queue. */
+  private async walkQueued(
     state: GuardedRequest,
     res: HttpResponseLike,
     req: Req,
     origin: string,
-    target: { readonly method: string; readonly path: string; readonly folded: string | undefined },
-    from: number,
-    firstParams: RouteParams,
+    walk: Walk,
+    first: RoutePolicy,
   ): Promise<GuardVerdict> {
-    const routes = this.routes;
-    let params: RouteParams | undefined = firstParams;
-    for (let i = from; i < routes.length; i++) {
-      const route = routes[i]!;
-      if (i !== from) {
-        params = route.pattern.matchPath(target.method, target.path, target.folded, route.policy.readsParams);
-        if (params === undefined || state.entered(route.policy.resource)) continue;
-      }
-      const verdict = route.policy.queues
-        ? await this.enterQueued(state, res, req, origin, route.policy, params!)
-        : this.enterNow(state, res, req, origin, route.policy, params!);
+    for (let policy: RoutePolicy | undefined = first; policy !== undefined; policy = this.step(walk)) {
+      if (policy !== first && state.entered(policy.resource)) continue;
+      const params = walk.params;
+      const verdict = policy.queues
+        ? await this.enterQueued(state, res, req, origin, policy, params)
+        : this.enterNow(state, res, req, origin, policy, params);
       if (verdict !== undefined) return verdict;
     }
     return this.passed(res, state, undefined);
@@ -391,6 +523,7 @@ export class HttpGuard<Req, F> {
     let result: Entry | BlockError;
     try {
       options.args = policy.args(req, params);
+      options.keys = policy.keys(req, nodeRequest(res), this.reader, params);
       result = this.engine.tryEntry(policy.resource, options);
     } catch (error) {
       // A throwing param function or check: what the request took on its way goes back too.
@@ -399,6 +532,7 @@ export class HttpGuard<Req, F> {
     } finally {
       options.args = NO_ARGS;
       options.params = undefined;
+      options.keys = undefined;
     }
     if (!(result instanceof Entry)) {
       state.refuse();
@@ -423,7 +557,15 @@ export class HttpGuard<Req, F> {
     state.queued = true;
     try {
       const args = policy.args(req, params);
-      entry = await this.engine.enter(policy.resource, { inbound: true, origin, args, params, signal: state.signal });
+      const keys = policy.keys(req, nodeRequest(res), this.reader, params);
+      entry = await this.engine.enter(policy.resource, {
+        inbound: true,
+        origin,
+        args,
+        params,
+        keys,
+        signal: state.signal,
+      });
     } catch (error) {
       if (state.closed) return 'aborted';
       state.refuse();
@@ -463,6 +605,11 @@ export class HttpGuard<Req, F> {
     const headers = quotaHeaders(best.policy, best.remaining, best.policy.windowSeconds, draft);
     for (const name in headers) res.setHeader(name, headers[name]!);
   }
+}
+
+/** Node's request a response answers (its `req`), for the headers key sources read. */
+function nodeRequest(res: HttpResponseLike): NodeRequestLike | undefined {
+  return res.req as NodeRequestLike | undefined;
 }
 
 /**

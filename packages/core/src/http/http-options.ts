@@ -4,7 +4,9 @@ import type { BlockError } from '../kernel/errors';
 import type { FlowRuleOptions } from '../flow/flow-rule';
 import type { HotParamRuleOptions } from '../hot-param/hot-param-rule';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
-import type { RouteParams } from './route-pattern';
+import type { ApiGroupPattern } from '../api-group/api-group';
+import type { RouteParams } from '../api-group/route-pattern';
+import type { KeySourceOptions } from '../kernel/key-source';
 
 /** Defaults of the HTTP adapters' options (`resilience()`, the per-route factories, the Fastify plugin). */
 export const HTTP_DEFAULTS = Object.freeze({
@@ -73,6 +75,13 @@ export interface HttpOptions<Req, F> {
    *   (`error.status` or `error.statusCode` within [400, 499])
    */
   readonly isFailure?: (status: number, error: unknown) => boolean;
+  /**
+   * The authenticated user, for hotspot rules whose `key` reads `{ from: 'user', name }` (a
+   * property or dotted path into what this returns). Guard after authentication, or the user
+   * is not there yet (such requests count as the value `''`, all together).
+   * @defaultValue Express and Fastify `req.user`, Koa `ctx.state.user`, NestJS `req.user`
+   */
+  readonly user?: (req: Req) => unknown;
 }
 
 /** A flow rule on a route: a flow rule without `resource` (the route names it). */
@@ -89,14 +98,22 @@ export type HttpParamReader<Req> = (req: Req, params: RouteParams) => unknown;
 
 /**
  * A hotspot rule on a route: a hotspot rule without `resource`, `paramIndex` and `paramKey`;
- * `param` names the value instead.
+ * exactly one of `param` and `key` names the value instead.
  */
-export interface RouteHotParamOptions<Req> extends Omit<HotParamRuleOptions, 'resource' | 'paramIndex' | 'paramKey'> {
+export interface RouteHotParamOptions<Req> extends Omit<
+  HotParamRuleOptions,
+  'resource' | 'paramIndex' | 'paramKey' | 'key'
+> {
   /**
    * The value counted: a path parameter's name (`'id'` for `/users/:id`), or a function of the
    * request and its path parameters (`(req) => req.headers['x-user-id']`).
    */
-  readonly param: string | HttpParamReader<Req>;
+  readonly param?: string | HttpParamReader<Req>;
+  /**
+   * The value counted, as data (as loaded rules name it): `{ from: 'header', name: 'x-api-key' }`,
+   * `{ from: 'ip' }`, ... (see the hotspot rule's `key`).
+   */
+  readonly key?: KeySourceOptions;
 }
 
 /** What guards one route: rules of each kind (one or a list) and a fallback for its blocks. */
@@ -134,7 +151,37 @@ export interface RouteOptions<Req, F> {
 export interface ResilienceOptions<Req, F> extends HttpOptions<Req, F> {
   /** Rules by route pattern. @defaultValue none */
   readonly routes?: Readonly<Record<string, RouteOptions<Req, F>>>;
+  /**
+   * Puts every request the framework routes under guard, as the resource of the route it
+   * matched, named by the route's template (`'GET /users/:id'`: Express's matched route with its
+   * mount paths, @koa/router's layer, Fastify's route), so a rule loaded later for any route
+   * takes effect at once; requests no route matches are the one resource
+   * {@link UNMATCHED_RESOURCE}. A route with no rule costs an engine lookup.
+   * @defaultValue false
+   */
+  readonly everyRoute?: boolean;
+  /**
+   * API groups declared in code: each a name, its patterns (route patterns, or `{ method?,
+   * regex }`) and, optionally, the rules on the group's resource (one budget for every request
+   * of the group). Groups loaded later with the same name replace them.
+   * @defaultValue none
+   */
+  readonly groups?: readonly RouteGroupOptions<Req, F>[];
 }
+
+/** An API group in code: its name, its patterns, and the rules (and fallback, timeout) on its resource. */
+export interface RouteGroupOptions<Req, F> extends RouteOptions<Req, F> {
+  /** The group's resource name (`'checkout'`). */
+  readonly name: string;
+  /** The requests that belong to the group. */
+  readonly patterns: readonly ApiGroupPattern[];
+}
+
+/**
+ * The resource of requests that no route of the framework matches (404s), when every route is
+ * guarded (`everyRoute`): one resource for all of them, whatever their paths.
+ */
+export const UNMATCHED_RESOURCE = '(unmatched)';
 
 /** Per-route factory options: the common options, one rule's fields, and an optional resource name. */
 export type RouteFactoryOptions<Req, F, Rule> = HttpOptions<Req, F> &

@@ -17,8 +17,8 @@ export { rateLimitHeaders, quotaHeaders, MAX_HEADER_VALUE, type RateLimitHeaders
 export type { Refusal, QuotaPolicy } from '../kernel/errors';
 export { MAX_DURATION_MS } from '../kernel/rule-reader';
 export type { ResourceInfo } from '../engine/resource-state';
-export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from './route-pattern';
-export { HTTP_DEFAULTS } from './http-options';
+export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from '../api-group/route-pattern';
+export { HTTP_DEFAULTS, UNMATCHED_RESOURCE } from './http-options';
 export type {
   HttpOptions,
   HttpParamReader,
@@ -29,9 +29,20 @@ export type {
   RouteRateLimitOptions,
   RouteCircuitBreakerOptions,
   RouteHotParamOptions,
+  RouteGroupOptions,
 } from './http-options';
+export type { HttpRequestReader, NodeRequestLike } from './request-keys';
+export { KEY_SOURCE_DEFAULTS, MANY_VALUES, keySourceId } from '../kernel/key-source';
+export { API_GROUP_DEFAULTS } from '../api-group/api-group';
+export {
+  compileLinearRegex,
+  MAX_REGEX_INPUT,
+  MAX_REGEX_LENGTH,
+  MAX_REGEX_STATES,
+  type LinearRegex,
+} from '../kernel/linear-regex';
 export { defaultIsFailure, type RouteRuleOption } from './normalize-options';
-export { HttpGuard, type GuardVerdict } from './http-guard';
+export { HttpGuard, type GuardVerdict, type MatchedRoute } from './http-guard';
 export { templateParamNames, type RoutePolicy } from './route-policy';
 export type { HttpResponseLike, HttpSocketLike } from './guarded-request';
 export { ipAddressKey, IP_KEY_DEFAULTS, type IpKeyOptions } from './ip-key';

@@ -5,7 +5,8 @@ import { RuleValidationError, type BlockError } from '../kernel/errors';
 import { join as at, MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
 import { HTTP_DEFAULTS, type HttpParamReader } from './http-options';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
-import { RoutePattern } from './route-pattern';
+import { normalizeApiGroup, type ApiGroup } from '../api-group/api-group';
+import { RoutePattern } from '../api-group/route-pattern';
 
 /** The option names every HTTP adapter factory takes ({@link HttpOptions}). */
 export const HTTP_OPTION_KEYS = Object.freeze([
@@ -15,6 +16,7 @@ export const HTTP_OPTION_KEYS = Object.freeze([
   'fallback',
   'headers',
   'isFailure',
+  'user',
 ] as const);
 
 /** The RateLimit headers option, resolved. */
@@ -33,14 +35,15 @@ export interface NormalizedHttpOptions<Req, F> {
   readonly fallback: F | undefined;
   readonly headers: NormalizedHeaders;
   readonly isFailure: (status: number, error: unknown) => boolean;
+  readonly user: ((req: Req) => unknown) | undefined;
 }
 
 /** A hotspot rule of a route, with how its value is read. */
 export interface RouteHotParam<Req> {
-  /** The rule's fields, without `resource`, `param`, `paramIndex` and `paramKey`. */
+  /** The rule's fields, without `resource`, `param`, `paramIndex` and `paramKey` (with `key`, when it names the value). */
   readonly rule: Readonly<Record<string, unknown>>;
-  /** A path parameter's name, or a function of the request. */
-  readonly param: string | HttpParamReader<Req>;
+  /** A path parameter's name, or a function of the request; `undefined` when the rule's `key` names the value. */
+  readonly param: string | HttpParamReader<Req> | undefined;
 }
 
 /** A route's rules, fallback and timeout, validated; rules are in the users' form, without `resource`. */
@@ -59,6 +62,9 @@ export type RouteRuleOption = 'rateLimit' | 'circuitBreaker' | 'hotParam';
 export interface NormalizedResilienceOptions<Req, F> {
   readonly http: NormalizedHttpOptions<Req, F>;
   readonly routes: readonly { readonly pattern: RoutePattern; readonly rules: RouteRules<Req, F> }[];
+  readonly everyRoute: boolean;
+  /** The API groups declared in code, with the rules on each group's resource. */
+  readonly groups: readonly { readonly group: ApiGroup; readonly rules: RouteRules<Req, F> }[];
 }
 
 /** A per-route factory's options validated: the common options, its route's rules, and its resource name if given. */
@@ -77,7 +83,8 @@ const KIND_OF: Readonly<Record<RouteRuleOption, 'flow' | 'circuitBreakers' | 'ho
 const DRAFTS: readonly RateLimitHeadersDraft[] = ['draft-6', 'draft-7', 'draft-8'];
 const HEADERS_KEYS = ['draft', 'onPass'] as const;
 const ROUTE_KEYS = ['rateLimit', 'circuitBreaker', 'hotParam', 'fallback', 'timeoutMs'] as const;
-const RESILIENCE_KEYS = [...HTTP_OPTION_KEYS, 'routes'] as const;
+const RESILIENCE_KEYS = [...HTTP_OPTION_KEYS, 'routes', 'everyRoute', 'groups'] as const;
+const GROUP_KEYS = ['name', 'patterns'] as const;
 const FACTORY_KEYS: readonly string[] = [...HTTP_OPTION_KEYS, 'resource', 'timeoutMs'];
 const TIMEOUT = { above: 0, max: MAX_DURATION_MS } as const;
 /** The resource named in validation messages of a per-route factory (the route is not known yet). */
@@ -117,6 +124,7 @@ export function readHttpOptions<Req, F>(
     isFailure:
       (readFunction(obj, 'isFailure', path, reader) as NormalizedHttpOptions<Req, F>['isFailure'] | undefined) ??
       defaultIsFailure,
+    user: readFunction(obj, 'user', path, reader) as NormalizedHttpOptions<Req, F>['user'],
   };
 }
 
@@ -201,8 +209,27 @@ export function normalizeResilienceOptions<Req, F>(input: unknown, name: string)
       });
     }
   }
+  const everyRoute = reader.boolean(obj, 'everyRoute', '', false);
+  const groups: { group: ApiGroup; rules: RouteRules<Req, F> }[] = [];
+  if (obj.groups !== undefined) {
+    const seen = new Set<string>();
+    reader.array(obj.groups, 'groups').forEach((item, i) => {
+      const path = `groups[${i}]`;
+      const fields = reader.object(item, path);
+      if (fields === undefined) return;
+      const own: Record<string, unknown> = {};
+      const route: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(fields))
+        ((GROUP_KEYS as readonly string[]).includes(key) ? own : route)[key] = value;
+      const group = normalizeApiGroup(own, path, reader);
+      if (group === undefined) return;
+      if (seen.has(group.name)) reader.fail(`${path}.name`, `names the group ${show(group.name)} twice`);
+      seen.add(group.name);
+      groups.push({ group, rules: readRouteOptions<Req, F>(route, path, reader, group.name, []) });
+    });
+  }
   reader.throwIfAny(`Invalid ${name} options`);
-  return { http, routes };
+  return { http, routes, everyRoute, groups };
 }
 
 /**
@@ -326,6 +353,8 @@ function readRuleOf<Req>(
     return Object.freeze(fields);
   }
   const { param, paramIndex, paramKey, ...rule } = fields;
+  if (rule.key !== undefined && param !== undefined)
+    reader.fail(path === '' ? 'param' : at(path, 'param'), 'give one of param and key, not both');
   for (const [key, value] of [
     ['paramIndex', paramIndex],
     ['paramKey', paramKey],
@@ -339,16 +368,21 @@ function readRuleOf<Req>(
   if (typeof param === 'string' && param.length > 0) {
     if (paramNames !== undefined && !paramNames.includes(param))
       reader.fail(at(path, 'param'), notAParam(param, paramNames));
-  } else if (typeof param !== 'function') {
+  } else if (typeof param !== 'function' && !(param === undefined && rule.key !== undefined)) {
     reader.fail(
       at(path, 'param'),
       param === undefined
-        ? 'is required (a path parameter name or a function (req, params) => value)'
+        ? 'is required (a path parameter name, a function (req, params) => value, or give key)'
         : `must be a path parameter name or a function, got ${show(param)}`,
     );
   }
-  validateRule('hotParams', { ...rule, resource, paramKey: 'param' }, path, reader);
-  return Object.freeze({ rule: Object.freeze(rule), param: param as string | HttpParamReader<Req> });
+  validateRule(
+    'hotParams',
+    rule.key !== undefined ? { ...rule, resource } : { ...rule, resource, paramKey: 'param' },
+    path,
+    reader,
+  );
+  return Object.freeze({ rule: Object.freeze(rule), param: param as string | HttpParamReader<Req> | undefined });
 }
 
 /** Runs the engine's normalizer on one rule and copies its problems to `reader` under `path`. */

@@ -1,10 +1,12 @@
+import { ApiGroupMatcher } from '../api-group/api-group';
 import type { Floodgate } from '../engine/floodgate';
 import type { RuleSetOptions } from '../engine/kinds';
 import { RuleValidationError, type QuotaPolicy } from '../kernel/errors';
 import { join as at } from '../kernel/rule-reader';
 import type { HttpParamReader } from './http-options';
 import { missingParams, type RouteRules } from './normalize-options';
-import type { RouteParams } from './route-pattern';
+import type { RouteParams } from '../api-group/route-pattern';
+import { readRequestKeys, type HttpRequestReader, type NodeRequestLike } from './request-keys';
 
 const NO_ARGS: readonly unknown[] = Object.freeze([]);
 
@@ -47,7 +49,23 @@ export class RoutePolicy {
 
   /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
   get readsParams(): boolean {
-    return this.readers.length > 0 || this.engine.resourceInfo(this.resource).paramKeys.length > 0;
+    if (this.readers.length > 0) return true;
+    const info = this.engine.resourceInfo(this.resource);
+    return info.paramKeys.length > 0 || info.keySources.some((source) => source.from === 'param');
+  }
+
+  /**
+   * The entry's `keys`: the values of the key sources the resource's rules in force read, from
+   * the request; `undefined` (nothing read) when they read none.
+   */
+  keys<Req>(
+    req: Req,
+    node: NodeRequestLike | undefined,
+    reader: HttpRequestReader<Req>,
+    params: RouteParams | undefined,
+  ): Record<string, unknown> | undefined {
+    const sources = this.engine.resourceInfo(this.resource).keySources;
+    return sources.length === 0 ? undefined : readRequestKeys(sources, req, node, reader, params);
   }
 
   /** How many function-valued params the route reads: the next one's `paramIndex`. */
@@ -121,8 +139,13 @@ const registries = new WeakMap<Floodgate, RoutePolicyRegistry>();
 export class RoutePolicyRegistry {
   private readonly policies = new Map<string, RoutePolicy>();
   private watching = false;
+  private groupMatchers: readonly ApiGroupMatcher[] | undefined = undefined;
 
-  private constructor(private readonly engine: Floodgate) {}
+  private constructor(private readonly engine: Floodgate) {
+    engine.on('rulesLoaded', ({ kinds }) => {
+      if (kinds.includes('apiGroups')) this.groupMatchers = undefined;
+    });
+  }
 
   /** The registry of `engine`, made on first use. */
   static of(engine: Floodgate): RoutePolicyRegistry {
@@ -137,6 +160,21 @@ export class RoutePolicyRegistry {
   /** The policy of `resource`, if an HTTP route declared it. */
   find(resource: string): RoutePolicy | undefined {
     return this.policies.get(resource);
+  }
+
+  /** The policy of `resource`, made (with no rules of its own) the first time: a route every route guarding names, a group. */
+  policy(resource: string): RoutePolicy {
+    let policy = this.policies.get(resource);
+    if (policy === undefined) {
+      policy = new RoutePolicy(resource, this.engine);
+      this.policies.set(resource, policy);
+    }
+    return policy;
+  }
+
+  /** The API groups in force (loaded over declared), compiled for matching; rebuilt when they change. */
+  groups(): readonly ApiGroupMatcher[] {
+    return (this.groupMatchers ??= this.engine.getRules().apiGroups.map((group) => new ApiGroupMatcher(group)));
   }
 
   /** Keeps the policies' quotas in step with the rules in force (for passing responses' headers). */
@@ -163,7 +201,8 @@ export class RoutePolicyRegistry {
     paramNames?: readonly string[],
   ): RoutePolicy {
     const policy = this.policies.get(resource);
-    const issues = paramNames === undefined ? [] : missingParams(rules, paramNames, path);
+    const issues: { path: string; message: string }[] =
+      paramNames === undefined ? [] : missingParams(rules, paramNames, path);
     if (rules.fallback !== undefined && policy?.fallback !== undefined && policy.fallback !== rules.fallback) {
       issues.push({
         path: at(path, 'fallback'),
@@ -177,16 +216,14 @@ export class RoutePolicyRegistry {
       });
     }
     if (issues.length > 0) throw new RuleValidationError(issues, context);
-    let declared = policy;
-    if (declared === undefined) {
-      declared = new RoutePolicy(resource, this.engine);
-      this.policies.set(resource, declared);
-    }
+    const declared = this.policy(resource);
     let next = declared.readerCount;
     const readers = [];
     const hotParams = [];
     for (const { rule, param } of rules.hotParams) {
-      if (typeof param === 'string') {
+      if (param === undefined) {
+        hotParams.push({ ...rule, resource });
+      } else if (typeof param === 'string') {
         hotParams.push({ ...rule, resource, paramKey: param });
       } else {
         hotParams.push({ ...rule, resource, paramIndex: next++ });

@@ -79,6 +79,8 @@ export class Entry {
   readonly args: readonly unknown[];
   /** Named parameters, for hotspot rules with `paramKey`. */
   readonly params: Readonly<Record<string, unknown>> | undefined;
+  /** The values of the key sources hotspot rules with `key` read, by `keySourceId` (set by the HTTP adapters). */
+  readonly keys: Readonly<Record<string, unknown>> | undefined;
 
   /** @internal When the call started (clock ms): its response time runs from here to `exit()`. */
   startedAt: number;
@@ -110,6 +112,7 @@ export class Entry {
     inbound: boolean,
     args: readonly unknown[] | undefined,
     params: Readonly<Record<string, unknown>> | undefined,
+    keys?: Readonly<Record<string, unknown>>,
   ) {
     this.clock = clock;
     this.resource = resource;
@@ -119,6 +122,7 @@ export class Entry {
     this.inbound = inbound;
     this.args = args ?? NO_ARGS;
     this.params = params;
+    this.keys = keys;
     this.node = undefined;
   }
 

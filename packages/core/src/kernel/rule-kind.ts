@@ -1,3 +1,4 @@
+import type { KeySource } from './key-source';
 import type { Clock } from './clock';
 import type { ClusterBlock, ClusterBreakerSpec, ClusterCircuitState, ClusterLimiterSpec } from './cluster-contract';
 import type { Entry } from './entry';
@@ -92,6 +93,8 @@ export interface CompiledRules {
   readonly origins?: { readonly named: ReadonlySet<string>; readonly other: boolean };
   /** The `params` keys the checks read, so adapters know to capture them. */
   readonly paramKeys?: readonly string[];
+  /** The key sources the checks read (each once), so adapters read only those parts of a request. */
+  readonly keySources?: readonly KeySource[];
 }
 
 /**

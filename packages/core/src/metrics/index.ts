@@ -39,6 +39,8 @@ export type {
   CircuitStateChangeEvent,
 } from '../circuit-breaker/circuit-breaker-rule';
 export type { HotParamRule } from '../hot-param/hot-param-rule';
+export type { KeySource, KeySourceFrom, KeyMatchStrategy } from '../kernel/key-source';
+export type { ApiGroup } from '../api-group/api-group';
 export type { SystemRule } from '../system/system-rule';
 export type { AuthorityRule } from '../authority/authority';
 

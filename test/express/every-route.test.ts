@@ -1,0 +1,4 @@
+import { runEveryRoute } from '../http/every-route';
+import { expressHarness } from './express-harness';
+
+runEveryRoute(expressHarness);

@@ -1,0 +1,4 @@
+import { runEveryRoute } from '../http/every-route';
+import { fastifyHarness } from './fastify-harness';
+
+runEveryRoute(fastifyHarness);
