@@ -16,7 +16,7 @@ import {
 
 /**
  * Express 5 with one JSON route, bare or guarded by app-level middleware: Floodgate's
- * `resilience()` with the route's three rules, or express-rate-limit with its defaults (memory
+ * `resilience()` guarding every route with no rule, or with the route's three rules, or express-rate-limit with its defaults (memory
  * store, draft-6 and legacy headers) keyed per user, as an app limiting per user would
  * configure it.
  */
@@ -29,6 +29,7 @@ export async function startExpressServer(variant: HttpVariant): Promise<Server> 
       next();
     });
   }
+  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate(), everyRoute: true }));
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<express.Request>(variant === 'floodgate-blocked', (req) => req.get(USER_HEADER));

@@ -7,8 +7,8 @@ import { assertThreeRules, floodgateRouteRules } from './floodgate-rules';
 import { HELLO_BODY, HELLO_PATH, ignoreClose, NEVER, USER_HEADER, type HttpVariant } from './http-variant';
 
 /**
- * Fastify 5 with one JSON route, bare or guarded: Floodgate's plugin with the three rules in
- * the route's `config.floodgate`, or @fastify/rate-limit (global, its local LRU store) keyed
+ * Fastify 5 with one JSON route, bare or guarded: Floodgate's plugin guarding every route with
+ * no rule, or with the three rules in the route's `config.floodgate`, or @fastify/rate-limit (global, its local LRU store) keyed
  * per user.
  */
 export async function startFastifyServer(variant: HttpVariant): Promise<Server> {
@@ -24,6 +24,7 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
       ),
     };
   }
+  if (variant === 'every-route') await app.register(fastifyFloodgate, { floodgate: new Floodgate(), everyRoute: true });
   if (variant === 'peer' || variant === 'peer-blocked') {
     await app.register(rateLimit, {
       max: variant === 'peer' ? NEVER : 0,

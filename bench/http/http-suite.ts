@@ -53,7 +53,7 @@ export interface HttpFrameworkResult {
  * Starts one server process per framework and variant (each pinned to one core once it
  * listens). For each framework, warms its servers, then runs autocannon (in this process,
  * pinned to the other core) against them in interleaved
- * rounds: bare, noop, floodgate, peer, floodgate-blocked, peer-blocked, and the reverse order on odd
+ * rounds, in `HTTP_VARIANTS` order and the reverse order on odd
  * rounds, so slow drifts of a busy machine hit every variant alike. Ratios are taken within a
  * round, then the median over rounds is reported.
  */

@@ -3,8 +3,11 @@
  * `onRequest` hook) that does nothing: the framework's own price of any guard, Floodgate's or a
  * peer's. `listener` adds one that only listens to the response's `close`: the least a guard
  * that ends what it took when the request ends (whichever way it ends) does, before any check.
+ * `every-route` puts every route under guard (`everyRoute: true`) with no rule anywhere: what a
+ * route with no rule costs once any rule loaded later can reach it.
  */
-export type HttpVariant = 'bare' | 'noop' | 'listener' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
+export type HttpVariant =
+  'bare' | 'noop' | 'listener' | 'every-route' | 'floodgate' | 'peer' | 'floodgate-blocked' | 'peer-blocked';
 
 /** Frameworks benchmarked. */
 export type Framework = 'express' | 'koa' | 'fastify';
@@ -14,6 +17,7 @@ export const HTTP_VARIANTS: readonly HttpVariant[] = [
   'bare',
   'noop',
   'listener',
+  'every-route',
   'floodgate',
   'peer',
   'floodgate-blocked',

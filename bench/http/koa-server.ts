@@ -17,7 +17,8 @@ import {
 
 /**
  * Koa 3 with @koa/router and one JSON route, bare or guarded by app-level middleware mounted
- * before the router: Floodgate's `resilience()` with the route's three rules, or
+ * before the router: Floodgate's `resilience()` guarding every route with no rule, or with the
+ * route's three rules, or
  * koa-ratelimit's memory driver keyed per user.
  */
 export async function startKoaServer(variant: HttpVariant): Promise<Server> {
@@ -30,6 +31,7 @@ export async function startKoaServer(variant: HttpVariant): Promise<Server> {
       return next();
     });
   }
+  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate(), everyRoute: true }));
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
     const floodgate = new Floodgate();
     const rules = floodgateRouteRules<Context>(variant === 'floodgate-blocked', (ctx) => ctx.get(USER_HEADER));
