@@ -325,6 +325,7 @@ describe('dashboard rule edits', () => {
       hotParams: [],
       flow: [{ resource: 'api', threshold: 5 }],
       circuitBreakers: [],
+      apiGroups: [],
     });
     expect(appRules(fg)).toEqual([expect.objectContaining({ resource: 'api', source: 'file' })]);
   });
@@ -499,7 +500,14 @@ describe('dashboard reads', () => {
     fg.loadFlowRules(['a', 'b', 'c'].map((resource) => ({ resource, threshold: 1 })));
     const layer = await request(server).get('/fg/api/rules/loaded').expect(200);
     expect(layer.body.flow.map((rule: { resource: string }) => rule.resource)).toEqual(['a', 'b', 'c']);
-    expect(Object.keys(layer.body)).toEqual(['authority', 'system', 'hotParams', 'flow', 'circuitBreakers']);
+    expect(Object.keys(layer.body)).toEqual([
+      'authority',
+      'system',
+      'hotParams',
+      'flow',
+      'circuitBreakers',
+      'apiGroups',
+    ]);
   });
 
   it('limits edits carrying the token to editsPerSecond; edits without it spend nothing', async () => {

@@ -295,6 +295,7 @@ describe('LiveFeed', () => {
       hotParams: [],
       flow: [expect.objectContaining({ resource: 'api', threshold: 2 })],
       circuitBreakers: [],
+      apiGroups: [],
     });
   });
 });
