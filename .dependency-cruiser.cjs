@@ -1,7 +1,7 @@
 // The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
 // kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel <- adapters, exporters.
 // Type-only imports count too: a cycle of types is still a cycle to read.
-const KINDS = '(authority|flow|circuit-breaker|hot-param|system|api-group)';
+const KINDS = '(authority|flow|circuit-breaker|hot-param|system|api-group|retry-budget|pushback|adaptive-throttling)';
 const CORE = '^packages/core/src/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -14,6 +14,7 @@ export function compileContext(resource = 'r'): CompileContext {
   return {
     resource,
     clock: new ManualClock(),
+    random: Math.random,
     events: { has: () => false, emit: () => undefined },
     inbound: new StatisticNode(),
     probe: new ManualProbe(),

@@ -322,8 +322,11 @@ describe('dashboard rule edits', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
       authority: [],
       system: [],
+      pushback: [],
       hotParams: [],
       flow: [{ resource: 'api', threshold: 5 }],
+      adaptiveThrottling: [],
+      retryBudgets: [],
       circuitBreakers: [],
       apiGroups: [],
     });

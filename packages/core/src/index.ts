@@ -22,7 +22,7 @@ export {
 } from './engine/floodgate';
 export { normalizeRuleSet, parseRulesJson, ruleSetJson } from './engine/rule-set-input';
 export type { OutcomeHandlers } from './engine/run-outcome';
-export { Entry } from './kernel/entry';
+export { Entry, type EntryAttempt } from './kernel/entry';
 
 // Rules (as they are in force, validated and resolved: `@floodgate/core/metrics`)
 export type { RuleSet, RuleSetOptions } from './engine/kinds';
@@ -33,6 +33,9 @@ export type { KeySourceOptions, KeyMatch } from './kernel/key-source';
 export type { ApiGroupOptions, ApiGroupPattern } from './api-group/api-group';
 export type { SystemRuleOptions } from './system/system-rule';
 export type { AuthorityRuleOptions } from './authority/authority';
+export type { PushbackRuleOptions } from './pushback/pushback';
+export type { AdaptiveThrottlingRuleOptions } from './adaptive-throttling/adaptive-throttling-rule';
+export type { RetryBudgetRuleOptions } from './retry-budget/retry-budget-rule';
 export { fileRuleSource, FileRuleSource, type FileRuleSourceOptions } from './sources/file-rule-source';
 
 // Errors
@@ -49,6 +52,9 @@ export { HotParamBlockError } from './hot-param/hot-param-rule';
 export { CircuitOpenError } from './circuit-breaker/circuit-breaker-kind';
 export { SystemBlockError } from './system/system-rule';
 export { AuthorityBlockError } from './authority/authority';
+export { UpstreamPausedError } from './pushback/pushback';
+export { AdaptiveThrottlingError } from './adaptive-throttling/adaptive-throttling-rule';
+export { RetryBudgetExhaustedError } from './retry-budget/retry-budget-rule';
 export { ErrorCodes } from './engine/kinds';
 
 // Events (their payloads, and the diagnostics channels: `@floodgate/core/metrics`)

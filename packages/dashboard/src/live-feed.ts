@@ -43,7 +43,7 @@ export interface BlockView {
   readonly at: number;
   readonly resource: string;
   readonly origin: string;
-  /** The rule kind that refused it (`flow`, `hotParams`, `circuitBreakers`, `authority`, `system`). */
+  /** The rule kind that refused it (`flow`, `hotParams`, `circuitBreakers`, `authority`, `system`, `pushback`, `adaptiveThrottling`, `retryBudgets`). */
   readonly kind: string;
   readonly code: string;
   readonly rule: unknown;
@@ -146,6 +146,9 @@ const KIND_BY_CODE: Readonly<Record<string, string>> = {
   ERR_CIRCUIT_OPEN: 'circuitBreakers',
   ERR_AUTHORITY_BLOCKED: 'authority',
   ERR_SYSTEM_BLOCKED: 'system',
+  ERR_UPSTREAM_PAUSED: 'pushback',
+  ERR_ADAPTIVE_THROTTLED: 'adaptiveThrottling',
+  ERR_RETRY_BUDGET_EXHAUSTED: 'retryBudgets',
 };
 
 /** Most breakers whose transitions are remembered (breakers of rules since removed age out). */

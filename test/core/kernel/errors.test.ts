@@ -1,13 +1,16 @@
 import {
+  AdaptiveThrottlingError,
   AuthorityBlockError,
   BlockError,
   CircuitOpenError,
   ErrorCodes,
   FlowBlockError,
   HotParamBlockError,
+  RetryBudgetExhaustedError,
   RuleValidationError,
   SystemBlockError,
   TimeoutError,
+  UpstreamPausedError,
   isBlockError,
   normalizeRuleSet,
 } from '@floodgate/core';
@@ -21,6 +24,9 @@ const blocks = [
   new CircuitOpenError({ resource: 'r', rule: { strategy: 'errorRatio' } as never }),
   new SystemBlockError({ resource: 'r', rule: { maxQps: 1, retryAfterMs: 1000 }, limit: 'maxQps', value: 1 }),
   new AuthorityBlockError({ resource: 'r', rule: {} as never, origin: 'evil' }),
+  new UpstreamPausedError({ resource: 'r', rule: { resource: 'r', maxPauseMs: 1000 }, retryAfterMs: 500 }),
+  new AdaptiveThrottlingError({ resource: 'r', rule: { resource: 'r', k: 2, windowMs: 1000 } }),
+  new RetryBudgetExhaustedError({ resource: 'r', rule: {} as never }),
 ];
 
 describe('errors', () => {

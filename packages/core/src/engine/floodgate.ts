@@ -3,7 +3,7 @@ import { CircuitBreakerChecker } from '../circuit-breaker/circuit-breaker-kind';
 import { ClusterBreakerChecker } from '../cluster/cluster-breaker';
 import { monotonicClock, type Clock } from '../kernel/clock';
 import type { ClusterBackend } from '../kernel/cluster-contract';
-import { Entry } from '../kernel/entry';
+import { Entry, type EntryAttempt } from '../kernel/entry';
 import { isBlockError, RuleValidationError, type BlockError } from '../kernel/errors';
 import { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, MAX_RESOURCE_NAME_LENGTH, RuleReader, show } from '../kernel/rule-reader';
@@ -49,6 +49,12 @@ export interface FloodgateOptions {
    * @defaultValue 6000
    */
   readonly maxResources?: number;
+  /**
+   * Where random numbers in [0, 1) come from (adaptive throttling draws its refusals from it,
+   * outbound retries their jitter); tests pass a seeded or scripted source.
+   * @defaultValue `Math.random`
+   */
+  readonly random?: () => number;
 }
 
 /** Defaults of the engine's options. */
@@ -78,6 +84,12 @@ export interface EntryOptions {
    * @defaultValue false
    */
   readonly inbound?: boolean;
+  /**
+   * What the call is to the operation it serves: its `'first'` attempt, a `'retry'`, or a
+   * `'hedge'`. Retry budget rules refuse retries and hedges beyond what first attempts earned.
+   * @defaultValue 'first'
+   */
+  readonly attempt?: EntryAttempt;
 }
 
 /** Options of a call that may wait (`enter`). */
@@ -120,7 +132,8 @@ export interface DiagnosticsMessage<K extends keyof FloodgateEventMap = keyof Fl
   readonly event: FloodgateEventMap[K];
 }
 
-const OPTION_KEYS = ['clock', 'cluster', 'probe', 'maxResources'] as const;
+const OPTION_KEYS = ['clock', 'cluster', 'probe', 'maxResources', 'random'] as const;
+const ATTEMPTS: ReadonlySet<unknown> = new Set<EntryAttempt>(['first', 'retry', 'hedge']);
 const EMPTY_RULES = new ResourceRules(
   RULE_KINDS.map(() => ({ checkers: [] })),
   [],
@@ -143,6 +156,8 @@ export class Floodgate {
   readonly cluster: ClusterBackend | undefined;
   /** Where system rules read the process's load. */
   readonly probe: SystemProbe;
+  /** Where random numbers in [0, 1) come from. */
+  readonly random: () => number;
   private readonly maxResources: number;
   private readonly events = new EventHub<FloodgateEventMap>(DIAGNOSTICS_CHANNELS, this);
   private readonly store = new RuleStore();
@@ -186,6 +201,10 @@ export class Floodgate {
     if (probe !== undefined && (typeof probe?.read !== 'function' || typeof probe?.start !== 'function')) {
       reader.fail('options.probe', 'must have read() and start() methods, such as a ManualProbe');
     }
+    const random = obj.random as (() => number) | undefined;
+    if (random !== undefined && typeof random !== 'function') {
+      reader.fail('options.random', `must be a function returning numbers in [0, 1), got ${show(random)}`);
+    }
     const maxResources = reader.number(
       obj,
       'maxResources',
@@ -197,9 +216,11 @@ export class Floodgate {
     this.clock = clock ?? monotonicClock;
     this.cluster = cluster;
     this.probe = probe ?? processProbe;
+    this.random = random ?? Math.random;
     this.maxResources = maxResources;
     this.services = {
       clock: this.clock,
+      random: this.random,
       events: this.events,
       cluster,
       inbound: this.inboundNode,
@@ -401,6 +422,7 @@ export class Floodgate {
     let acquireCount = 1;
     let origin = '';
     let inbound = false;
+    let attempt: EntryAttempt = 'first';
     if (options !== undefined) {
       if (options.acquireCount !== undefined) {
         acquireCount = options.acquireCount;
@@ -413,6 +435,11 @@ export class Floodgate {
         if (typeof origin !== 'string') throw new TypeError(`origin must be a string, got ${show(origin)}`);
       }
       inbound = options.inbound === true;
+      if (options.attempt !== undefined) {
+        attempt = options.attempt;
+        if (!ATTEMPTS.has(attempt))
+          throw new TypeError(`attempt must be 'first', 'retry' or 'hedge', got ${show(attempt as unknown)}`);
+      }
     }
     const entry = new Entry(
       this.clock,
@@ -424,6 +451,7 @@ export class Floodgate {
       options?.args,
       options?.params,
       options?.keys,
+      attempt,
     );
     if (state !== undefined) {
       entry.node = state.node;

@@ -1,4 +1,9 @@
 import { apiGroupKind, type ApiGroup, type ApiGroupOptions } from '../api-group/api-group';
+import { adaptiveThrottlingKind } from '../adaptive-throttling/adaptive-throttling-kind';
+import type {
+  AdaptiveThrottlingRule,
+  AdaptiveThrottlingRuleOptions,
+} from '../adaptive-throttling/adaptive-throttling-rule';
 import { authorityKind, type AuthorityRule, type AuthorityRuleOptions } from '../authority/authority';
 import { circuitBreakerKind } from '../circuit-breaker/circuit-breaker-kind';
 import type { CircuitBreakerRule, CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
@@ -8,20 +13,30 @@ import { hotParamKind } from '../hot-param/hot-param-kind';
 import type { HotParamRule, HotParamRuleOptions } from '../hot-param/hot-param-rule';
 import { KERNEL_ERROR_CODES } from '../kernel/errors';
 import type { RuleKind } from '../kernel/rule-kind';
+import { pushbackKind, type PushbackRule, type PushbackRuleOptions } from '../pushback/pushback';
+import { retryBudgetKind } from '../retry-budget/retry-budget-kind';
+import type { RetryBudgetRule, RetryBudgetRuleOptions } from '../retry-budget/retry-budget-rule';
 import { systemKind } from '../system/system-kind';
 import type { SystemRule, SystemRuleOptions } from '../system/system-rule';
 
 /**
- * Every rule kind, in the order their checks run (authority → system → hotspot → flow →
- * circuit breaker, as Sentinel's slot chain), then API groups, which check nothing (the HTTP
- * layer reads them). Adding a kind is a folder of its own and one line here: rule sets, loading,
- * validation, compilation and `ErrorCodes` follow from this list.
+ * Every rule kind, in the order their checks run: authority → system → hotspot → flow →
+ * circuit breaker, as Sentinel's slot chain, with the outbound kinds in their places, then API
+ * groups, which check nothing (the HTTP layer reads them). Pushback comes early (a pause refuses
+ * everything, cheaply, and takes nothing); adaptive throttling and the retry budget come after
+ * flow, so that a call a bulkhead refuses neither counts as a request nor spends a retry, and
+ * before the circuit breaker, so that a call they refuse never takes a half-open breaker's probe.
+ * Adding a kind is a folder of its own and one line here: rule sets, loading, validation,
+ * compilation and `ErrorCodes` follow from this list.
  */
 export const RULE_KINDS = [
   authorityKind,
   systemKind,
+  pushbackKind,
   hotParamKind,
   flowKind,
+  adaptiveThrottlingKind,
+  retryBudgetKind,
   circuitBreakerKind,
   apiGroupKind,
 ] as const;
@@ -32,10 +47,16 @@ export interface RuleSetOptions {
   readonly authority?: readonly AuthorityRuleOptions[];
   /** Limits on the whole process, for inbound calls whatever their resource. */
   readonly system?: readonly SystemRuleOptions[];
+  /** Pauses a resource whose dependency asked for one (`Retry-After`). */
+  readonly pushback?: readonly PushbackRuleOptions[];
   /** Limits per value of a parameter (a user id, an IP, a SKU). */
   readonly hotParams?: readonly HotParamRuleOptions[];
   /** QPS and concurrency limits per resource. */
   readonly flow?: readonly FlowRuleOptions[];
+  /** Client-side adaptive throttling (Google SRE): calls shed while the dependency rejects. */
+  readonly adaptiveThrottling?: readonly AdaptiveThrottlingRuleOptions[];
+  /** Retries and hedges capped at a share of first attempts (Finagle). */
+  readonly retryBudgets?: readonly RetryBudgetRuleOptions[];
   /** Circuit breakers per resource (checked last). */
   readonly circuitBreakers?: readonly CircuitBreakerRuleOptions[];
   /** API groups: named groups of request patterns, each one resource the HTTP adapters enter (they check nothing themselves). */
@@ -48,10 +69,16 @@ export interface RuleSet {
   readonly authority: readonly AuthorityRule[];
   /** System rules in force. */
   readonly system: readonly SystemRule[];
+  /** Pushback rules in force. */
+  readonly pushback: readonly PushbackRule[];
   /** Hotspot rules in force. */
   readonly hotParams: readonly HotParamRule[];
   /** Flow rules in force. */
   readonly flow: readonly FlowRule[];
+  /** Adaptive throttling rules in force. */
+  readonly adaptiveThrottling: readonly AdaptiveThrottlingRule[];
+  /** Retry budget rules in force. */
+  readonly retryBudgets: readonly RetryBudgetRule[];
   /** Circuit breaker rules in force. */
   readonly circuitBreakers: readonly CircuitBreakerRule[];
   /** API groups in force. */

@@ -31,6 +31,7 @@ export interface ResourceInfo {
 /** What compiling needs from the engine. */
 export interface CompileServices {
   readonly clock: Clock;
+  readonly random: () => number;
   readonly events: EventSink;
   readonly cluster: ClusterBackend | undefined;
   readonly inbound: StatisticNode;
@@ -118,6 +119,7 @@ export class RulePool {
     const ctx: CompileContext = {
       resource,
       clock: services.clock,
+      random: services.random,
       events: services.events,
       inbound: services.inbound,
       probe: services.probe,

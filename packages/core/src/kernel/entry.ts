@@ -37,6 +37,13 @@ export interface EntryAttachment {
    */
   discarded?(entry: Entry, now: number): void;
 }
+/**
+ * What a call is to the operation it serves: its `'first'` attempt, a `'retry'` after a failed
+ * attempt, or a `'hedge'` (a second attempt sent while the first is still running). Retry
+ * budgets let first attempts earn the retries and hedges they allow.
+ */
+export type EntryAttempt = 'first' | 'retry' | 'hedge';
+
 const NO_ARGS: readonly unknown[] = Object.freeze([]);
 const NO_HOOKS: readonly ExitHook[] = Object.freeze([]);
 
@@ -81,6 +88,8 @@ export class Entry {
   readonly params: Readonly<Record<string, unknown>> | undefined;
   /** The values of the key sources hotspot rules with `key` read, by `keySourceId` (set by the HTTP adapters). */
   readonly keys: Readonly<Record<string, unknown>> | undefined;
+  /** Whether the call is a first attempt, a retry or a hedge (retry budgets read it). @defaultValue 'first' */
+  readonly attempt: EntryAttempt;
 
   /** @internal When the call started (clock ms): its response time runs from here to `exit()`. */
   startedAt: number;
@@ -101,6 +110,7 @@ export class Entry {
   private phase = Phase.Checking;
   private errorValue: unknown = undefined;
   private errored = false;
+  private pushback: number | undefined = undefined;
 
   /** @internal Made by the engine. */
   constructor(
@@ -113,8 +123,10 @@ export class Entry {
     args: readonly unknown[] | undefined,
     params: Readonly<Record<string, unknown>> | undefined,
     keys?: Readonly<Record<string, unknown>>,
+    attempt: EntryAttempt = 'first',
   ) {
     this.clock = clock;
+    this.attempt = attempt;
     this.resource = resource;
     this.startedAt = now;
     this.acquireCount = acquireCount;
@@ -144,6 +156,31 @@ export class Entry {
   /** Whether the call has ended (`exit()` or `cancel()`): a call concluded at its timeout has not, until its work settles. */
   get exited(): boolean {
     return this.phase === Phase.Exited || this.phase === Phase.Cancelled;
+  }
+
+  /** Whether the call's outcome is recorded (`conclude()`, `exit()`, `cancel()`): it can no longer change. */
+  get concluded(): boolean {
+    return this.phase >= Phase.Concluded;
+  }
+
+  /** The pause the dependency asked for, in ms, if {@link Entry.tracePushback} recorded one. */
+  get pushbackMs(): number | undefined {
+    return this.pushback;
+  }
+
+  /**
+   * Records that the dependency refused this call and asked the caller to wait `retryAfterMs` ms
+   * before calling again (an HTTP 429 or 503 answer with `Retry-After`). Pushback rules pause the
+   * resource when the entry's outcome is recorded; adaptive throttling counts the call as not
+   * accepted. The longest pause asked for wins. Ignored once the outcome is recorded.
+   * @throws RangeError when `retryAfterMs` is not a finite number >= 0.
+   */
+  tracePushback(retryAfterMs: number): void {
+    if (typeof retryAfterMs !== 'number' || !Number.isFinite(retryAfterMs) || retryAfterMs < 0) {
+      throw new RangeError(`retryAfterMs must be a finite number >= 0, got ${String(retryAfterMs)}`);
+    }
+    if (this.phase >= Phase.Concluded) return;
+    this.pushback = this.pushback === undefined ? retryAfterMs : Math.max(this.pushback, retryAfterMs);
   }
 
   /**
@@ -188,9 +225,10 @@ export class Entry {
   }
 
   /**
-   * @internal Records the call's outcome now (its response time, the error traced, what circuit
-   * breakers and a half-open probe make of it), and keeps its concurrency held until `exit()`:
-   * for a call answered by its timeout while its work goes on. Does nothing unless admitted.
+   * Records the call's outcome now (its response time, the error and pushback traced, what
+   * circuit breakers, a half-open probe and other rules make of it), and keeps its concurrency held
+   * until `exit()`: for a call answered by its timeout while its work goes on, or an HTTP response
+   * whose headers came while its body is still being read. Does nothing unless admitted.
    */
   conclude(): void {
     if (this.phase !== Phase.Admitted) return;

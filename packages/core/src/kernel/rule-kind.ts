@@ -65,6 +65,8 @@ export interface CompileContext {
   readonly resource: string;
   /** The engine's clock. */
   readonly clock: Clock;
+  /** The engine's source of random numbers in [0, 1) (adaptive throttling). */
+  readonly random: () => number;
   /** The engine's events. */
   readonly events: EventSink;
   /** The statistics of every inbound call, all resources together (system protection). */

@@ -43,6 +43,9 @@ export type { KeySource, KeySourceFrom, KeyMatchStrategy } from '../kernel/key-s
 export type { ApiGroup } from '../api-group/api-group';
 export type { SystemRule } from '../system/system-rule';
 export type { AuthorityRule } from '../authority/authority';
+export type { PushbackRule } from '../pushback/pushback';
+export type { AdaptiveThrottlingRule } from '../adaptive-throttling/adaptive-throttling-rule';
+export type { RetryBudgetRule } from '../retry-budget/retry-budget-rule';
 
 // Events
 export {
