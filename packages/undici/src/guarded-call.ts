@@ -57,9 +57,10 @@ type Failure =
  * - an attempt the engine refuses is not sent: a refused first attempt answers the caller with the
  *   block error; a refused retry answers with what the last attempt got; a refused hedge changes
  *   nothing;
- * - an answer whose status is retried, or an error worth another attempt, is held (its body up to
- *   64 KiB) while a retry waits out its backoff (full jitter, at least the `Retry-After` asked
- *   for) through the engine's clock, and is answered if no retry can be sent;
+ * - an answer whose status is retried, or an error worth another attempt, while the retry budget
+ *   has a retry left (read first, so that no caller waits a backoff only to be refused), is held
+ *   (its body up to 64 KiB) while a retry waits out its backoff (full jitter, at least the
+ *   `Retry-After` asked for) through the engine's clock, and is answered if the retry is refused;
  * - any other answer wins: it is passed on as it streams, any other attempt is aborted, and its
  *   entry completes at the headers (or at the body's end, `measure: 'body'`) and exits when the
  *   body is read to the end, fails, or is cancelled by the caller (or by the garbage collector,
@@ -177,8 +178,8 @@ export class GuardedCall {
     if (
       retry !== undefined &&
       retry.statusCodes.has(status) &&
-      (this.retries < retry.maxRetries || this.attempts.size > 1) &&
-      (wait === undefined || wait <= retry.maxRetryAfterMs)
+      (wait === undefined || wait <= retry.maxRetryAfterMs) &&
+      (this.attempts.size > 1 || (this.retries < retry.maxRetries && this.budgetLeft()))
     ) {
       // Held: a retry (or the other attempt) may answer instead.
       entry.complete();
@@ -251,7 +252,8 @@ export class GuardedCall {
     if (
       retry === undefined ||
       this.retries >= retry.maxRetries ||
-      (last.error !== undefined && !isRetryableError(last.error))
+      (last.error !== undefined && !isRetryableError(last.error)) ||
+      !this.budgetLeft()
     ) {
       this.finish(last);
       return;
@@ -263,6 +265,22 @@ export class GuardedCall {
       () => this.admit('retry'),
       () => undefined,
     );
+  }
+
+  /**
+   * Whether the retry budget allows a retry now, read before waiting a backoff for one (the retry
+   * entry may still be refused after it). When it does not, the refused retry is entered anyway,
+   * so that the engine counts and announces its block (`retryBudget#0`), as if it had been sent.
+   */
+  private budgetLeft(): boolean {
+    const { fg } = this.ctx;
+    for (const budget of fg.retryBudgets(this.resource)) {
+      if (budget.balance >= 1) continue;
+      const refused = fg.tryEntry(this.resource, { attempt: 'retry' });
+      if (refused instanceof Entry) refused.cancel();
+      return false;
+    }
+    return true;
   }
 
   /** `attempt` answers the call: every other attempt is aborted. */

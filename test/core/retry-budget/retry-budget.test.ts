@@ -131,6 +131,16 @@ describe('retry budget rules', () => {
     expect(calls(fg, 5, 'retry')).toBe(2);
   });
 
+  it('reports each budget of a resource with the retries it allows now, read-only', () => {
+    const { fg } = engine({ minRetriesPerSecond: 0, retryRatio: 0.5 });
+    calls(fg, 5);
+    expect(fg.retryBudgets('r')).toEqual([{ rule: expect.objectContaining({ retryRatio: 0.5 }), balance: 2 }]);
+    expect(fg.retryBudgets('r')[0]!.balance).toBe(2);
+    expect(calls(fg, 5, 'retry')).toBe(2);
+    expect(fg.retryBudgets('r')[0]!.balance).toBe(0);
+    expect(fg.retryBudgets('unknown')).toEqual([]);
+  });
+
   it('refuses an attempt that is not first, retry or hedge', () => {
     const { fg } = engine();
     expect(() => fg.tryEntry('r', { attempt: 'again' as never })).toThrow(

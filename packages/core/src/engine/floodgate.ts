@@ -1,6 +1,8 @@
 import type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-rule';
 import { CircuitBreakerChecker } from '../circuit-breaker/circuit-breaker-kind';
 import { ClusterBreakerChecker } from '../cluster/cluster-breaker';
+import { RetryBudgetChecker } from '../retry-budget/retry-budget-kind';
+import type { RetryBudgetStatus } from '../retry-budget/retry-budget-rule';
 import { monotonicClock, type Clock } from '../kernel/clock';
 import type { ClusterBackend } from '../kernel/cluster-contract';
 import { Entry, type EntryAttempt } from '../kernel/entry';
@@ -776,6 +778,22 @@ export class Floodgate {
       if (checker instanceof CircuitBreakerChecker) out.push(checker.status(now));
       else if (checker instanceof ClusterBreakerChecker) out.push(checker.status(now));
     }
+    return out;
+  }
+
+  /**
+   * Each retry budget on a resource, in rule order, with the retries (and hedges) it allows now.
+   * Read-only: a caller deciding whether a failed call is worth waiting a backoff for reads it
+   * first, then enters the retry (`attempt: 'retry'`), which the budget may still refuse.
+   */
+  retryBudgets(resource: string): RetryBudgetStatus[] {
+    if (!this.resources.has(resource) && !this.store.hasRules(resource)) return [];
+    const state = this.stateOf(resource);
+    if (state === undefined) return [];
+    const now = this.clock.now();
+    const out: RetryBudgetStatus[] = [];
+    for (const checker of state.rules.checkers)
+      if (checker instanceof RetryBudgetChecker) out.push({ rule: checker.rule, balance: checker.budget.balance(now) });
     return out;
   }
 

@@ -45,7 +45,7 @@ export type { SystemRule } from '../system/system-rule';
 export type { AuthorityRule } from '../authority/authority';
 export type { PushbackRule } from '../pushback/pushback';
 export type { AdaptiveThrottlingRule } from '../adaptive-throttling/adaptive-throttling-rule';
-export type { RetryBudgetRule } from '../retry-budget/retry-budget-rule';
+export type { RetryBudgetRule, RetryBudgetStatus } from '../retry-budget/retry-budget-rule';
 
 // Events
 export {

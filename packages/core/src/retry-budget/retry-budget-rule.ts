@@ -45,6 +45,13 @@ export interface RetryBudgetRule {
   readonly minRetriesPerSecond: number;
 }
 
+/** One retry budget's state, from `Floodgate.retryBudgets()`. */
+export interface RetryBudgetStatus {
+  readonly rule: RetryBudgetRule;
+  /** Retries (and hedges) the budget allows now, whole: `floor(reserve + retryRatio × deposits − withdrawals)`. */
+  readonly balance: number;
+}
+
 /** Defaults of a retry budget rule's optional fields: Finagle's `RetryBudget` defaults. */
 export const RETRY_BUDGET_RULE_DEFAULTS = Object.freeze({
   /** One retry for every five first attempts (Finagle's `percentCanRetry` 0.2). */
