@@ -440,7 +440,7 @@ export class Floodgate {
       if (options.attempt !== undefined) {
         attempt = options.attempt;
         if (!ATTEMPTS.has(attempt))
-          throw new TypeError(`attempt must be 'first', 'retry' or 'hedge', got ${show(attempt as unknown)}`);
+          throw new TypeError(`attempt must be 'first', 'retry' or 'hedge', got ${show(attempt)}`);
       }
     }
     const entry = new Entry(
