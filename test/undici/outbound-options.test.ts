@@ -49,11 +49,10 @@ describe('outbound options', () => {
         'b.example': { routes: { 'GET /slow': { maxConcurrency: 2 } } },
       },
     });
-    const resources = (kind: 'flow' | 'retryBudgets' | 'pushback') =>
-      fg
-        .getRules()
-        [kind].map((rule) => rule.resource)
-        .sort();
+    const resources = (kind: 'flow' | 'retryBudgets' | 'pushback'): string[] => {
+      const rules: readonly { resource: string }[] = fg.getRules()[kind];
+      return rules.map((rule) => rule.resource).sort();
+    };
     expect(resources('flow')).toEqual(['GET b.example/slow', 'b.example']);
     expect(fg.getRules().flow.find((rule) => rule.resource === 'GET b.example/slow')!.threshold).toBe(2);
     expect(resources('retryBudgets')).toEqual(['GET b.example/slow', 'b.example']);
