@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { request, type Dispatcher } from 'undici';
 import { Harness, waitFor } from './harness';
 
@@ -145,6 +148,23 @@ describe('retries', () => {
     expect(upstream.hits).toBe(1);
     expect(h.concurrency(upstream.host)).toBe(0);
   });
+
+  it('keep a process whose only work is the call alive while a retry waits its backoff', async () => {
+    const upstream = (await h.upstream()).script({ status: 503 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--conditions=@floodgate/source',
+        '--import',
+        'tsx',
+        join(__dirname, 'keep-alive-scenario.ts'),
+        `${upstream.origin}/`,
+      ],
+      { timeout: 30_000 },
+    );
+    expect(stdout).toBe('200\n');
+    expect(upstream.hits).toBe(2);
+  }, 30_000);
 
   it('retry a timed-out attempt', async () => {
     const upstream = (await h.upstream()).script('hang');

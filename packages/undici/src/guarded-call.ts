@@ -15,6 +15,29 @@ export interface CallContext {
   readonly dispatch: Dispatcher.Dispatch;
   /** The wall clock, only to read a `Retry-After` date of an answer without a `Date` header. */
   readonly wallNow: () => number;
+  /** Keeps the process alive while calls wait with no socket of theirs open. */
+  readonly keepAlive: KeepAlive;
+}
+
+/**
+ * Keeps the process alive while some call waits with nothing of its own open (a backoff before a
+ * retry, a queued admission): the engine's clock waits on unref'd timers, and a script whose
+ * only pending work is `await fetch(...)` would otherwise exit in the middle of a retry. One ref'd
+ * handle for every call, ref'd while any waits; it never fires.
+ */
+export class KeepAlive {
+  private waiting = 0;
+  private handle: NodeJS.Timeout | undefined;
+
+  /** Holds the process alive until `promise` settles. */
+  during<T>(promise: Promise<T>): Promise<T> {
+    if (this.waiting++ === 0) (this.handle ??= setInterval(() => undefined, 2 ** 31 - 1)).ref();
+    const release = (): void => {
+      if (--this.waiting === 0) this.handle!.unref();
+    };
+    promise.then(release, release);
+    return promise;
+  }
 }
 
 /** Most bytes of a failed answer kept to answer with if no retry can be sent; a longer one is answered at once. */
@@ -119,7 +142,7 @@ export class GuardedCall {
   private admit(kind: EntryAttempt): void {
     const { fg } = this.ctx;
     if (fg.resourceInfo(this.resource).mayWait) {
-      fg.enter(this.resource, { attempt: kind, signal: this.stop.signal }).then(
+      this.ctx.keepAlive.during(fg.enter(this.resource, { attempt: kind, signal: this.stop.signal })).then(
         (entry) => (this.settled || this.abortReason !== undefined ? entry.cancel() : this.send(entry, kind)),
         (error: unknown) => this.refused(kind, error as Error),
       );
@@ -261,7 +284,7 @@ export class GuardedCall {
     this.retries++;
     const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (this.retries - 1));
     const delay = Math.max(this.ctx.fg.random() * ceiling, retryAfter ?? 0);
-    this.ctx.fg.clock.sleep(delay, this.stop.signal).then(
+    this.ctx.keepAlive.during(this.ctx.fg.clock.sleep(delay, this.stop.signal)).then(
       () => this.admit('retry'),
       () => undefined,
     );

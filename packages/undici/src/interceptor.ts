@@ -1,6 +1,6 @@
 import { floodgate as sharedEngine } from '@floodgate/core';
 import type { Dispatcher } from 'undici';
-import { GuardedCall, type CallContext } from './guarded-call';
+import { GuardedCall, KeepAlive, type CallContext } from './guarded-call';
 import { resolveOptions, type FloodgateInterceptorOptions } from './outbound-options';
 import { hostKey, OutboundResources } from './outbound-resources';
 
@@ -35,8 +35,9 @@ export function floodgateInterceptor(options: FloodgateInterceptorOptions = {}):
   const resolved = resolveOptions(options, hostKey);
   const fg = options.floodgate ?? sharedEngine;
   const resources = new OutboundResources(fg, resolved);
+  const keepAlive = new KeepAlive();
   const interceptor = (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch => {
-    const ctx: CallContext = { fg, dispatch, wallNow: Date.now };
+    const ctx: CallContext = { fg, dispatch, wallNow: Date.now, keepAlive };
     return function floodgateDispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
       if (opts.upgrade || opts.method === 'CONNECT') return dispatch(opts, handler);
       const guarded = resources.resolve(opts.origin, opts.method, opts.path);
