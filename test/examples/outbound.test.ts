@@ -69,7 +69,8 @@ describe('examples/outbound', () => {
     );
     expect(stdout).toContain('payments fails');
     expect(stdout).toMatch(/payments: \d+ × 500, \d+ × ERR_CIRCUIT_OPEN/);
-    expect(stdout).toMatch(/catalog: 1 × 503, 9 × ERR_UPSTREAM_PAUSED/);
+    // Real time: how many calls meet the 503 before the pause depends on the timers; the ManualClock run above is exact.
+    expect(stdout).toMatch(/catalog: \d × 503, \d × ERR_UPSTREAM_PAUSED/);
     expect(stdout).toMatch(/the pause is over: catalog is called again\n {2}catalog: 10 × 200/);
   }, 30_000);
 });

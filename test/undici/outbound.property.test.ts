@@ -35,9 +35,9 @@ async function io(): Promise<void> {
 /**
  * Sequences of upstream outcomes (answers, errors, resets, hangs), caller aborts and clock
  * advances, through real undici and a real server: whatever happens, retries and hedges never
- * exceed the retry budget, and when a call has settled no entry of it is in flight, no timer of
- * it is pending, and (once the sockets have closed) neither the agent nor the upstream has a
- * request of it running.
+ * exceed the retry budget, and when a call has settled no entry of it is in flight, no wait of it
+ * is pending (the guard's own deadline lanes end within their delay), and (once the sockets have
+ * closed) neither the agent nor the upstream has a request of it running.
  */
 describe('outbound calls, as a property', () => {
   it(
@@ -100,8 +100,11 @@ describe('outbound calls, as a property', () => {
               }
               await pending;
               expect(settled).toBe(true);
-              // Nothing of the call outlives it: no entry in flight, no timer pending.
+              // Nothing of the call outlives it: no entry in flight; of the clock's waits, at most the
+              // guard's two lanes (timeouts, hedges: no wait per call), and none once their delays pass.
               for (const resource of h.fg.resourceNames()) expect(h.concurrency(resource)).toBe(0);
+              expect(h.clock.pendingSleeps).toBeLessThanOrEqual(2);
+              await h.clock.advance(policy.timeoutMs);
               expect(h.clock.pendingSleeps).toBe(0);
               // Leave the pushback pause and the breaker's open period behind, for the next call.
               await h.clock.advance(600);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Entry, RT_BUCKET_BOUNDS_MS, TimeoutError, type EntryAttempt, type Floodgate } from '@floodgate/core';
 import type { Dispatcher } from 'undici';
+import type { Deadline, Deadlines } from './deadlines';
 import { hasHeader, isReplayable, isRetryableError, retryAfterMs } from './http-facts';
 import { OUTBOUND_DEFAULTS, type HedgeOptions, type ResolvedRetry } from './outbound-options';
 import type { Guarded } from './outbound-resources';
@@ -17,6 +18,8 @@ export interface CallContext {
   readonly wallNow: () => number;
   /** Keeps the process alive while calls wait with no socket of theirs open. */
   readonly keepAlive: KeepAlive;
+  /** The attempts' timeouts and hedge delays. */
+  readonly deadlines: Deadlines;
 }
 
 /**
@@ -88,8 +91,8 @@ type Failure =
  *   entry completes at the headers (or at the body's end, `measure: 'body'`) and exits when the
  *   body is read to the end, fails, or is cancelled by the caller (or by the garbage collector,
  *   through fetch's own registry);
- * - every timer (timeouts, backoffs, hedges) is a clock sleep cancelled when it is no longer
- *   needed, so nothing outlives the call.
+ * - timeouts and hedge delays are deadlines of the guard's (no timer per call), cancelled when no
+ *   longer needed; a backoff is a clock wait of the call's, cancelled if the caller aborts.
  */
 export class GuardedCall {
   private readonly controller: CallController;
@@ -104,8 +107,10 @@ export class GuardedCall {
   abortReason: Error | undefined;
   /** The caller's handler has had its last callback. */
   private settled = false;
-  /** Cancels the call's own waits (backoff, hedge delay, a queued admission). */
-  private readonly stop = new AbortController();
+  /** Cancels the call's own waits (a backoff, a queued admission); made only when the call waits. */
+  private stopper: AbortController | undefined;
+  /** The hedge's deadline, while it may still be sent. */
+  private hedgeAt: Deadline | undefined;
 
   constructor(
     private readonly ctx: CallContext,
@@ -142,7 +147,7 @@ export class GuardedCall {
   private admit(kind: EntryAttempt): void {
     const { fg } = this.ctx;
     if (fg.resourceInfo(this.resource).mayWait) {
-      this.ctx.keepAlive.during(fg.enter(this.resource, { attempt: kind, signal: this.stop.signal })).then(
+      this.ctx.keepAlive.during(fg.enter(this.resource, { attempt: kind, signal: this.stopSignal() })).then(
         (entry) => (this.settled || this.abortReason !== undefined ? entry.cancel() : this.send(entry, kind)),
         (error: unknown) => this.refused(kind, error as Error),
       );
@@ -157,7 +162,7 @@ export class GuardedCall {
     const attempt = new Attempt(this, entry);
     this.attempts.add(attempt);
     const timeoutMs = this.guarded.policy.timeoutMs;
-    if (timeoutMs !== undefined) attempt.timeOutAfter(this.ctx.fg, timeoutMs, this.resource);
+    if (timeoutMs !== undefined) attempt.timeOutAfter(this.ctx.deadlines, timeoutMs, this.resource);
     if (kind === 'first' && this.retry !== undefined && this.guarded.policy.hedge !== undefined) this.hedgeLater();
     try {
       this.ctx.dispatch(this.opts, attempt);
@@ -177,15 +182,25 @@ export class GuardedCall {
   /** After the hedge delay, a second attempt while no attempt has answered. */
   private hedgeLater(): void {
     const delay = hedgeDelayMs(this.ctx.fg, this.resource, this.guarded.policy.hedge!);
-    this.ctx.fg.clock.sleep(delay, this.stop.signal).then(
-      () => {
-        if (this.settled || this.hedged || this.winner !== undefined || this.attempts.size !== 1) return;
-        if ([...this.attempts][0]!.answered) return;
-        this.hedged = true;
-        this.admit('hedge');
-      },
-      () => undefined,
-    );
+    this.hedgeAt = this.ctx.deadlines.after(delay, () => {
+      this.hedgeAt = undefined;
+      if (this.settled || this.hedged || this.winner !== undefined || this.attempts.size !== 1) return;
+      if ([...this.attempts][0]!.answered) return;
+      this.hedged = true;
+      this.admit('hedge');
+    });
+  }
+
+  /** The signal that cancels the call's own waits. */
+  private stopSignal(): AbortSignal {
+    return (this.stopper ??= new AbortController()).signal;
+  }
+
+  /** No wait of the call is needed any more. */
+  private stopWaits(): void {
+    this.hedgeAt?.cancel();
+    this.hedgeAt = undefined;
+    this.stopper?.abort();
   }
 
   // ------------------------------------------------------------ what attempts report
@@ -239,7 +254,7 @@ export class GuardedCall {
     const held = attempt.held;
     if (held === undefined) {
       this.settled = true;
-      this.stop.abort();
+      this.stopWaits();
       this.downstream.onResponseEnd?.(this.controller, trailers);
       return;
     }
@@ -284,7 +299,7 @@ export class GuardedCall {
     this.retries++;
     const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (this.retries - 1));
     const delay = Math.max(this.ctx.fg.random() * ceiling, retryAfter ?? 0);
-    this.ctx.keepAlive.during(this.ctx.fg.clock.sleep(delay, this.stop.signal)).then(
+    this.ctx.keepAlive.during(this.ctx.fg.clock.sleep(delay, this.stopSignal())).then(
       () => this.admit('retry'),
       () => undefined,
     );
@@ -310,6 +325,8 @@ export class GuardedCall {
   private win(attempt: Attempt): void {
     this.winner = attempt;
     attempt.stopTimer();
+    this.hedgeAt?.cancel();
+    this.hedgeAt = undefined;
     if (this.controller.paused) attempt.upstream?.pause();
     for (const other of [...this.attempts]) if (other !== attempt) this.drop(other, new HedgeLost());
   }
@@ -325,7 +342,7 @@ export class GuardedCall {
   private finish(outcome: Failure): void {
     if (this.settled) return;
     this.settled = true;
-    this.stop.abort();
+    this.stopWaits();
     const down = this.downstream;
     if (outcome.error !== undefined) {
       down.onResponseError?.(this.controller, outcome.error);
@@ -340,7 +357,7 @@ export class GuardedCall {
   abort(reason: Error): void {
     if (this.settled || this.abortReason !== undefined) return;
     this.abortReason = reason;
-    this.stop.abort();
+    this.stopWaits();
     const winner = this.winner;
     for (const attempt of [...this.attempts]) {
       if (attempt === winner) continue;
@@ -373,7 +390,7 @@ class Attempt implements Handler {
         retryAfterMs: number | undefined;
       }
     | undefined;
-  private timer: AbortController | undefined;
+  private timer: Deadline | undefined;
 
   constructor(
     private readonly call: GuardedCall,
@@ -381,22 +398,18 @@ class Attempt implements Handler {
   ) {}
 
   /** Aborts the attempt with a `TimeoutError` if it has no response headers within `timeoutMs`. */
-  timeOutAfter(fg: Floodgate, timeoutMs: number, resource: string): void {
-    const timer = (this.timer = new AbortController());
-    fg.clock.sleep(timeoutMs, timer.signal).then(
-      () => {
-        this.timer = undefined;
-        const error = new TimeoutError(resource, timeoutMs);
-        this.entry.traceError(error);
-        this.call.failed(this, error);
-        this.abandon(error);
-      },
-      () => undefined,
-    );
+  timeOutAfter(deadlines: Deadlines, timeoutMs: number, resource: string): void {
+    this.timer = deadlines.after(timeoutMs, () => {
+      this.timer = undefined;
+      const error = new TimeoutError(resource, timeoutMs);
+      this.entry.traceError(error);
+      this.call.failed(this, error);
+      this.abandon(error);
+    });
   }
 
   stopTimer(): void {
-    this.timer?.abort();
+    this.timer?.cancel();
     this.timer = undefined;
   }
 

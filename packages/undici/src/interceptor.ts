@@ -1,5 +1,6 @@
 import { floodgate as sharedEngine } from '@floodgate/core';
 import type { Dispatcher } from 'undici';
+import { Deadlines } from './deadlines';
 import { GuardedCall, KeepAlive, type CallContext } from './guarded-call';
 import { resolveOptions, type FloodgateInterceptorOptions } from './outbound-options';
 import { hostKey, OutboundResources } from './outbound-resources';
@@ -36,8 +37,9 @@ export function floodgateInterceptor(options: FloodgateInterceptorOptions = {}):
   const fg = options.floodgate ?? sharedEngine;
   const resources = new OutboundResources(fg, resolved);
   const keepAlive = new KeepAlive();
+  const deadlines = new Deadlines(fg.clock);
   const interceptor = (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch => {
-    const ctx: CallContext = { fg, dispatch, wallNow: Date.now, keepAlive };
+    const ctx: CallContext = { fg, dispatch, wallNow: Date.now, keepAlive, deadlines };
     return function floodgateDispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
       if (opts.upgrade || opts.method === 'CONNECT') return dispatch(opts, handler);
       const guarded = resources.resolve(opts.origin, opts.method, opts.path);
