@@ -37,7 +37,7 @@ class Lane {
 
   private arm(at: number): void {
     this.armed = true;
-    this.clock.sleep(Math.max(0, at - this.clock.now())).then(() => this.wake());
+    void this.clock.sleep(Math.max(0, at - this.clock.now())).then(() => this.wake());
   }
 
   /** Fires what fell due, drops what was cancelled, and waits for the next live deadline, if any. */
