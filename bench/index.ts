@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--only core,memory,http,grpc,cluster,overload] [--runs N] [--out file] [--no-write]`
+ * `npm run bench [-- --quick] [--only core,memory,http,grpc,cluster,overload,outbound] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
  *
@@ -24,6 +24,7 @@ import { canPin } from './lib/pinned-command';
 import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite';
 import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
+import { runOutboundSuite, type OutboundSuiteResult } from './outbound/outbound-suite';
 import { quoteSummary } from './report/quote-summary';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
   const clusterSettings = { processes: runs, seconds: quick ? 0.1 : 2 };
   const overloadSettings = { rounds: runs, seconds: quick ? 2 : 8, overload: 2, deadlineMs: 1000 };
+  const outboundSettings = { processes: runs, calls: quick ? 2000 : 20_000, rounds: quick ? 1 : 3 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
     seconds: quick ? 1 : 8, // autocannon runs at least about 1 s whatever it is asked
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
   let grpc: GrpcSuiteResult | undefined;
   let cluster: ClusterSuiteResult | undefined;
   let overload: OverloadSuiteResult | undefined;
+  let outbound: OutboundSuiteResult | undefined;
   if (options.suites.includes('core')) {
     log('core, in-process');
     core = await runCoreSuite(distDir, { ...coreSettings, core: MEASURE_CORE, log });
@@ -120,6 +123,15 @@ async function main(): Promise<void> {
       log,
     });
   }
+  if (options.suites.includes('outbound')) {
+    log('outbound: undici calls bare, through Floodgate, through cockatiel');
+    outbound = await runOutboundSuite(distDir, {
+      ...outboundSettings,
+      serverCore: SERVER_CORE,
+      clientCore: MEASURE_CORE,
+      log,
+    });
+  }
   machine.loadEnd = loadavg()[0]!;
 
   const run: BenchRun = {
@@ -138,6 +150,7 @@ async function main(): Promise<void> {
     ...(grpc ? { grpc, grpcSettings } : {}),
     ...(cluster ? { cluster, clusterSettings } : {}),
     ...(overload ? { overload, overloadSettings } : {}),
+    ...(outbound ? { outbound, outboundSettings } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
   if (options.into !== undefined) {

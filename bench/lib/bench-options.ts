@@ -1,5 +1,5 @@
 /** Which suites a bench run covers. */
-export type SuiteName = 'core' | 'rules' | 'memory' | 'http' | 'grpc' | 'cluster' | 'overload';
+export type SuiteName = 'core' | 'rules' | 'memory' | 'http' | 'grpc' | 'cluster' | 'overload' | 'outbound';
 
 /** What `npm run bench -- [flags]` asked for. */
 export interface BenchOptions {
@@ -8,7 +8,7 @@ export interface BenchOptions {
    * indicative, never quoted).
    */
   readonly quick: boolean;
-  /** `--only core,http`: the suites to run (core, rules, memory, http, grpc, cluster, overload). @defaultValue all of them */
+  /** `--only core,http`: the suites to run (core, rules, memory, http, grpc, cluster, overload, outbound). @defaultValue all of them */
   readonly suites: readonly SuiteName[];
   /**
    * `--runs N`: fresh processes (core, memory, cluster) or interleaved rounds (HTTP) per figure.
@@ -28,7 +28,7 @@ export interface BenchOptions {
   readonly into: string | undefined;
 }
 
-const ALL_SUITES: readonly SuiteName[] = ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload'];
+const ALL_SUITES: readonly SuiteName[] = ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload', 'outbound'];
 
 /** Reads the command line; unknown flags fail loudly. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {

@@ -5,6 +5,7 @@ import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite'
 import { median } from '../lib/median';
 import { formatNs, formatRatio } from '../lib/format';
 import type { MemorySubjectResult } from '../memory/memory-suite';
+import type { OutboundSuiteResult } from '../outbound/outbound-suite';
 
 /** One of the benchmark targets (issues #7 and #14), checked against this run. */
 export interface TargetCheck {
@@ -25,6 +26,7 @@ export interface SuiteResults {
   readonly http?: HttpFrameworkResult[];
   readonly grpc?: GrpcSuiteResult;
   readonly cluster?: ClusterSuiteResult;
+  readonly outbound?: OutboundSuiteResult;
 }
 
 /** Checks every target (issues #7 and #14) that this run measured. */
@@ -168,7 +170,45 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       verdict: a / b >= min ? 'met' : 'missed',
     });
   }
+  checks.push(...outboundTargets(results.outbound));
   return checks;
+}
+
+/** The outbound targets (issue #26): CPU per call over bare undici, beside cockatiel's; load amplification. */
+function outboundTargets(outbound: OutboundSuiteResult | undefined): TargetCheck[] {
+  const targets = [
+    'outbound request(): Floodgate interceptor <= +2 µs of CPU per call over bare undici (issue #26)',
+    'outbound fetch(): Floodgate interceptor <= +2 µs of CPU per call over bare undici (issue #26)',
+    'outbound fetch(): Floodgate interceptor costs less CPU per call than cockatiel wrap(retry, breaker, timeout) (issue #26)',
+    'outbound, failing upstream, retries on: <= 1.2 requests per call (issue #26)',
+  ];
+  if (outbound === undefined) return targets.map((target) => ({ target, figure: 'not run', verdict: 'pending' }));
+  const us = (id: string): number => outbound.cases.find((c) => c.id === id)?.cpuUsPerCall ?? Number.NaN;
+  const over = (id: string, bare: string, target: string): TargetCheck => {
+    const extra = us(id) - us(bare);
+    return {
+      target,
+      figure: `${extra >= 0 ? '+' : ''}${extra.toFixed(2)} µs (${us(id).toFixed(2)} vs ${us(bare).toFixed(2)} µs)`,
+      verdict: Number.isNaN(extra) ? 'pending' : extra <= 2 ? 'met' : 'missed',
+    };
+  };
+  const fg = us('fetch.floodgate');
+  const peer = us('fetch.cockatiel');
+  const amplification = outbound.amplification.floodgate;
+  return [
+    over('request.floodgate', 'request.bare', targets[0]!),
+    over('fetch.floodgate', 'fetch.bare', targets[1]!),
+    {
+      target: targets[2]!,
+      figure: `${fg.toFixed(2)} vs ${peer.toFixed(2)} µs`,
+      verdict: Number.isNaN(fg) || Number.isNaN(peer) ? 'pending' : fg < peer ? 'met' : 'missed',
+    },
+    {
+      target: targets[3]!,
+      figure: `${amplification.toFixed(3)}× (cockatiel retry(2): ${outbound.amplification.cockatiel.toFixed(3)}×)`,
+      verdict: amplification <= 1.2 ? 'met' : 'missed',
+    },
+  ];
 }
 
 /**

@@ -11,6 +11,7 @@ import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
 import { overloadMedian, type OverloadSuiteResult } from '../overload/overload-suite';
+import type { OutboundSuiteResult } from '../outbound/outbound-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
 
@@ -34,6 +35,8 @@ export interface BenchRun extends SuiteResults {
   readonly clusterSettings?: { processes: number; seconds: number };
   readonly overload?: OverloadSuiteResult;
   readonly overloadSettings?: { rounds: number; seconds: number; overload: number; deadlineMs: number };
+  readonly outbound?: OutboundSuiteResult;
+  readonly outboundSettings?: { processes: number; calls: number; rounds: number };
   readonly pinned: boolean;
 }
 
@@ -66,6 +69,11 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
     sections.push({
       title: 'Overload: a CPU-bound Express route at 2× its capacity',
       body: renderOverload(run.overload, run),
+    });
+  if (run.outbound)
+    sections.push({
+      title: 'Outbound: undici calls bare, through Floodgate, through cockatiel',
+      body: renderOutbound(run.outbound, run),
     });
   sections.push({ title: 'Method', body: renderMethod(run) });
   return sections;
@@ -119,6 +127,7 @@ function suitesRun(run: BenchRun): string[] {
     ['grpc', run.grpc],
     ['cluster', run.cluster],
     ['overload', run.overload],
+    ['outbound', run.outbound],
   ];
   return suites.filter(([, result]) => result !== undefined).map(([name]) => name);
 }
@@ -152,7 +161,7 @@ function renderMethod(run: BenchRun): string {
     );
   }
   lines.push(
-    '- **Rules, cluster, overload**: their method follows their tables above. `bench/README.md` lists every suite, and how to run one alone.',
+    '- **Rules, cluster, overload, outbound**: their method follows their tables above. `bench/README.md` lists every suite, and how to run one alone.',
   );
   return lines.join('\n');
 }
@@ -404,4 +413,31 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
 
 function label(variant: string, framework: string): string {
   return variant.replace('peer', PEER_OF[framework] ?? 'peer');
+}
+
+function renderOutbound(outbound: OutboundSuiteResult, run: BenchRun): string {
+  const bare = (id: string): number =>
+    outbound.cases.find((c) => c.id === (id.startsWith('request') ? 'request.bare' : 'fetch.bare'))!.cpuUsPerCall;
+  const rows = outbound.cases.map((c) => [
+    c.name,
+    `${c.cpuUsPerCall.toFixed(2)} µs`,
+    c.id.endsWith('.bare') ? '' : `${formatSigned(Number((c.cpuUsPerCall - bare(c.id)).toFixed(2)))} µs`,
+    c.samples.map((s) => s.toFixed(2)).join(', '),
+  ]);
+  const s = run.outboundSettings;
+  const a = outbound.amplification;
+  const method =
+    s === undefined
+      ? ''
+      : `bench/outbound: ${plural(s.processes, 'fresh process', 'fresh processes')} on core 1, each ${plural(s.rounds, 'round', 'rounds')} of ${s.calls.toLocaleString('en-US')} calls per case (16 in flight, every case warmed first, interleaved, reversed on odd rounds), against a local \`node:http\` server in its own process on core 0; CPU per call is the caller process's \`process.cpuUsage()\` (user + system) over the calls, median over every round. ` +
+        'The guard: a circuit breaker, retries (2) within the retry budget, a 5 s timeout and pushback on the host; cockatiel: `wrap(retry(2), circuitBreaker, timeout(5 s))` around the same bare `fetch()`. ';
+  return [
+    markdownTable(['calls', 'CPU per call', 'over bare', 'samples (µs)'], rows, ['l', 'r', 'r', 'l']),
+    '',
+    `Load amplification of a failing upstream (every answer 503, ${a.calls.toLocaleString('en-US')} calls, 16 in flight, retries on): ` +
+      `**${a.floodgate.toFixed(3)}** requests per call through Floodgate (2 retries at most, within the default retry budget: 20 % of first attempts plus 10 a second), ` +
+      `${a.cockatiel.toFixed(3)} through cockatiel's \`retry(handleAll, { maxAttempts: 2 })\`.`,
+    '',
+    method,
+  ].join('\n');
 }
