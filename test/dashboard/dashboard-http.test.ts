@@ -1,4 +1,4 @@
-import { get, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/das
 import { publishRules, redisRuleSource } from '@floodgate/redis';
 import { until } from '../support/until';
 import { testRedisUrl } from '../support/test-services';
+import { firstEvent } from './support/events';
 
 const TOKEN = 'a-token-for-tests';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -60,34 +61,6 @@ const mounts: Record<string, (dash: Dashboard) => Promise<Mounted>> = {
 function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** Opens the event stream and resolves with the first `event` of that name, parsed. */
-function firstEvent(
-  server: Server,
-  path: string,
-  name: string,
-): Promise<{ data: any; response: IncomingMessage; close: () => void }> {
-  return new Promise((resolve, reject) => {
-    const { port } = server.address() as AddressInfo;
-    const req = get({ host: '127.0.0.1', port, path }, (response) => {
-      let buffer = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (const block of buffer.split('\n\n')) {
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === name && data !== undefined) {
-            response.removeAllListeners('data');
-            resolve({ data: JSON.parse(data), response, close: () => req.destroy() });
-            return;
-          }
-        }
-      });
-    });
-    req.on('error', reject);
-  });
 }
 
 let fg: Floodgate;

@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileRuleSource, UpstreamPausedError } from '@floodgate/core';
@@ -15,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { request, type Dispatcher } from 'undici';
+import { firstEvent } from '../dashboard/support/events';
 import { Harness } from './harness';
 import type { Upstream } from './upstream';
 
@@ -85,16 +84,20 @@ describe('outbound resources seen from the outside', () => {
     const { server, close } = await dash.listen();
     try {
       // A page is open while the calls are made: the dashboard records blocks while it is watched.
-      const port = (server.address() as AddressInfo).port;
-      const watching = await firstEvent(port, '/events', 'snapshot', false);
+      const watching = await firstEvent(server, '/events', 'snapshot');
       await pushedBack();
-      const seen = await firstEvent(port, '/events', 'snapshot');
+      const seen = await firstEvent(server, '/events', 'snapshot');
+      seen.close();
       expect(seen.data.blocks).toContainEqual(expect.objectContaining({ resource: upstream.host, kind: 'pushback' }));
       watching.close();
-      // With no page open, a snapshot samples the resources first (once the server has seen the page go).
-      let snapshot = await firstEvent(port, '/events', 'snapshot');
-      for (let i = 0; i < 50 && snapshot.data.resources.length === 0; i++)
-        snapshot = await firstEvent(port, '/events', 'snapshot');
+      // With no page open, a snapshot samples the resources first (once the server has seen the pages go).
+      const sampled = async () => {
+        const next = await firstEvent(server, '/events', 'snapshot');
+        next.close();
+        return next;
+      };
+      let snapshot = await sampled();
+      for (let i = 0; i < 50 && snapshot.data.resources.length === 0; i++) snapshot = await sampled();
       expect(snapshot.data.kinds).toEqual(expect.arrayContaining(['pushback', 'retryBudgets', 'adaptiveThrottling']));
       expect(snapshot.data.resources.map((r: { name: string }) => r.name)).toContain(upstream.host);
       expect(snapshot.data.blocks).toContainEqual(
@@ -124,27 +127,3 @@ describe('outbound resources seen from the outside', () => {
     }
   });
 });
-
-/** The first server-sent event of that name, parsed; the stream is closed then, unless `close` is false. */
-function firstEvent(port: number, path: string, name: string, close = true): Promise<{ data: any; close: () => void }> {
-  return new Promise((resolve, reject) => {
-    const req = get({ host: '127.0.0.1', port, path }, (response) => {
-      let buffer = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (const block of buffer.split('\n\n')) {
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === name && data !== undefined) {
-            response.removeAllListeners('data');
-            if (close) req.destroy();
-            resolve({ data: JSON.parse(data), close: () => req.destroy() });
-            return;
-          }
-        }
-      });
-    });
-    req.on('error', reject);
-  });
-}
