@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { fetch as undiciFetch } from 'undici';
 import { runStory, type Phase } from '../../examples/outbound/main';
 

@@ -1,4 +1,4 @@
-import { ManualClock } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { Deadlines } from '../../packages/undici/src/deadlines';
 
 describe('Deadlines', () => {

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { floodgateInterceptor, type FloodgateInterceptorOptions } from '@floodgate/undici';
 import { Agent, type Dispatcher } from 'undici';
 import { Upstream } from './upstream';

@@ -5,8 +5,8 @@ import {
   TimeoutError,
   UpstreamPausedError,
   isBlockError,
-  type BlockEvent,
 } from '@floodgate/core';
+import type { BlockEvent } from '@floodgate/core/metrics';
 import { request, type Dispatcher } from 'undici';
 import { Harness, waitFor } from './harness';
 

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { floodgateInterceptor, OUTBOUND_DEFAULTS, type FloodgateInterceptorOptions } from '@floodgate/undici';
 
 function issues(options: FloodgateInterceptorOptions): string[] {

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { floodgateInterceptor, hostKey } from '@floodgate/undici';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';

@@ -1,4 +1,6 @@
-import type { Clock } from '@floodgate/core';
+import type { Floodgate } from '@floodgate/core';
+
+type Clock = Floodgate['clock'];
 
 const NOTHING = (): void => undefined;
 

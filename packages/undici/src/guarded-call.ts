@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Entry, RT_BUCKET_BOUNDS_MS, TimeoutError, type EntryAttempt, type Floodgate } from '@floodgate/core';
+import { Entry, TimeoutError, type EntryAttempt, type Floodgate } from '@floodgate/core';
+import { RT_BUCKET_BOUNDS_MS } from '@floodgate/core/metrics';
 import type { Dispatcher } from 'undici';
 import type { Deadline, Deadlines } from './deadlines';
 import { hasHeader, isReplayable, isRetryableError, retryAfterMs } from './http-facts';
@@ -88,7 +89,7 @@ type Failure =
  *   (its body up to 64 KiB) while a retry waits out its backoff (full jitter, at least the
  *   `Retry-After` asked for) through the engine's clock, and is answered if the retry is refused;
  * - any other answer wins: it is passed on as it streams, any other attempt is aborted, and its
- *   entry completes at the headers (or at the body's end, `measure: 'body'`) and exits when the
+ *   entry concludes at the headers (or at the body's end, `measure: 'body'`) and exits when the
  *   body is read to the end, fails, or is cancelled by the caller (or by the garbage collector,
  *   through fetch's own registry);
  * - timeouts and hedge delays are deadlines of the guard's (no timer per call), cancelled when no
@@ -220,12 +221,12 @@ export class GuardedCall {
       (this.attempts.size > 1 || (this.retries < retry.maxRetries && this.budgetLeft()))
     ) {
       // Held: a retry (or the other attempt) may answer instead.
-      entry.complete();
+      entry.conclude();
       attempt.hold(status, headers, statusMessage, wait);
       return;
     }
     this.win(attempt);
-    if (policy.measure === 'headers') entry.complete();
+    if (policy.measure === 'headers') entry.conclude();
     this.downstream.onResponseStart?.(this.controller, status, headers, statusMessage);
   }
 

@@ -1,10 +1,6 @@
-import {
-  ADAPTIVE_THROTTLING_RULE_DEFAULTS,
-  AdaptiveThrottlingError,
-  Entry,
-  Floodgate,
-  ManualClock,
-} from '@floodgate/core';
+import { AdaptiveThrottlingError, Entry, Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
+import { ADAPTIVE_THROTTLING_RULE_DEFAULTS } from '../../../packages/core/src/adaptive-throttling/adaptive-throttling-rule';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 

@@ -1,4 +1,5 @@
-import { Floodgate, ManualClock } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 
 function engine() {
   const clock = new ManualClock();
@@ -11,14 +12,14 @@ function engine() {
   return { fg, clock };
 }
 
-describe('Entry.complete', () => {
+describe('Entry.conclude', () => {
   it('records the response time and outcome now, while the call keeps its concurrency until exit', async () => {
     const { fg, clock } = engine();
     const entry = fg.entry('r');
     await clock.advance(30);
     entry.traceError(new Error('502'));
-    entry.complete();
-    expect(entry.completed).toBe(true);
+    entry.conclude();
+    expect(entry.concluded).toBe(true);
     expect(fg.circuitState('r')[0]!.state).toBe('open');
     expect(fg.stats('r')!.lastSecond).toMatchObject({ success: 1, error: 1, totalRtMs: 30 });
     expect(fg.stats('r')!.concurrency).toBe(1);
@@ -28,10 +29,10 @@ describe('Entry.complete', () => {
     expect(fg.stats('r')!.lastSecond).toMatchObject({ success: 1, totalRtMs: 30 });
   });
 
-  it('ignores errors and pushbacks traced after the completion', () => {
+  it('ignores errors and pushbacks traced after the conclusion', () => {
     const { fg } = engine();
     const entry = fg.entry('r');
-    entry.complete();
+    entry.conclude();
     entry.traceError(new Error('late'));
     entry.tracePushback(1000);
     entry.exit();
@@ -43,7 +44,7 @@ describe('Entry.complete', () => {
   it('makes a later cancel() end the call as exit() does: it ran', () => {
     const { fg } = engine();
     const entry = fg.entry('r');
-    entry.complete();
+    entry.conclude();
     entry.cancel();
     expect(entry.exited).toBe(true);
     expect(fg.stats('r')!.concurrency).toBe(0);
@@ -53,22 +54,22 @@ describe('Entry.complete', () => {
   it('is idempotent and does nothing once the entry ended', () => {
     const { fg } = engine();
     const entry = fg.entry('r');
-    entry.complete();
-    entry.complete();
+    entry.conclude();
+    entry.conclude();
     entry.exit();
-    entry.complete();
+    entry.conclude();
     expect(fg.totals('r')).toMatchObject({ success: 1 });
   });
 
-  it('decides a half-open probe at exit, by the outcome it recorded', async () => {
+  it('decides a half-open probe at the conclusion, by the outcome it recorded', async () => {
     const { fg, clock } = engine();
     const failed = fg.entry('r');
     failed.traceError(new Error('down'));
     failed.exit();
     await clock.advance(1000);
     const probe = fg.entry('r');
-    probe.complete();
-    expect(fg.circuitState('r')[0]!.state).toBe('halfOpen');
+    probe.conclude();
+    expect(fg.circuitState('r')[0]!.state).toBe('closed');
     probe.exit();
     expect(fg.circuitState('r')[0]!.state).toBe('closed');
   });

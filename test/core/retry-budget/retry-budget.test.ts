@@ -1,12 +1,12 @@
+import { RETRY_BUDGET_RULE_DEFAULTS } from '../../../packages/core/src/retry-budget/retry-budget-rule';
 import {
   Entry,
   Floodgate,
-  ManualClock,
-  RETRY_BUDGET_RULE_DEFAULTS,
   RetryBudgetExhaustedError,
   isBlockError,
   type RetryBudgetRuleOptions,
 } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 

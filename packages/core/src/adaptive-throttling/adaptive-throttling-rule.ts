@@ -29,8 +29,11 @@ export interface AdaptiveThrottlingRuleOptions {
 
 /** An adaptive throttling rule in force: validated, with every default resolved. */
 export interface AdaptiveThrottlingRule {
+  /** The guarded resource. */
   readonly resource: string;
+  /** The book's K: requests sent per accepted one before any is refused. */
   readonly k: number;
+  /** The trailing window requests and accepts are counted over, in ms. */
   readonly windowMs: number;
 }
 
@@ -48,21 +51,27 @@ export const ADAPTIVE_THROTTLING_RULE_DEFAULTS = Object.freeze({
  * HTTP.
  */
 export class AdaptiveThrottlingError extends BlockError<AdaptiveThrottlingRule> {
+  /** Always `'ERR_ADAPTIVE_THROTTLED'`. */
   get code(): 'ERR_ADAPTIVE_THROTTLED' {
     return 'ERR_ADAPTIVE_THROTTLED';
   }
+  /** Always `'adaptiveThrottling'`. */
   get kind(): 'adaptiveThrottling' {
     return 'adaptiveThrottling';
   }
+  /** Always `'capacity'`: the dependency cannot take more calls now (503 over HTTP). */
   get refusal(): Refusal {
     return 'capacity';
   }
+  /** `'A dependency is rejecting calls: this one was shed locally to spare it.'` */
   get detail(): string {
     return 'A dependency is rejecting calls: this one was shed locally to spare it.';
   }
+  /** Always `'AdaptiveThrottlingError'`. */
   get name(): string {
     return 'AdaptiveThrottlingError';
   }
+  /** E.g. `Call to "api.example.com" shed by adaptive throttling: its dependency has been rejecting calls`. */
   get message(): string {
     return `Call to "${this.resource}" shed by adaptive throttling: its dependency has been rejecting calls`;
   }

@@ -25,7 +25,9 @@ export interface PushbackRuleOptions {
 
 /** A pushback rule in force: validated, with every default resolved. */
 export interface PushbackRule {
+  /** The guarded resource. */
   readonly resource: string;
+  /** The longest pause one answer can impose, in ms. */
   readonly maxPauseMs: number;
 }
 
@@ -41,21 +43,27 @@ export const PUSHBACK_RULE_DEFAULTS = Object.freeze({
  * `retryAfterMs` is the time left of the pause.
  */
 export class UpstreamPausedError extends BlockError<PushbackRule> {
+  /** Always `'ERR_UPSTREAM_PAUSED'`. */
   get code(): 'ERR_UPSTREAM_PAUSED' {
     return 'ERR_UPSTREAM_PAUSED';
   }
+  /** Always `'pushback'`. */
   get kind(): 'pushback' {
     return 'pushback';
   }
+  /** Always `'capacity'`: the dependency asked not to be called now (503 over HTTP). */
   get refusal(): Refusal {
     return 'capacity';
   }
+  /** `'A dependency asked for a pause: calls to it resume when the pause is over.'` */
   get detail(): string {
     return 'A dependency asked for a pause: calls to it resume when the pause is over.';
   }
+  /** Always `'UpstreamPausedError'`. */
   get name(): string {
     return 'UpstreamPausedError';
   }
+  /** E.g. `Calls to "api.example.com" are paused for 1500 ms more, as its dependency asked`. */
   get message(): string {
     return `Calls to "${this.resource}" are paused for ${Math.ceil(this.retryAfterMs ?? 0)} ms more, as its dependency asked`;
   }

@@ -39,14 +39,19 @@ export interface RetryBudgetRuleOptions {
 
 /** A retry budget rule in force: validated, with every default resolved. */
 export interface RetryBudgetRule {
+  /** The guarded resource. */
   readonly resource: string;
+  /** Retries (and hedges) allowed per first attempt in the window. */
   readonly retryRatio: number;
+  /** How long deposits and withdrawals count, in ms. */
   readonly ttlMs: number;
+  /** Retries allowed per second whatever the traffic (the window's reserve). */
   readonly minRetriesPerSecond: number;
 }
 
 /** One retry budget's state, from `Floodgate.retryBudgets()`. */
 export interface RetryBudgetStatus {
+  /** The budget's rule, as it is in force. */
   readonly rule: RetryBudgetRule;
   /** Retries (and hedges) the budget allows now, whole: `floor(reserve + retryRatio × deposits − withdrawals)`. */
   readonly balance: number;
@@ -69,21 +74,27 @@ export const RETRY_BUDGET_RULE_DEFAULTS = Object.freeze({
  * response or error), not with this error, unless they have nothing else.
  */
 export class RetryBudgetExhaustedError extends BlockError<RetryBudgetRule> {
+  /** Always `'ERR_RETRY_BUDGET_EXHAUSTED'`. */
   get code(): 'ERR_RETRY_BUDGET_EXHAUSTED' {
     return 'ERR_RETRY_BUDGET_EXHAUSTED';
   }
+  /** Always `'retryBudget'`. */
   get kind(): 'retryBudget' {
     return 'retryBudget';
   }
+  /** Always `'capacity'`: the dependency is failing past what retries may add (503 over HTTP). */
   get refusal(): Refusal {
     return 'capacity';
   }
+  /** `'A dependency is failing: its retry budget is spent, so the call was not retried.'` */
   get detail(): string {
     return 'A dependency is failing: its retry budget is spent, so the call was not retried.';
   }
+  /** Always `'RetryBudgetExhaustedError'`. */
   get name(): string {
     return 'RetryBudgetExhaustedError';
   }
+  /** E.g. `Retry budget of "api.example.com" is exhausted`. */
   get message(): string {
     return `Retry budget of "${this.resource}" is exhausted`;
   }
