@@ -182,7 +182,8 @@ function outboundTargets(outbound: OutboundSuiteResult | undefined): TargetCheck
     'outbound fetch(): Floodgate interceptor costs less CPU per call than cockatiel wrap(retry, breaker, timeout) (issue #26)',
     'outbound, failing upstream, retries on: <= 1.2 requests per call (issue #26)',
   ];
-  if (outbound === undefined) return targets.map((target) => ({ target, figure: 'not run', verdict: 'pending' }));
+  // Runs saved before the suite existed render as they did: no outbound rows.
+  if (outbound === undefined) return [];
   const us = (id: string): number => outbound.cases.find((c) => c.id === id)?.cpuUsPerCall ?? Number.NaN;
   const over = (id: string, bare: string, target: string): TargetCheck => {
     const extra = us(id) - us(bare);

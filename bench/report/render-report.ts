@@ -161,7 +161,7 @@ function renderMethod(run: BenchRun): string {
     );
   }
   lines.push(
-    '- **Rules, cluster, overload, outbound**: their method follows their tables above. `bench/README.md` lists every suite, and how to run one alone.',
+    `- **Rules, cluster, overload${run.outbound ? ', outbound' : ''}**: their method follows their tables above. \`bench/README.md\` lists every suite, and how to run one alone.`,
   );
   return lines.join('\n');
 }

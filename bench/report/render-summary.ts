@@ -31,7 +31,7 @@ export const PEER_OF: Readonly<Record<string, string>> = {
 export function renderSummary(run: BenchRun): string {
   const m = run.machine;
   const date = run.startedAt.toISOString().slice(0, 10);
-  const full = ['core', 'rules', 'memory', 'http', 'cluster', 'overload', 'outbound'].every(
+  const full = ['core', 'rules', 'memory', 'http', 'cluster', 'overload'].every(
     (suite) => (run as unknown as Record<string, unknown>)[suite] !== undefined,
   );
   const lead =

@@ -171,7 +171,7 @@ describe('loadRules options.replaces', () => {
 
   it('refuses a kind that is not one, naming the kinds', () => {
     expect(() => new Floodgate().loadRules({}, { replaces: ['flw' as never] })).toThrow(
-      'loadRules options.replaces must be an array of rule kinds (authority, system, hotParams, flow, circuitBreakers, apiGroups), got an array ["flw"]',
+      'loadRules options.replaces must be an array of rule kinds (authority, system, pushback, hotParams, flow, adaptiveThrottling, retryBudgets, circuitBreakers, apiGroups), got an array ["flw"]',
     );
   });
 });
