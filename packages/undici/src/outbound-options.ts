@@ -9,10 +9,7 @@ import {
   type RuleIssue,
   type RuleSetOptions,
 } from '@floodgate/core';
-import { RoutePattern } from '@floodgate/core/http';
-
-/** The longest delay a timer honours (2^31 − 1 ms, about 24.8 days): the bound of every duration option, as of every rule field. */
-const MAX_DURATION_MS = 2 ** 31 - 1;
+import { MAX_DURATION_MS, RoutePattern } from '@floodgate/core/http';
 
 /** How calls to one dependency (a host, or a route of a host) are guarded. Every field is optional. */
 export interface OutboundPolicy {
