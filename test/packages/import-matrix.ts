@@ -28,7 +28,16 @@ const CONSUMER = join(__dirname, 'consumer');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** Third-party packages the consumers use (and the packages need: grpc-js, a peer of @floodgate/grpc; undici, a peer of @floodgate/undici), at the versions the repository uses. */
-const THIRD_PARTY = ['express', 'fastify', 'koa', '@grpc/grpc-js', 'undici', '@types/express', '@types/koa', '@types/node'];
+const THIRD_PARTY = [
+  'express',
+  'fastify',
+  'koa',
+  '@grpc/grpc-js',
+  'undici',
+  '@types/express',
+  '@types/koa',
+  '@types/node',
+];
 
 /** The TypeScript columns: compiler options per resolution. */
 const RESOLUTIONS = {
