@@ -3,16 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Koa from 'koa';
 import express from 'express';
-import Fastify from 'fastify';
 import request from 'supertest';
 import Redis from 'ioredis';
 import { fileRuleSource, Floodgate, type FileRuleSource } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
-import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
+import { dashboard } from '@floodgate/dashboard';
 import { publishRules, redisRuleSource } from '@floodgate/redis';
 import { until } from '../support/until';
+import { closeServer, MOUNTS } from './support/mounts';
+import { useDashboards } from './support/fixture';
 import { testRedisUrl } from '../support/test-services';
 import { firstEvent } from './support/events';
 
@@ -25,71 +25,13 @@ const appFlow = (engine: Floodgate) =>
 const appRules = (engine: Floodgate) =>
   engine.describeRules().filter((d) => !d.resource.startsWith('floodgate-dashboard:'));
 
-/** A server with the dashboard mounted at `prefix`, as each framework mounts it. */
-interface Mounted {
-  readonly server: Server;
-  readonly prefix: string;
-  close(): Promise<void>;
-}
-
-const mounts: Record<string, (dash: Dashboard) => Promise<Mounted>> = {
-  express: async (dash) => {
-    const app = express();
-    app.use('/fg', dash.express());
-    const server = app.listen(0, '127.0.0.1');
-    return { server, prefix: '/fg', close: () => closeServer(server) };
-  },
-  koa: async (dash) => {
-    const app = new Koa();
-    app.use(dash.koa('/fg'));
-    app.use((ctx) => void (ctx.body = 'the app'));
-    const server = app.listen(0, '127.0.0.1');
-    return { server, prefix: '/fg', close: () => closeServer(server) };
-  },
-  fastify: async (dash) => {
-    const app = Fastify();
-    await app.register(dash.fastify, { prefix: '/fg' });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    return { server: app.server, prefix: '/fg', close: () => app.close() };
-  },
-  standalone: async (dash) => {
-    const { server, close } = await dash.listen();
-    return { server, prefix: '', close };
-  },
-};
-
-function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
+const fixture = useDashboards(TOKEN);
+const { make, mount, afterwards } = fixture;
 let fg: Floodgate;
 let clock: ManualClock;
-const open: { close(): unknown }[] = [];
+beforeEach(() => ({ fg, clock } = fixture));
 
-beforeEach(() => {
-  clock = new ManualClock(50_000);
-  fg = new Floodgate({ clock });
-});
-
-afterEach(async () => {
-  for (const thing of open.splice(0).reverse()) await thing.close();
-});
-
-function make(options: DashboardOptions = { token: TOKEN }): Dashboard {
-  const dash = dashboard(fg, options);
-  open.push(dash);
-  return dash;
-}
-
-async function mount(name: string, options?: DashboardOptions): Promise<Mounted> {
-  const mounted = await mounts[name]!(make(options));
-  if (!mounted.server.listening) await new Promise((resolve) => mounted.server.once('listening', resolve));
-  open.push(mounted);
-  return mounted;
-}
-
-describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
+describe.each(Object.keys(MOUNTS))('dashboard mounted on %s', (name) => {
   it('redirects the mount point to its trailing-slash form, keeping the query', async () => {
     const { server, prefix } = await mount(name);
     if (prefix === '') return void (await request(server).get('/').expect(200));
@@ -115,7 +57,11 @@ describe.each(Object.keys(mounts))('dashboard mounted on %s', (name) => {
     await request(server).put(`${prefix}/api/rules`).send(rules).expect(401).expect('www-authenticate', 'Bearer');
     expect(appFlow(fg)).toEqual([]);
     const answer = await request(server).put(`${prefix}/api/rules`).set(auth).send(rules).expect(200);
-    expect(answer.body).toEqual({ message: 'Rules applied through engine', via: 'engine' });
+    expect(answer.body).toEqual({
+      message: 'Rules applied through engine',
+      via: 'engine',
+      version: expect.any(String),
+    });
     expect(appRules(fg)).toEqual([expect.objectContaining({ resource: 'api', layer: 'loaded', source: 'dashboard' })]);
   });
 
@@ -281,10 +227,10 @@ describe('dashboard rule edits', () => {
 
   it('writes edits through a file store: the file holds them and they are loaded from the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'floodgate-dashboard-'));
-    open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
+    afterwards({ close: () => rmSync(dir, { recursive: true, force: true }) });
     const file = join(dir, 'rules.json');
     const store: FileRuleSource = fileRuleSource(fg, file);
-    open.push(store);
+    afterwards(store);
     const { server } = await mount('express', { token: TOKEN, store });
     const answer = await request(server)
       .put('/fg/api/rules')
@@ -308,10 +254,10 @@ describe('dashboard rule edits', () => {
 
   it("writes edits through a file store in Sentinel's format: each type's file holds Sentinel's JSON, loaded from the files", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'floodgate-dashboard-'));
-    open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
+    afterwards({ close: () => rmSync(dir, { recursive: true, force: true }) });
     const files = { flow: join(dir, 'flow-rules.json'), degrade: join(dir, 'degrade-rules.json') };
     const store: FileRuleSource = fileRuleSource(fg, files, { format: 'sentinel' });
-    open.push(store);
+    afterwards(store);
     const { server } = await mount('express', { token: TOKEN, store });
     await request(server)
       .put('/fg/api/rules')
@@ -366,14 +312,14 @@ describe('dashboard with a Redis store', () => {
   it('publishes edits through Redis, and every instance following the key loads them', async () => {
     const key = `fg-test:dashboard:${process.pid}`;
     const clients = [new Redis(redisUrl), new Redis(redisUrl), new Redis(redisUrl)];
-    open.push({ close: () => clients.forEach((c) => c.disconnect()) });
+    afterwards({ close: () => clients.forEach((c) => c.disconnect()) });
     const other = new Floodgate();
     for (const [engine, client] of [
       [fg, clients[0]!],
       [other, clients[1]!],
     ] as const) {
       const source = await redisRuleSource({ client, key, channel: key, floodgate: engine });
-      open.push(source);
+      afterwards(source);
     }
     const store = { name: 'redis', write: (rules: object) => publishRules(clients[2]!, { key, channel: key }, rules) };
     const { server } = await mount('express', { token: TOKEN, store });
@@ -381,7 +327,10 @@ describe('dashboard with a Redis store', () => {
       .put('/fg/api/rules')
       .set(auth)
       .send({ flow: [{ resource: 'api', threshold: 6 }] })
-      .expect(200, { message: 'Rules applied through redis', via: 'redis' });
+      .expect(200)
+      .expect((r) =>
+        expect(r.body).toEqual({ message: 'Rules applied through redis', via: 'redis', version: expect.any(String) }),
+      );
     for (const engine of [fg, other]) await until(() => appFlow(engine)[0]?.threshold === 6, 'the published rules');
     expect(other.describeRules()).toEqual([expect.objectContaining({ source: 'redis' })]);
     expect(JSON.parse((await clients[2]!.get(key))!)).toMatchObject({ flow: [{ resource: 'api', threshold: 6 }] });
@@ -391,8 +340,8 @@ describe('dashboard with a Redis store', () => {
 describe('dashboard pages', () => {
   it('stops sampling when the last page disconnects', async () => {
     const dash = make({ token: TOKEN, intervalMs: 100 });
-    const mounted = await mounts.express!(dash);
-    open.push(mounted);
+    const mounted = await MOUNTS.express!(dash);
+    afterwards(mounted);
     await new Promise((resolve) => mounted.server.once('listening', resolve));
     const first = await firstEvent(mounted.server, '/fg/events', 'snapshot');
     expect(dash.pageCount).toBe(1);
@@ -432,7 +381,7 @@ describe('dashboard reads', () => {
     app.get('/ping', (_req, res) => void res.send('pong'));
     app.use('/fg', make({ token: TOKEN }).express()); // readsPerSecond: 20
     const server = app.listen(0, '127.0.0.1');
-    open.push({ close: () => closeServer(server) });
+    afterwards({ close: () => closeServer(server) });
     await new Promise((resolve) => server.once('listening', resolve));
     for (let i = 0; i < 300; i++) fg.tryEntry(`GET /r${i}`);
     fg.loadFlowRules(Array.from({ length: 300 }, (_, i) => ({ resource: `GET /r${i}`, threshold: 1e9 })));
@@ -529,14 +478,14 @@ describe('dashboard reads', () => {
 describe('dashboard.listen', () => {
   it('binds to 127.0.0.1 by default', async () => {
     const { server, url, close } = await make().listen();
-    open.push({ close });
+    afterwards({ close });
     expect((server.address() as AddressInfo).address).toBe('127.0.0.1');
     expect(url).toBe(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
   });
 
   it('refuses requests naming another host, as a DNS-rebinding page would', async () => {
     const { server, close } = await make().listen();
-    open.push({ close });
+    afterwards({ close });
     await request(server).get('/api/state').set('host', 'evil.example:80').expect(421);
   });
 });

@@ -7,7 +7,7 @@ import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
 import { blockErrorHandler, resilience } from '@floodgate/express';
-import { launchChromium } from './support/browser';
+import { openDashboardPage, type DashboardPage } from './support/page-app';
 import { until } from '../support/until';
 
 // The page in a real Chromium against a real Express app with real traffic. Engine time is a
@@ -25,6 +25,7 @@ const appFlow = (engine: Floodgate) =>
 const appRules = (engine: Floodgate) =>
   engine.describeRules().filter((d) => !d.resource.startsWith('floodgate-dashboard:'));
 
+let opened: DashboardPage;
 let browser: Browser;
 let page: Page;
 let server: Server;
@@ -33,7 +34,6 @@ let fg: Floodgate;
 let dash: Dashboard;
 let base: string;
 let failing = false;
-const dialogs: string[] = [];
 
 beforeAll(async () => {
   clock = new ManualClock(100_000);
@@ -55,30 +55,20 @@ beforeAll(async () => {
   app.get('/hello', (_req, res) => void res.json({ hello: 'world' }));
   app.get('/flaky', (_req, res) => void res.status(failing ? 500 : 200).json({ failing }));
   app.use(blockErrorHandler({ floodgate: fg }));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  page = await browser.newPage();
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.goto(`${base}/floodgate`);
-  await page.locator('#connection.live').waitFor(WAIT);
+  opened = await openDashboardPage(app, '/floodgate');
+  ({ server, base, browser, page } = opened);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await opened?.close();
   dash?.close();
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
 });
 
 const card = (resource: string) => page.locator('.card').filter({ has: page.locator('.name', { hasText: resource }) });
 const figure = (resource: string, name: string) => card(resource).locator(`[data-figure="${name}"]`);
 
 async function applyRules(rules: unknown, token = TOKEN): Promise<void> {
+  await page.locator('#raw-editor').evaluate((details) => details.setAttribute('open', ''));
   await page.fill('#rules-json', typeof rules === 'string' ? rules : JSON.stringify(rules));
   await page.fill('#token', token);
   await page.click('#apply');
@@ -184,7 +174,7 @@ describe('the dashboard page in Chromium', () => {
       `loaded (${XSS})`,
     );
     expect(await page.locator('main img').count()).toBe(0);
-    expect(dialogs).toEqual([]);
+    expect(opened.dialogs).toEqual([]);
   });
 
   it('says it is read-only and offers no edit when no token is configured', async () => {

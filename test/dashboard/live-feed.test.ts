@@ -286,16 +286,29 @@ describe('LiveFeed', () => {
     });
   });
 
-  it('gives the loaded layer whole, every kind present, for the editor', () => {
-    fg.declareRules({ flow: [{ resource: 'declared', threshold: 1 }] });
-    fg.loadFlowRules([{ resource: 'api', threshold: 2 }]);
-    // Every kind, in check order, each empty but flow.
-    const kinds = Object.keys(fg.getRules());
-    const loaded = JSON.parse(feed().loadedJson()) as Record<string, unknown[]>;
-    expect(Object.keys(loaded)).toEqual(kinds);
-    expect(loaded).toEqual({
-      ...Object.fromEntries(kinds.map((kind) => [kind, []])),
-      flow: [expect.objectContaining({ resource: 'api', threshold: 2 })],
+  it('lists the resources seen for the picker, sorted, filtered in any letter case, a page at a time', () => {
+    for (const name of ['GET /users/:id', 'POST /orders', 'GET /Users/me', 'GET /health']) fg.tryEntry(name);
+    const live = feed({ pageSize: 2 });
+    const names = (query: string, page: number) => JSON.parse(live.resourceNamesJson(query, page));
+    expect(names('', 0)).toEqual({
+      query: '',
+      resources: ['GET /Users/me', 'GET /health'],
+      resourcePage: { page: 0, pages: 2, total: 4 },
     });
+    expect(names('USERS', 0).resources).toEqual(['GET /Users/me', 'GET /users/:id']);
+    expect(names('users', 1)).toMatchObject({ resources: [], resourcePage: { page: 1, pages: 1, total: 2 } });
+    expect(names('<img', 0).resources).toEqual([]);
+  });
+
+  it('builds the sorted names once per period, and sees a new resource in the next one', async () => {
+    fg.tryEntry('b');
+    const live = feed({ intervalMs: 1000 });
+    const read = jest.spyOn(fg, 'resourceNames');
+    live.resourceNamesJson('', 0);
+    live.resourceNamesJson('b', 0);
+    expect(read).toHaveBeenCalledTimes(1);
+    fg.tryEntry('a');
+    await clock.advance(1000);
+    expect(JSON.parse(live.resourceNamesJson('', 0)).resources).toEqual(['a', 'b']);
   });
 });

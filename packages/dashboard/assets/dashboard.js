@@ -1,14 +1,12 @@
 // The Floodgate dashboard page. Plain JavaScript, no framework, no CDN: it draws what the
 // server sends over server-sent events (`events`, read with fetch so that a read token can go in
-// a header), a page of resources and a page of rules at a time, and sends rule edits to
-// `api/rules`. Every piece of data is rendered with textContent (never innerHTML): a resource or
-// a rule named `<img src=x onerror=alert(1)>` shows as that text.
+// a header), a page of resources and a page of rules at a time; rule editing is rule-editor.js's.
+// Every piece of data is rendered with textContent (never innerHTML): a resource or a rule named
+// `<img src=x onerror=alert(1)>` shows as that text.
 'use strict';
 
 (function () {
   const state = {
-    readOnly: true,
-    editTarget: 'engine',
     now: 0,
     historySeconds: 300,
     series: new Map(), // name -> { points: [{t, pass, block, error, rtMs}], concurrency, card }
@@ -18,7 +16,6 @@
     blocks: [],
     recentBlocks: 20,
     rejected: undefined,
-    editorDirty: false,
     breakerCount: 0,
     resourcePage: { page: 0, pages: 1, total: 0 },
     rulePage: { page: 0, pages: 1, total: 0 },
@@ -75,23 +72,27 @@
     return state.readToken === '' ? {} : { authorization: `Bearer ${state.readToken}` };
   }
 
-  /** A read of the dashboard's JSON; `undefined` (after asking for the token) when it is refused. */
-  async function readJson(path) {
+  /** A read of the dashboard's JSON (`{ body, etag }`); `undefined` (after asking for the token) when it is refused. */
+  async function read(path) {
     const response = await fetch(path, { headers: readHeaders(), cache: 'no-store' });
     if (response.status === 401) {
       askReadToken();
       return undefined;
     }
     if (!response.ok) throw new Error(`${path}: ${response.status}`);
-    return response.json();
+    const etag = response.headers.get('etag');
+    return { body: await response.json(), etag: etag === null ? undefined : etag.replace(/^"|"$/g, '') };
+  }
+
+  /** The body of a read; `undefined` when it is refused. */
+  async function readJson(path) {
+    return (await read(path))?.body;
   }
 
   const handlers = {
     editor(editor) {
-      state.readOnly = editor.readOnly;
-      state.editTarget = editor.editTarget;
-      renderEditMode();
-      void loadEditor();
+      ruleEditor.setMode(editor);
+      void ruleEditor.refresh();
     },
     snapshot(snapshot) {
       state.now = snapshot.now;
@@ -102,6 +103,8 @@
       state.resourcePage = snapshot.resourcePage;
       state.hiddenResources = snapshot.hiddenResources;
       state.kinds = snapshot.kinds;
+      ruleEditor.setKinds(snapshot.kinds);
+      ruleEditor.setPageSize(snapshot.pageSize);
       state.blocks = snapshot.blocks;
       state.recentBlocks = snapshot.recentBlocks;
       state.breakerCount = snapshot.breakerCount;
@@ -125,7 +128,7 @@
       // The event carries the first page; another page is read again.
       if (state.rulePage.page === 0) setRules(update.rules, update.rulePage, update.rejected);
       else void showRulePage(state.rulePage.page);
-      void loadEditor();
+      void ruleEditor.refresh();
     },
   };
 
@@ -373,13 +376,6 @@
     if (answer !== undefined) setRules(answer.rules, answer.rulePage, answer.rejected);
   }
 
-  /** Fills the editor with the loaded layer, unless it is being edited. */
-  async function loadEditor() {
-    if (state.editorDirty) return;
-    const layer = await readJson('api/rules/loaded').catch(() => undefined);
-    if (layer !== undefined && !state.editorDirty) $('rules-json').value = JSON.stringify(layer, null, 2);
-  }
-
   function renderRules() {
     const body = $('rules').tBodies[0];
     body.replaceChildren();
@@ -427,57 +423,6 @@
     return target;
   }
 
-  // ------------------------------------------------------------------ editing
-
-  function renderEditMode() {
-    document.body.classList.toggle('readonly', state.readOnly);
-    $('apply').disabled = state.readOnly;
-    $('token').disabled = state.readOnly;
-    $('edit-mode').textContent = state.readOnly
-      ? 'Read-only: this dashboard has no token configured, so rules cannot be edited here.'
-      : state.editTarget === 'engine'
-        ? 'Edits apply to this instance through loadRules (source "dashboard") and last until it restarts; attach a durable store (fileRuleSource, Redis) to keep them.'
-        : `Edits are written through the ${state.editTarget} store, so every instance and every restart gets them.`;
-  }
-
-  function status(text, ok) {
-    const node = $('edit-status');
-    node.className = ok ? 'ok' : 'fail';
-    node.textContent = text;
-  }
-
-  async function apply() {
-    const issues = $('issues');
-    issues.replaceChildren();
-    status('Applying…', true);
-    let answer;
-    try {
-      const response = await fetch('api/rules', {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${$('token').value}` },
-        body: $('rules-json').value,
-      });
-      answer = { status: response.status, body: await response.json() };
-    } catch (error) {
-      status(`Could not reach the server: ${error}`, false);
-      return;
-    }
-    if (answer.status === 200) {
-      state.editorDirty = false;
-      status(answer.body.message, true);
-      return;
-    }
-    status(answer.body.message, false);
-    if (Array.isArray(answer.body.issues)) issueList(answer.body.issues, issues);
-  }
-
-  function revert() {
-    state.editorDirty = false;
-    $('issues').replaceChildren();
-    status('', true);
-    void loadEditor();
-  }
-
   // ------------------------------------------------------------------ blocks
 
   function renderBlocks() {
@@ -497,13 +442,10 @@
     $('blocks-empty').hidden = state.blocks.length > 0;
   }
 
+  const ruleEditor = window.floodgateRuleEditor({ $, el, issueList, ruleText, read });
+
   document.addEventListener('DOMContentLoaded', () => {
-    $('rules-json').addEventListener('input', () => (state.editorDirty = true));
-    $('edit-form').addEventListener('submit', (event) => {
-      event.preventDefault();
-      void apply();
-    });
-    $('revert').addEventListener('click', revert);
+    ruleEditor.init();
     $('resources-prev').addEventListener('click', () => showResourcePage(state.resourcePage.page - 1));
     $('resources-next').addEventListener('click', () => showResourcePage(state.resourcePage.page + 1));
     $('rules-prev').addEventListener('click', () => void showRulePage(state.rulePage.page - 1));
@@ -513,7 +455,6 @@
       state.readToken = $('read-token').value;
       void connect();
     });
-    renderEditMode();
     void connect();
   });
 })();

@@ -16,7 +16,8 @@ import {
 } from './mounts';
 import { BearerTokens } from './bearer-tokens';
 import { DASHBOARD_RESOURCES, OwnLimits } from './own-limits';
-import { RuleEditor, type RuleStore } from './rule-editor';
+import { RuleEditor, type RuleChange, type RuleStore } from './rule-editor';
+import { ruleForms } from './rule-forms';
 
 /** Options of {@link dashboard}. */
 export interface DashboardOptions {
@@ -27,7 +28,7 @@ export interface DashboardOptions {
    */
   readonly token?: string;
   /**
-   * The token that reads must carry (`api/state`, `api/rules`, `events`; the page asks for it):
+   * The token that reads must carry (`api/state`, `api/rules`, `api/resources`, `events`; the page asks for it):
    * `authorization: Bearer <readToken>`, or the edit `token`. The same value as `token` makes one
    * token for both. The page's files (HTML, script, style) hold no data and need none. Without it,
    * anyone who can reach the dashboard can read it: mount it where only operators can.
@@ -67,7 +68,7 @@ export interface DashboardOptions {
   readonly recentBlocks?: number;
   /** Transitions remembered per breaker. @defaultValue 10 */
   readonly transitionsPerBreaker?: number;
-  /** Largest rule edit accepted, in bytes. @defaultValue 1048576 (1 MiB) */
+  /** Largest rule edit accepted (the whole layer, or one rule), in bytes. @defaultValue 1048576 (1 MiB) */
   readonly maxBodyBytes?: number;
   /** Most pages connected at once; more are refused with 503. @defaultValue 20 */
   readonly maxPages?: number;
@@ -137,6 +138,7 @@ const ASSETS = join(__dirname, '..', 'assets');
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   'index.html': 'text/html; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'rule-editor.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 };
 const SECURITY_HEADERS = Object.freeze({
@@ -158,11 +160,25 @@ const PAGE_PARAMS: Readonly<Record<string, readonly string[]>> = {
   '/events': ['resources'],
   '/api/rules': ['page'],
   '/api/rules/loaded': [],
+  '/api/resources': ['page'],
 };
+
+/** `api/rules/loaded/<kind>` (add) and `api/rules/loaded/<kind>/<index>` (replace, delete): one rule at a time. */
+const ONE_RULE = /^\/api\/rules\/loaded\/([^/]*)(?:\/([^/]*))?$/;
+
+/** Longest `q` of `api/resources`. */
+const MAX_QUERY_LENGTH = 1024;
+
+/** What an edit's `version` may be (the loaded layer's versions are digests of 22 such characters). */
+const VERSION = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** One rule edit, as its route names it (the version comes from the query). */
+type RuleEditRoute = Omit<RuleChange, 'version'>;
 
 /**
  * The dashboard of one engine: a page served by the package itself (no CDN, works offline),
- * live over server-sent events, with rule editing. One framework-neutral handler
+ * live over server-sent events, with rule editing (one rule at a time by form, or the whole loaded
+ * layer as JSON, each edit on the version of the layer it read). One framework-neutral handler
  * ({@link Dashboard.handle}); `express()`, `koa()`, `fastify` and `listen()` only translate.
  * Its reads are built once per interval and shared by every reader, answer at most `pageSize`
  * resources, rules and breakers each, and are limited (with edits) by Floodgate itself, on the
@@ -185,6 +201,7 @@ export class Dashboard {
     this.limits = new OwnLimits(fg, options.readsPerSecond, options.editsPerSecond);
     this.maxPages = options.maxPages;
     for (const name of Object.keys(CONTENT_TYPES)) this.assets.set(name, readFileSync(join(ASSETS, name)));
+    this.assets.set('rule-forms.json', Buffer.from(JSON.stringify(ruleForms(Object.keys(fg.getRules())))));
   }
 
   /** Pages connected now. */
@@ -207,12 +224,16 @@ export class Dashboard {
       const [base, originalQuery] = splitQuery(options.originalUrl ?? req.url ?? '/');
       return send(res, 308, { location: `${base}/${originalQuery === undefined ? '' : `?${originalQuery}`}` }, '');
     }
-    if (route === '/' || route === '/index.html' || route === '/dashboard.js' || route === '/dashboard.css') {
+    const asset = route === '/' ? 'index.html' : route.slice(1);
+    if (this.assets.has(asset)) {
       if (!reading) return notAllowed(res, 'GET, HEAD');
-      const name = route === '/' ? 'index.html' : route.slice(1);
-      return send(res, 200, { 'content-type': CONTENT_TYPES[name]! }, method === 'HEAD' ? '' : this.assets.get(name)!);
+      const type = CONTENT_TYPES[asset] ?? 'application/json; charset=utf-8';
+      return send(res, 200, { 'content-type': type }, method === 'HEAD' ? '' : this.assets.get(asset)!);
     }
-    if (route === '/api/rules' && (method === 'PUT' || method === 'POST')) return this.edit(req, res, options.body);
+    if (route === '/api/rules' && (method === 'PUT' || method === 'POST'))
+      return this.edit(req, res, query, undefined, options.body);
+    const one = ONE_RULE.exec(route);
+    if (one !== null) return this.editOne(req, res, method, one, query, options.body);
     const params = PAGE_PARAMS[route];
     if (params === undefined) return sendJson(res, 404, { message: 'Not found' });
     if (route === '/events' ? method !== 'GET' : !reading)
@@ -230,14 +251,21 @@ export class Dashboard {
     }
     const pages = readPages(query, params);
     if (typeof pages === 'string') return sendJson(res, 400, { message: pages });
+    const search = new URLSearchParams(query).get('q') ?? '';
+    if (search.length > MAX_QUERY_LENGTH)
+      return sendJson(res, 400, { message: `q must be at most ${MAX_QUERY_LENGTH} characters, got ${search.length}` });
     return this.limited(req, res, DASHBOARD_RESOURCES.read, () => {
       switch (route) {
         case '/events':
           return this.stream(req, res, pages.resources ?? 0);
         case '/api/rules':
           return sendJsonText(res, 200, this.feed.rulesJson(pages.page ?? 0));
-        case '/api/rules/loaded':
-          return sendJsonText(res, 200, this.feed.loadedJson());
+        case '/api/rules/loaded': {
+          const layer = this.editor.loaded();
+          return sendJsonText(res, 200, layer.json, { etag: `"${layer.version}"` });
+        }
+        case '/api/resources':
+          return sendJsonText(res, 200, this.feed.resourceNamesJson(search, pages.page ?? 0));
         default:
           return sendJsonText(
             res,
@@ -303,19 +331,69 @@ export class Dashboard {
     for (const res of this.connections) res.destroy();
     this.connections.clear();
     this.feed.close();
+    this.editor.close();
     this.limits.close();
   }
 
-  /** A rule edit: the token first, then the edit budget, then the body. */
-  private edit(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const refused = this.editor.refuse(req);
+  /**
+   * A rule edit: the token first (and a JSON body, where one is sent), then the edit budget, then
+   * the `version` the edit names (`?version=`, required for one rule: 400 when missing or not one),
+   * then the edit itself.
+   */
+  private edit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: string | undefined,
+    change: RuleEditRoute | undefined,
+    body: unknown,
+  ): Promise<void> {
+    const refused = this.editor.refuse(req, change?.op !== 'delete');
     if (refused !== undefined) {
       req.resume();
       return sendJson(res, refused.status, refused.body, refused.headers);
     }
-    return this.limited(req, res, DASHBOARD_RESOURCES.edit, () =>
-      this.editor.edit(req, body).then((answer) => sendJson(res, answer.status, answer.body, answer.headers)),
-    );
+    return this.limited(req, res, DASHBOARD_RESOURCES.edit, () => {
+      const version = new URLSearchParams(query).get('version') ?? undefined;
+      if ((change !== undefined && version === undefined) || (version !== undefined && !VERSION.test(version))) {
+        req.resume();
+        return sendJson(res, 400, {
+          message:
+            version === undefined
+              ? 'version is required: the version of the loaded rules the edit is made on (the ETag of api/rules/loaded)'
+              : `version must be a version of the loaded rules (the ETag of api/rules/loaded), got ${JSON.stringify(version.slice(0, 64))}`,
+        });
+      }
+      const answer =
+        change === undefined
+          ? this.editor.edit(req, body, version)
+          : this.editor.editRule(req, body, { ...change, version: version! });
+      return answer.then((a) => sendJson(res, a.status, a.body, a.headers));
+    });
+  }
+
+  /** `api/rules/loaded/<kind>[/<index>]`: POST adds a rule to the kind, PUT replaces and DELETE deletes the one at the index. */
+  private editOne(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    [, kind, index]: RegExpExecArray,
+    query: string | undefined,
+    body: unknown,
+  ): Promise<void> {
+    const allow = index === undefined ? 'POST' : 'PUT, DELETE';
+    if (!allow.split(', ').includes(method)) {
+      req.resume();
+      return notAllowed(res, allow);
+    }
+    if (index !== undefined && !/^\d{1,9}$/.test(index)) {
+      req.resume();
+      return sendJson(res, 404, {
+        message: `A rule is named by its position (0, 1, 2, ...), got ${JSON.stringify(index.slice(0, 40))}`,
+      });
+    }
+    const op = method === 'POST' ? 'add' : method === 'PUT' ? 'replace' : 'delete';
+    const change = { op, kind: kind!, ...(index === undefined ? {} : { index: Number(index) }) } as const;
+    return this.edit(req, res, query, change, body);
   }
 
   /** Answers through `answer` within `resource`'s limit, or answers its refusal (the body unread). */
@@ -453,8 +531,13 @@ function sendJson(
 }
 
 /** Answers JSON already written as text. */
-function sendJsonText(res: ServerResponse, status: number, json: string): Promise<void> {
-  return send(res, status, { 'content-type': 'application/json; charset=utf-8' }, json);
+function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  json: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  return send(res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, json);
 }
 
 /** `json` (an object's JSON) with `fields` first. */

@@ -307,16 +307,19 @@ export class LiveFeed {
   }
 
   /**
-   * The loaded layer, as the editor shows it and an edit replaces it: `{ "<kind>": [rules], ... }`,
-   * every kind present, as JSON. Not paged (it is what an edit sends back whole).
+   * One page of the names of the resources the engine tracks (`resourceNames()`), sorted, those
+   * holding `query` in any letter case (all for `''`), as JSON `{ query, resources, resourcePage }`:
+   * what the resource picker of the rule forms lists. The sorted names are built once per key.
    */
-  loadedJson(): string {
-    return this.memo.get(this.key(), 'loaded', () => {
-      const layer: Record<string, unknown[]> = {};
-      for (const kind of Object.keys(this.fg.getRules())) layer[kind] = [];
-      for (const d of this.fg.describeRules()) if (d.layer === 'loaded') layer[d.kind]!.push(d.rule);
-      return JSON.stringify(layer);
+  resourceNamesJson(query: string, page: number): string {
+    const names = this.memo.get(this.key(), 'names', () => {
+      const sorted = this.fg.resourceNames().sort();
+      return { sorted, folded: sorted.map((name) => name.toLowerCase()) };
     });
+    const folded = query.toLowerCase();
+    const matches = folded === '' ? names.sorted : names.sorted.filter((_, i) => names.folded[i]!.includes(folded));
+    const [shown, info] = pageOf(matches, page, this.limits.pageSize);
+    return JSON.stringify({ query, resources: shown, resourcePage: info });
   }
 
   /** Reads the engine once and sends every page what changed on its page of resources. Called by the timer. */

@@ -3,8 +3,8 @@ import { blockResponse, type BlockResponse } from '@floodgate/core/http';
 
 /**
  * The resources the dashboard guards its own routes with, in the engine it watches: reads
- * (`api/state`, `api/rules`, `api/rules/loaded`, a page connecting to `events`) and edits (`PUT` or
- * `POST api/rules`). Their rules are declared like any code's, so they show on the page, in
+ * (`api/state`, `api/rules`, `api/rules/loaded`, `api/resources`, a page connecting to `events`) and
+ * edits (`PUT` or `POST api/rules`, and one rule at a time under `api/rules/loaded/<kind>`). Their rules are declared like any code's, so they show on the page, in
  * `describeRules()` and in metrics, and rules loaded for these resources replace them.
  */
 export const DASHBOARD_RESOURCES = Object.freeze({
