@@ -9,6 +9,9 @@ const VALID: Readonly<Record<string, Record<string, unknown>>> = {
   flow: { resource: 'r', threshold: 1 },
   circuitBreakers: { resource: 'r', strategy: 'errorCount', threshold: 1, retryTimeoutMs: 1000 },
   apiGroups: { name: 'g', patterns: ['GET /'] },
+  pushback: { resource: 'r' },
+  adaptiveThrottling: { resource: 'r' },
+  retryBudgets: { resource: 'r' },
 };
 const KINDS = Object.keys(new Floodgate().getRules());
 const FORMS = ruleForms(KINDS);
@@ -93,6 +96,9 @@ describe('the rule forms', () => {
     expect(field('circuitBreakers', 'minRequestAmount')).toMatchObject({ default: 5 });
     expect(field('system', 'retryAfterMs')).toMatchObject({ default: 1000 });
     expect(field('authority', 'strategy')).toMatchObject({ default: 'allow' });
+    expect(field('retryBudgets', 'retryRatio')).toMatchObject({ default: 0.2 });
+    expect(field('pushback', 'maxPauseMs')).toMatchObject({ default: 60_000 });
+    expect(field('adaptiveThrottling', 'windowMs')).toMatchObject({ default: 120_000 });
     // A field without a default shows none; a required one says so.
     expect(field('flow', 'threshold')).toEqual(expect.objectContaining({ required: true }));
     expect(field('flow', 'threshold')).not.toHaveProperty('default');

@@ -340,6 +340,55 @@ const SOURCES: Sources = {
       { name: 'cluster', type: 'boolean', help: 'one breaker shared by every instance (needs a cluster backend)' },
     ],
   },
+  pushback: {
+    example: { resource: 'r' },
+    fields: [
+      { name: 'resource', type: 'resource', required: true, help: 'the guarded resource (an upstream host, a route)' },
+      {
+        name: 'maxPauseMs',
+        type: 'number',
+        defaultIn: {},
+        help: 'the longest pause one answer (429 or 503 with Retry-After) can impose, in ms',
+      },
+    ],
+  },
+  adaptiveThrottling: {
+    example: { resource: 'r' },
+    fields: [
+      { name: 'resource', type: 'resource', required: true, help: 'the guarded resource (an upstream host, a route)' },
+      {
+        name: 'k',
+        type: 'number',
+        defaultIn: {},
+        help: 'requests sent per accepted one before any is refused (at least 1; lower sheds sooner)',
+      },
+      {
+        name: 'windowMs',
+        type: 'number',
+        defaultIn: {},
+        help: 'the window requests and accepts are counted over, in ms',
+      },
+    ],
+  },
+  retryBudgets: {
+    example: { resource: 'r' },
+    fields: [
+      { name: 'resource', type: 'resource', required: true, help: 'the guarded resource (an upstream host, a route)' },
+      {
+        name: 'retryRatio',
+        type: 'number',
+        defaultIn: {},
+        help: 'retries (and hedges) allowed per first attempt in the window, 0 to 1000',
+      },
+      { name: 'ttlMs', type: 'number', defaultIn: {}, help: 'how long an attempt counts, in ms (1000 to 60000)' },
+      {
+        name: 'minRetriesPerSecond',
+        type: 'number',
+        defaultIn: {},
+        help: 'retries allowed per second whatever the traffic',
+      },
+    ],
+  },
   apiGroups: {
     example: { name: 'g', patterns: ['GET /'] },
     fields: [
