@@ -345,6 +345,35 @@ describe('one rule at a time through a store', () => {
     expect(await versionOf(mounted)).toBe(second.body.version);
   });
 
+  it('answers 504 when the store has not written within storeTimeoutMs, and holds no later edit behind it', async () => {
+    // A store that never settles (Redis down, its client queueing commands), then one that writes.
+    const written: RuleSetOptions[] = [];
+    let stalled = true;
+    const store = {
+      name: 'stalled',
+      write: (rules: RuleSetOptions) => (stalled ? new Promise<void>(() => undefined) : void written.push(rules)),
+    };
+    const mounted = await mount('express', { token: TOKEN, store, storeTimeoutMs: 2000 });
+    const v0 = await versionOf(mounted);
+    const pending = request(mounted.server)
+      .post(rulePath('/fg', 'flow', undefined, v0))
+      .set(auth)
+      .send({ resource: 'a', threshold: 1 })
+      .then((answer) => answer);
+    await until(() => fixture.clock.pendingSleeps > 0);
+    fixture.clock.advance(2000);
+    const answer = await pending;
+    expect(answer.status).toBe(504);
+    expect(answer.body.message).toContain('did not write the rules within 2000 ms');
+    stalled = false;
+    await request(mounted.server)
+      .post(rulePath('/fg', 'flow', undefined, v0))
+      .set(auth)
+      .send({ resource: 'b', threshold: 2 })
+      .expect(200);
+    expect(written).toEqual([expect.objectContaining({ flow: [{ resource: 'b', threshold: 2 }] })]);
+  });
+
   it('edits in a row through Redis, each on the version the last answered, all land on every instance', async () => {
     const redisUrl = testRedisUrl();
     const key = `fg-test:rule-editor:${process.pid}`;

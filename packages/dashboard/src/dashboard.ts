@@ -72,6 +72,12 @@ export interface DashboardOptions {
   readonly maxBodyBytes?: number;
   /** Most pages connected at once; more are refused with 503. @defaultValue 20 */
   readonly maxPages?: number;
+  /**
+   * How long an edit waits for the `store` to write, on the engine's clock; a write still
+   * pending then is answered 504, so a stalled store (Redis down, its client queueing commands)
+   * holds no later edit. @defaultValue 5000
+   */
+  readonly storeTimeoutMs?: number;
 }
 
 /** Options of {@link Dashboard.listen}. */
@@ -116,6 +122,8 @@ export const DASHBOARD_DEFAULTS = Object.freeze({
   maxBodyBytes: 1024 * 1024,
   /** Pages at once. */
   maxPages: 20,
+  /** Five seconds for a store's write. */
+  storeTimeoutMs: 5000,
 });
 
 const RANGES = Object.freeze({
@@ -129,6 +137,7 @@ const RANGES = Object.freeze({
   transitionsPerBreaker: [1, 1000],
   maxBodyBytes: [1024, 64 * 1024 * 1024],
   maxPages: [1, 1000],
+  storeTimeoutMs: [1, 600_000],
 } as const);
 
 /** An SSE connection whose unsent data passes this is closed: a stalled page costs bounded memory. */
@@ -196,7 +205,7 @@ export class Dashboard {
   /** @internal Use {@link dashboard}. */
   constructor(fg: Floodgate, options: ResolvedOptions) {
     this.feed = new LiveFeed(fg, options);
-    this.editor = new RuleEditor(fg, options.token, options.store, options.maxBodyBytes);
+    this.editor = new RuleEditor(fg, options.token, options.store, options.maxBodyBytes, options.storeTimeoutMs);
     this.readers = options.readToken === undefined ? undefined : new BearerTokens([options.readToken, options.token]);
     this.limits = new OwnLimits(fg, options.readsPerSecond, options.editsPerSecond);
     this.maxPages = options.maxPages;

@@ -90,6 +90,7 @@ export class RuleEditor {
     token: string | undefined,
     private readonly store: RuleStore | undefined,
     private readonly maxBodyBytes: number,
+    private readonly storeTimeoutMs: number,
   ) {
     this.tokens = new BearerTokens([token]);
     this.layer = new LoadedLayer(fg);
@@ -211,6 +212,25 @@ export class RuleEditor {
     };
   }
 
+  /**
+   * Writes through the store, giving up waiting after `storeTimeoutMs` (on the engine's clock):
+   * whether the write finished in time. A write that fails in time rejects.
+   */
+  private async writeWithin(rules: Record<string, unknown>): Promise<boolean> {
+    const written = Promise.resolve(this.store!.write(rules)).then(() => true);
+    const timer = new AbortController();
+    const expired = this.fg.clock.sleep(this.storeTimeoutMs, timer.signal).then(
+      () => false,
+      () => true,
+    );
+    try {
+      return await Promise.race([written, expired]);
+    } finally {
+      timer.abort();
+      written.catch(() => undefined);
+    }
+  }
+
   /** Runs `edit` once every edit before it has finished. */
   private serially(edit: () => EditAnswer | Promise<EditAnswer>): Promise<EditAnswer> {
     const run = this.queue.then(edit, edit);
@@ -244,7 +264,14 @@ export class RuleEditor {
     const rules: Record<string, unknown> = {};
     for (const kind of this.layer.kinds) rules[kind] = layer[kind] ?? [];
     try {
-      await this.store!.write(rules);
+      if (!(await this.writeWithin(rules))) {
+        return {
+          status: 504,
+          body: {
+            message: `The rule store "${this.target}" did not write the rules within ${this.storeTimeoutMs} ms; the edit may still land`,
+          },
+        };
+      }
     } catch (error) {
       if (error instanceof RuleValidationError) return rejected(error, edit);
       return {
