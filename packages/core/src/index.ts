@@ -26,6 +26,7 @@ export { Entry, type EntryAttempt } from './kernel/entry';
 
 // Rules (as they are in force, validated and resolved: `@floodgate/core/metrics`)
 export type { RuleSet, RuleSetOptions } from './engine/kinds';
+export { ROLLOUT_DEFAULTS, type RolloutOptions, type RuleMode } from './engine/rollout';
 export type { FlowRuleOptions } from './flow/flow-rule';
 export type { CircuitBreakerRuleOptions } from './circuit-breaker/circuit-breaker-rule';
 export type { HotParamRuleOptions } from './hot-param/hot-param-rule';

@@ -167,6 +167,7 @@ describe('diagnostics channels', () => {
       warning: 'floodgate:warning',
       clusterFallback: 'floodgate:cluster-fallback',
       clusterRecover: 'floodgate:cluster-recover',
+      wouldBlock: 'floodgate:would-block',
     });
   });
 });

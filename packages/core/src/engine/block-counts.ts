@@ -1,6 +1,7 @@
 import type { BlockError } from '../kernel/errors';
 import type { RuleKind } from '../kernel/rule-kind';
 import { RULE_KINDS, type AnyRule } from './kinds';
+import { stateIdentity } from './rollout';
 
 /** Blocks by one rule of a resource, from `Floodgate.blocksByRule()`. */
 export interface RuleBlockCount {
@@ -42,8 +43,9 @@ export function ruleIdOf(error: BlockError, rulesOf: RulesOf): string {
     if (index < 0) {
       // A checker kept across a reload of an identical rule holds the rule object it was built
       // with; the store holds the one loaded since.
-      const json = JSON.stringify(error.rule);
-      index = rules.findIndex((rule) => JSON.stringify(rule) === json);
+      // (It may have moved between shadow and enforced since: rollout fields aside.)
+      const json = stateIdentity(error.rule as object);
+      index = rules.findIndex((rule) => stateIdentity(rule) === json);
     }
     if (index >= 0) return `${error.kind}#${index}`;
   }

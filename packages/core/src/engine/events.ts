@@ -2,6 +2,8 @@ import type { CircuitStateChangeEvent } from '../circuit-breaker/circuit-breaker
 import type { ClusterUnavailableReason } from '../kernel/cluster-contract';
 import type { BlockError, RuleIssue, RuleValidationError } from '../kernel/errors';
 import type { AnyRule, RuleKindKey, RuleSet } from './kinds';
+import type { WouldBlockEvent } from './rollout';
+export type { WouldBlockEvent } from './rollout';
 
 /** The `pass` event: a call passed every check. */
 export interface PassEvent {
@@ -104,6 +106,8 @@ export interface FloodgateEventMap {
   clusterFallback: ClusterFallbackEvent;
   /** The shared store answers again after it was declared down. */
   clusterRecover: ClusterRecoverEvent;
+  /** A rule in shadow, or beyond its `enforcePercent`, let through a call it would have refused. */
+  wouldBlock: WouldBlockEvent;
 }
 
 /**
@@ -128,4 +132,5 @@ export const DIAGNOSTICS_CHANNELS = Object.freeze({
   warning: 'floodgate:warning',
   clusterFallback: 'floodgate:cluster-fallback',
   clusterRecover: 'floodgate:cluster-recover',
+  wouldBlock: 'floodgate:would-block',
 } satisfies { readonly [K in keyof FloodgateEventMap]: string });

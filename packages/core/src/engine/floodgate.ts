@@ -24,6 +24,7 @@ import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet,
 import { ResourceRules, ResourceState, RulePool, type CompileServices, type ResourceInfo } from './resource-state';
 import { RuleStore, type RuleChange, type RuleDescription } from './rule-store';
 import { normalizeRuleSet } from './rule-set-input';
+import { unwrapRollout } from './rollout';
 import { answerBlock, answerFailure, linkSignal, settle, type Deadline, type OutcomeHandlers } from './run-outcome';
 import type { AuthorityRuleOptions } from '../authority/authority';
 import type { CircuitBreakerRuleOptions } from '../circuit-breaker/circuit-breaker-rule';
@@ -774,7 +775,8 @@ export class Floodgate {
     if (state === undefined) return [];
     const now = this.clock.now();
     const out: CircuitBreakerStatus[] = [];
-    for (const checker of state.rules.checkers) {
+    for (const wrapped of state.rules.checkers) {
+      const checker = unwrapRollout(wrapped);
       if (checker instanceof CircuitBreakerChecker) out.push(checker.status(now));
       else if (checker instanceof ClusterBreakerChecker) out.push(checker.status(now));
     }
@@ -792,8 +794,10 @@ export class Floodgate {
     if (state === undefined) return [];
     const now = this.clock.now();
     const out: RetryBudgetStatus[] = [];
-    for (const checker of state.rules.checkers)
+    for (const wrapped of state.rules.checkers) {
+      const checker = unwrapRollout(wrapped);
       if (checker instanceof RetryBudgetChecker) out.push({ rule: checker.rule, balance: checker.budget.balance(now) });
+    }
     return out;
   }
 

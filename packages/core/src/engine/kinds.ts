@@ -17,6 +17,7 @@ import { pushbackKind, type PushbackRule, type PushbackRuleOptions } from '../pu
 import { retryBudgetKind } from '../retry-budget/retry-budget-kind';
 import type { RetryBudgetRule, RetryBudgetRuleOptions } from '../retry-budget/retry-budget-rule';
 import { systemKind } from '../system/system-kind';
+import type { RolloutOptions, RuleRollout } from './rollout';
 import type { SystemRule, SystemRuleOptions } from '../system/system-rule';
 
 /**
@@ -41,46 +42,52 @@ export const RULE_KINDS = [
   apiGroupKind,
 ] as const;
 
-/** Rules as users write them, by kind. Each kind given replaces that kind's rules on load; the others stay. */
+/**
+ * Rules as users write them, by kind. Each kind given replaces that kind's rules on load; the
+ * others stay. Every rule takes the rollout fields (`mode`, `enforcePercent`) besides its kind's.
+ */
 export interface RuleSetOptions {
   /** Which origins may call a resource (checked first). */
-  readonly authority?: readonly AuthorityRuleOptions[];
+  readonly authority?: readonly (AuthorityRuleOptions & RolloutOptions)[];
   /** Limits on the whole process, for inbound calls whatever their resource. */
-  readonly system?: readonly SystemRuleOptions[];
+  readonly system?: readonly (SystemRuleOptions & RolloutOptions)[];
   /** Pauses a resource whose dependency asked for one (`Retry-After`). */
-  readonly pushback?: readonly PushbackRuleOptions[];
+  readonly pushback?: readonly (PushbackRuleOptions & RolloutOptions)[];
   /** Limits per value of a parameter (a user id, an IP, a SKU). */
-  readonly hotParams?: readonly HotParamRuleOptions[];
+  readonly hotParams?: readonly (HotParamRuleOptions & RolloutOptions)[];
   /** QPS and concurrency limits per resource. */
-  readonly flow?: readonly FlowRuleOptions[];
+  readonly flow?: readonly (FlowRuleOptions & RolloutOptions)[];
   /** Client-side adaptive throttling (Google SRE): calls shed while the dependency rejects. */
-  readonly adaptiveThrottling?: readonly AdaptiveThrottlingRuleOptions[];
+  readonly adaptiveThrottling?: readonly (AdaptiveThrottlingRuleOptions & RolloutOptions)[];
   /** Retries and hedges capped at a share of first attempts (Finagle). */
-  readonly retryBudgets?: readonly RetryBudgetRuleOptions[];
+  readonly retryBudgets?: readonly (RetryBudgetRuleOptions & RolloutOptions)[];
   /** Circuit breakers per resource (checked last). */
-  readonly circuitBreakers?: readonly CircuitBreakerRuleOptions[];
+  readonly circuitBreakers?: readonly (CircuitBreakerRuleOptions & RolloutOptions)[];
   /** API groups: named groups of request patterns, each one resource the HTTP adapters enter (they check nothing themselves). */
   readonly apiGroups?: readonly ApiGroupOptions[];
 }
 
-/** Rules in force, by kind, in check order: validated, with every default resolved. */
+/**
+ * Rules in force, by kind, in check order: validated, with every default resolved (the rollout
+ * fields are present only where they differ from theirs: see `RuleRollout`).
+ */
 export interface RuleSet {
   /** Authority rules in force. */
-  readonly authority: readonly AuthorityRule[];
+  readonly authority: readonly (AuthorityRule & RuleRollout)[];
   /** System rules in force. */
-  readonly system: readonly SystemRule[];
+  readonly system: readonly (SystemRule & RuleRollout)[];
   /** Pushback rules in force. */
-  readonly pushback: readonly PushbackRule[];
+  readonly pushback: readonly (PushbackRule & RuleRollout)[];
   /** Hotspot rules in force. */
-  readonly hotParams: readonly HotParamRule[];
+  readonly hotParams: readonly (HotParamRule & RuleRollout)[];
   /** Flow rules in force. */
-  readonly flow: readonly FlowRule[];
+  readonly flow: readonly (FlowRule & RuleRollout)[];
   /** Adaptive throttling rules in force. */
-  readonly adaptiveThrottling: readonly AdaptiveThrottlingRule[];
+  readonly adaptiveThrottling: readonly (AdaptiveThrottlingRule & RuleRollout)[];
   /** Retry budget rules in force. */
-  readonly retryBudgets: readonly RetryBudgetRule[];
+  readonly retryBudgets: readonly (RetryBudgetRule & RuleRollout)[];
   /** Circuit breaker rules in force. */
-  readonly circuitBreakers: readonly CircuitBreakerRule[];
+  readonly circuitBreakers: readonly (CircuitBreakerRule & RuleRollout)[];
   /** API groups in force. */
   readonly apiGroups: readonly ApiGroup[];
 }
@@ -94,12 +101,14 @@ export type AnyRule = RuleSet[RuleKindKey][number];
 type Kind = (typeof RULE_KINDS)[number];
 type RuleOf<T> = T extends RuleKind<string, infer R, unknown> ? R : never;
 type OptionsOf<T> = T extends RuleKind<string, object, infer O> ? O : never;
+/** Every kind's rules take the rollout fields, but API groups, which check nothing. */
+type WithRollout<T, R, F> = T extends { key: 'apiGroups' } ? R : R & F;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // A kind added to RULE_KINDS without its field in RuleSet and RuleSetOptions (or the other way
 // round, or with other types) fails to compile here.
 [true, true] satisfies [
-  Same<RuleSet, { readonly [T in Kind as T['key']]: readonly RuleOf<T>[] }>,
-  Same<RuleSetOptions, { readonly [T in Kind as T['key']]?: readonly OptionsOf<T>[] }>,
+  Same<RuleSet, { readonly [T in Kind as T['key']]: readonly WithRollout<T, RuleOf<T>, RuleRollout>[] }>,
+  Same<RuleSetOptions, { readonly [T in Kind as T['key']]?: readonly WithRollout<T, OptionsOf<T>, RolloutOptions>[] }>,
 ];
 
 /** The kinds by key. */

@@ -7,8 +7,9 @@ import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleK
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
 import type { SystemProbe } from '../kernel/system-probe';
-import type { RuleBlockCounts } from './block-counts';
+import { ruleIdOf, type RuleBlockCounts } from './block-counts';
 import { RULE_KINDS, type AnyRule } from './kinds';
+import { stateIdentity, withRollout } from './rollout';
 
 /** Most origins counted on their own for `limitOrigin: 'other'` rules, per resource (least recently seen dropped first). */
 export const MAX_OTHER_ORIGINS = 1000;
@@ -125,7 +126,8 @@ export class RulePool {
       probe: services.probe,
       lookupNode: (name) => services.lookupNode(name),
       reuse: <T>(rule: object, make: () => T): T => {
-        const identity = `${kind.key}\u0000${JSON.stringify(rule)}`;
+        // Without its rollout fields: a rule moved between shadow and enforced keeps its state.
+        const identity = `${kind.key}\u0000${stateIdentity(rule)}`;
         const nth = seen.get(identity) ?? 0;
         seen.set(identity, nth + 1);
         const key = `${identity}#${nth}`;
@@ -135,12 +137,12 @@ export class RulePool {
       },
     };
     const compiled = kind.compile(rules, ctx);
-    const checkers = withCluster(
-      kind.cluster,
-      rules as readonly { cluster?: never }[],
-      compiled.checkers,
-      services.cluster,
-      ctx,
+    const checkers = withRollout(
+      kind,
+      resource,
+      rules,
+      withCluster(kind.cluster, rules as readonly { cluster?: never }[], compiled.checkers, services.cluster, ctx),
+      { random: services.random, events: services.events, ruleIdOf: (error) => ruleIdOf(error, services.rulesOf) },
     );
     this.retire(kind.key, next);
     return checkers === compiled.checkers ? compiled : { ...compiled, checkers };

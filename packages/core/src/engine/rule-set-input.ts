@@ -1,6 +1,7 @@
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { join, RuleReader } from '../kernel/rule-reader';
 import type { RuleKind } from '../kernel/rule-kind';
+import { normalizeWithRollout } from './rollout';
 import { RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSet } from './kinds';
 
 /*
@@ -89,10 +90,16 @@ export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
   for (const kind of RULE_KINDS) {
     if (obj![kind.key] === undefined) continue;
     const list = reader.array(obj![kind.key], kind.key);
-    const normalized = list.map(
-      (rule, i) =>
-        Object.freeze((kind as unknown as RuleKind).normalize(rule, `${kind.key}[${i}]`, reader)!) as AnyRule,
-    );
+    const normalize = (kind as unknown as RuleKind).normalize;
+    // The rollout fields (`mode`, `enforcePercent`) are every kind's that refuses anything (API
+    // groups refuse nothing): read here, the rest by the kind.
+    const rollsOut = Object.keys(kind.codes).length > 0;
+    const normalized = list.map((rule, i) => {
+      const path = `${kind.key}[${i}]`;
+      return Object.freeze(
+        rollsOut ? normalizeWithRollout(rule, path, reader, normalize)! : normalize(rule, path, reader)!,
+      ) as AnyRule;
+    });
     result[kind.key] = Object.freeze(normalized);
   }
   reader.throwIfAny();

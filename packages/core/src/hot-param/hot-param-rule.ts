@@ -144,6 +144,11 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
     this.value = options.value;
   }
 
+  /** The value limited: a rule enforced by percentage refuses the same values at every call. */
+  override get enforcementKey(): unknown {
+    return this.value;
+  }
+
   /** Always `'ERR_HOT_PARAM_BLOCKED'`. */
   get code(): 'ERR_HOT_PARAM_BLOCKED' {
     return 'ERR_HOT_PARAM_BLOCKED';

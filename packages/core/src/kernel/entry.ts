@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import { isBlockError, TimeoutError } from './errors';
+import { isBlockError, TimeoutError, type BlockError } from './errors';
 import type { StatisticNode } from './statistic-node';
 
 /** Told of every completed call that passed (a circuit breaker's checker). */
@@ -111,6 +111,7 @@ export class Entry {
   private errorValue: unknown = undefined;
   private errored = false;
   private pushback: number | undefined = undefined;
+  private wouldBlockBy: BlockError | undefined = undefined;
 
   /** @internal Made by the engine. */
   constructor(
@@ -161,6 +162,20 @@ export class Entry {
   /** Whether the call's outcome is recorded (`conclude()`, `exit()`, `cancel()`): it can no longer change. */
   get concluded(): boolean {
     return this.phase >= Phase.Concluded;
+  }
+
+  /**
+   * The first refusal a rule in shadow (or beyond its `enforcePercent`) did not enforce on this
+   * call, if any: the call passed, and would have been refused (HTTP adapters can say so in a
+   * header, `wouldBlockHeader`).
+   */
+  get wouldBlock(): BlockError | undefined {
+    return this.wouldBlockBy;
+  }
+
+  /** @internal A rule let this call through instead of refusing it with `error` (see {@link Entry.wouldBlock}). */
+  noteWouldBlock(error: BlockError): void {
+    this.wouldBlockBy ??= error;
   }
 
   /** The pause the dependency asked for, in ms, if {@link Entry.tracePushback} recorded one. */

@@ -94,6 +94,15 @@ export abstract class BlockError<R = unknown> implements Error {
     return undefined;
   }
 
+  /**
+   * What the refusal is about, where a rule limits each of many things apart (a hotspot rule: the
+   * parameter value): a rule enforced by percentage (`enforcePercent`) decides by it, so one
+   * caller is always refused or always let through. `undefined` (decided per call) for the rest.
+   */
+  get enforcementKey(): unknown {
+    return undefined;
+  }
+
   /** `Name: message`: block errors carry no stack trace. */
   get stack(): string {
     return `${this.name}: ${this.message}`;

@@ -57,5 +57,7 @@ export {
   type WarningEvent,
   type ClusterFallbackEvent,
   type ClusterRecoverEvent,
+  type WouldBlockEvent,
 } from '../engine/events';
+export type { RuleRollout } from '../engine/rollout';
 export type { DiagnosticsMessage } from '../engine/floodgate';
