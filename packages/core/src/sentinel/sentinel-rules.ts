@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RuleRollout } from '../engine/rollout';
 import { normalizeRuleSet } from '../engine/rule-set-input';
 import { KINDS_BY_KEY, RULE_KINDS, type AnyRule, type RuleKindKey, type RuleSetOptions } from '../engine/kinds';
 import type { RuleIssue } from '../kernel/errors';
@@ -121,8 +122,15 @@ export function toSentinelRules(rules: RuleSetOptions, options: ToSentinelOption
     for (const type of types) written[type] = [];
     list.forEach((rule, i) => {
       const path = `${kind.key}[${i}]`;
+      // Sentinel has no shadow: a rolled-out rule written as Sentinel's would refuse in full there.
+      const rollout = rolloutField(rule);
       const type = types.find((t) => dialect.types[t]!.writes(rule));
-      if (type === undefined) reader.fail(path, `has no ${name} equivalent (${name} has no ${kind.key} rules)`);
+      if (rollout !== undefined)
+        reader.fail(
+          `${path}.${rollout}`,
+          `has no ${name} equivalent: ${name} enforces every rule it loads, so write this rule once it is enforced in full`,
+        );
+      else if (type === undefined) reader.fail(path, `has no ${name} equivalent (${name} has no ${kind.key} rules)`);
       else entries.push({ type, rule, path, kept: previous.take(type, rule) });
     });
   }
@@ -133,6 +141,12 @@ export function toSentinelRules(rules: RuleSetOptions, options: ToSentinelOption
   }
   reader.throwIfAny(`Rules cannot be written as ${name} rules`);
   return Object.fromEntries(SENTINEL_RULE_TYPES.filter((type) => written[type]).map((type) => [type, written[type]]));
+}
+
+/** The rollout field a rule in force has (`mode`, else `enforcePercent`), if any. */
+function rolloutField(rule: AnyRule): string | undefined {
+  const { mode, enforcePercent } = rule as RuleRollout;
+  return mode !== undefined ? 'mode' : enforcePercent !== undefined ? 'enforcePercent' : undefined;
 }
 
 /** The dialect `options` name. @throws TypeError */
