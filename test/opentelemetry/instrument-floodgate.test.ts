@@ -77,6 +77,22 @@ describe('instrumentFloodgate', () => {
     await collector.shutdown();
   });
 
+  it('observes the calls a shadow rule let through, by resource, kind and rule', async () => {
+    const { fg } = engine();
+    fg.loadRules({ flow: [{ resource: 'r', threshold: 1, mode: 'shadow' }] });
+    instrument(fg);
+    for (let i = 0; i < 4; i++) fg.entry('r').exit();
+    const points = await collector.collect();
+    expect(
+      valueOf(points, 'floodgate.would_blocks', {
+        'floodgate.resource': 'r',
+        'floodgate.kind': 'flow',
+        'floodgate.rule': 'flow#0',
+      }),
+    ).toBe(3);
+    expect(points.filter((p) => p.name === 'floodgate.blocks')).toEqual([]);
+  });
+
   it('observes passes, blocks by kind and rule, successes, errors, timeouts and concurrency per resource', async () => {
     const { fg, clock } = engine();
     fg.loadRules({

@@ -98,6 +98,22 @@ describe('collectMetrics', () => {
     expect(await registry.metrics()).toContain('# TYPE floodgate_response_time_seconds histogram');
   });
 
+  it('counts the calls a shadow rule or a share-enforced rule let through, by resource, kind and rule', async () => {
+    const { fg } = engine();
+    const registry = collect(fg);
+    fg.loadRules({
+      flow: [{ resource: 'r', threshold: 1, mode: 'shadow' }],
+      hotParams: [{ resource: 'r', paramIndex: 0, threshold: 0, enforcePercent: 0 }],
+    });
+    for (let i = 0; i < 3; i++) fg.entry('r', { args: ['u'] }).exit();
+    const samples = await scrape(registry);
+    expect(valueOf(samples, 'floodgate_would_block_total', { resource: 'r', kind: 'flow', rule: 'flow#0' })).toBe(2);
+    expect(
+      valueOf(samples, 'floodgate_would_block_total', { resource: 'r', kind: 'hotParam', rule: 'hotParam#0' }),
+    ).toBe(3);
+    expect(samples.filter((s) => s.name === 'floodgate_blocks_total')).toEqual([]);
+  });
+
   it('reads the engine at each scrape, once for every metric together', async () => {
     const { fg } = engine();
     const registry = collect(fg);

@@ -92,4 +92,15 @@ describe('a real Prometheus scraping the observability example', () => {
     );
     expect(samples[0]!.metric.resource).toBe(name);
   });
+
+  it('stores the would-be blocks of a shadow rule by rule, and no block', async () => {
+    fg.declareRules({ flow: [{ resource: 'nightly shadow', threshold: 1, mode: 'shadow' }] });
+    for (let i = 0; i < 3; i++) fg.entry('nightly shadow').exit();
+    const wouldBlock = await prometheus.waitFor(
+      'floodgate_would_block_total{resource="nightly shadow",kind="flow",rule="flow#0"}',
+      (s) => only(s) === 2,
+    );
+    expect(only(wouldBlock)).toBe(2);
+    expect(await prometheus.query('floodgate_blocks_total{resource="nightly shadow"}')).toEqual([]);
+  });
 });

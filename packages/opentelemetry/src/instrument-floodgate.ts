@@ -103,6 +103,7 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
     unit: '{transition}',
   });
   const fallbacks = calls('floodgate.cluster.fallbacks', D.fallbacks);
+  const wouldBlocks = calls('floodgate.would_blocks', D.wouldBlocks);
   const listenerErrors = meter.createObservableCounter('floodgate.listener_errors', {
     description: D.listenerErrors,
     unit: '{error}',
@@ -122,6 +123,7 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
     breakers,
     transitions,
     fallbacks,
+    wouldBlocks,
     listenerErrors,
   ];
   const les = reader.rtBucketsMs.map((ms) => String(ms / 1000));
@@ -170,6 +172,13 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
         'floodgate.resource': f.resource,
         'floodgate.reason': f.reason,
         'floodgate.decided_by': f.decidedBy,
+      });
+    }
+    for (const w of snapshot.wouldBlocks) {
+      result.observe(wouldBlocks, w.count, {
+        'floodgate.resource': w.resource,
+        'floodgate.kind': w.kind,
+        'floodgate.rule': w.ruleId,
       });
     }
     result.observe(listenerErrors, snapshot.listenerErrors);

@@ -63,6 +63,14 @@ const DEFINITIONS: readonly MetricDefinition[] = [
         r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count })),
       ),
   },
+  {
+    name: 'would_block_total',
+    type: 'counter',
+    help: HELP.wouldBlocks,
+    aggregator: 'sum',
+    samples: (s) =>
+      s.wouldBlocks.map((w) => ({ resource: w.resource, labels: { kind: w.kind, rule: w.ruleId }, value: w.count })),
+  },
   perResource('successes_total', HELP.successes, (r) => r.succeeded),
   perResource('errors_total', HELP.errors, (r) => r.failed),
   perResource('timeouts_total', HELP.timeouts, (r) => r.timedOut),

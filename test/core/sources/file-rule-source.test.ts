@@ -233,3 +233,26 @@ describe('fileRuleSource', () => {
     expect(() => fileRuleSource(fg, join(dir, 'absent', 'rules.json'))).toThrow(/cannot watch directory .*absent/);
   });
 });
+
+describe('fileRuleSource and rollout', () => {
+  it('loads a shadow rule from the file, then enforces a share of it when the file says so', async () => {
+    writeFileSync(file, JSON.stringify({ flow: [{ resource: 'api', threshold: 3, mode: 'shadow' }] }));
+    const fg = new Floodgate();
+    follow(fg);
+    expect(fg.getRules().flow[0]).toMatchObject({ threshold: 3, mode: 'shadow' });
+    replaceAtomically(JSON.stringify({ flow: [{ resource: 'api', threshold: 3, enforcePercent: 10 }] }));
+    await until(() => fg.getRules().flow[0]?.enforcePercent === 10, 'the edit', WAIT_MS);
+    expect(fg.getRules().flow[0]).not.toHaveProperty('mode');
+  });
+
+  it('rejects a bad rollout field in the file by its path, keeping the rules in force', () => {
+    writeFileSync(file, JSON.stringify({ flow: [{ resource: 'api', threshold: 3, enforcePercent: 150 }] }));
+    const fg = new Floodgate();
+    const events = rejections(fg);
+    follow(fg);
+    expect(events[0]?.issues).toEqual([
+      { path: 'flow[0].enforcePercent', message: 'must be a finite number within [0, 100], got 150' },
+    ]);
+    expect(fg.getRules().flow).toEqual([]);
+  });
+});

@@ -21,6 +21,7 @@ export {
   type BreakerMetrics,
   type TransitionCount,
   type FallbackCount,
+  type WouldBlockCount,
 } from './metrics-reader';
 
 // Statistics

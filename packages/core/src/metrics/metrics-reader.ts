@@ -56,6 +56,8 @@ export const METRIC_DESCRIPTIONS = Object.freeze({
   fallbacks:
     'Calls a cluster rule decided without its shared store since the exporter was attached, by reason (timeout, error, notReady, breakerOpen) and by what decided (local rule, or pass).',
   listenerErrors: 'Times an event listener of the engine threw.',
+  wouldBlocks:
+    'Calls a rule in shadow (or beyond its enforcePercent) let through instead of refusing them since the exporter was attached, by resource, kind and rule.',
 } as const);
 
 /** A breaker state as a number, for gauges: 0 closed, 1 open, 2 half-open. */
@@ -133,6 +135,18 @@ export interface FallbackCount {
   readonly count: number;
 }
 
+/** Calls a rule in shadow (or beyond its `enforcePercent`) would have refused, counted since the reader was made. */
+export interface WouldBlockCount {
+  /** The rule's resource, or `'other'`. */
+  readonly resource: string;
+  /** The kind of the rule, as block errors name it (`'flow'`, `'hotParam'`, ...). */
+  readonly kind: string;
+  /** The rule, `<kind>#<n>` as `blocksByRule()` names it. */
+  readonly ruleId: string;
+  /** How many calls. */
+  readonly count: number;
+}
+
 /** Everything an exporter reports, read from the engine at once. */
 export interface MetricsSnapshot {
   /** One entry per resource with a label of its own, in tracking order, then `'other'` if any resource is past the cap. */
@@ -145,6 +159,8 @@ export interface MetricsSnapshot {
   readonly transitions: readonly TransitionCount[];
   /** Cluster fallbacks since the reader was made, by resource (folded), reason and what decided. */
   readonly fallbacks: readonly FallbackCount[];
+  /** Would-be refusals since the reader was made, by resource (folded), kind and rule. */
+  readonly wouldBlocks: readonly WouldBlockCount[];
   /** How many times an event listener of the engine threw. */
   readonly listenerErrors: number;
 }
@@ -172,8 +188,9 @@ interface Counted<T> {
  * `'other'`, rules are named by kind and position (`'flow#0'`), and parameter values (user ids,
  * IPs) are never read. Reading costs nothing on the entry path: counters come from the engine's
  * own totals, blocks by rule from its per-rule counts, concurrency and breaker states from its
- * state at read time; only breaker transitions and cluster fallbacks (rare) are counted by
- * listening to their events, from the reader's creation on.
+ * state at read time; only breaker transitions, cluster fallbacks (rare) and would-be refusals of
+ * rules being rolled out (`wouldBlock`) are counted by listening to their events, from the
+ * reader's creation on.
  *
  * @example
  * const reader = new MetricsReader(fg, { maxResources: 200 });
@@ -191,6 +208,7 @@ export class MetricsReader {
   private readonly boundIndexes: readonly number[];
   private readonly transitions = new Map<string, Counted<Omit<TransitionCount, 'count'>>>();
   private readonly fallbacks = new Map<string, Counted<Omit<FallbackCount, 'count'>>>();
+  private readonly wouldBlocks = new Map<string, Counted<Omit<WouldBlockCount, 'count'>>>();
   private readonly stopListening: readonly (() => void)[];
 
   /**
@@ -234,6 +252,9 @@ export class MetricsReader {
       }),
       floodgate.on('clusterFallback', ({ resource, reason, decidedBy }) => {
         count(this.fallbacks, `${resource}\u0000${reason}\u0000${decidedBy}`, { resource, reason, decidedBy });
+      }),
+      floodgate.on('wouldBlock', ({ resource, kind, ruleId }) => {
+        count(this.wouldBlocks, `${resource}\u0000${ruleId}`, { resource, kind, ruleId });
       }),
     ];
   }
@@ -280,6 +301,11 @@ export class MetricsReader {
         this.fallbacks,
         (l) => ({ ...l, resource: labelOf(l.resource) }),
         (l) => `${l.resource}\u0000${l.reason}\u0000${l.decidedBy}`,
+      ),
+      wouldBlocks: fold(
+        this.wouldBlocks,
+        (l) => ({ ...l, resource: labelOf(l.resource) }),
+        (l) => `${l.resource}\u0000${l.ruleId}`,
       ),
       listenerErrors: fg.listenerErrors,
     };
