@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import { BlockError, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
@@ -13,7 +14,7 @@ import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
  * @example
  * fg.loadRules({ adaptiveThrottling: [{ resource: 'api.example.com', k: 2 }] });
  */
-export interface AdaptiveThrottlingRuleOptions {
+export interface AdaptiveThrottlingRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -28,7 +29,7 @@ export interface AdaptiveThrottlingRuleOptions {
 }
 
 /** An adaptive throttling rule in force: validated, with every default resolved. */
-export interface AdaptiveThrottlingRule {
+export interface AdaptiveThrottlingRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** The book's K: requests sent per accepted one before any is refused. */

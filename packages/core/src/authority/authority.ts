@@ -1,10 +1,11 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import type { Entry } from '../kernel/entry';
 import { BlockError, type Refusal } from '../kernel/errors';
 import { show, type RuleReader } from '../kernel/rule-reader';
 import type { Checker, RuleKind } from '../kernel/rule-kind';
 
 /** An authority rule as written by users (JSON-serialisable). */
-export interface AuthorityRuleOptions {
+export interface AuthorityRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -18,7 +19,7 @@ export interface AuthorityRuleOptions {
 }
 
 /** An authority rule in force. */
-export interface AuthorityRule {
+export interface AuthorityRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** `allow`: only the listed origins pass; `deny`: the listed origins are refused. */

@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
 /** A breaker's state. */
@@ -13,7 +14,7 @@ export type CircuitState = 'closed' | 'open' | 'halfOpen';
  *   { resource: 'getUser', strategy: 'slowRequestRatio', threshold: 0.8, maxAllowedRtMs: 200, retryTimeoutMs: 10_000 },
  * ]);
  */
-export interface CircuitBreakerRuleOptions {
+export interface CircuitBreakerRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -57,7 +58,7 @@ export interface CircuitBreakerRuleOptions {
 }
 
 /** A circuit breaker rule in force: validated, with every default resolved. */
-export interface CircuitBreakerRule {
+export interface CircuitBreakerRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** What trips the breaker. */

@@ -142,7 +142,11 @@ export class RulePool {
       resource,
       rules,
       withCluster(kind.cluster, rules as readonly { cluster?: never }[], compiled.checkers, services.cluster, ctx),
-      { random: services.random, events: services.events, ruleIdOf: (error) => ruleIdOf(error, services.rulesOf) },
+      {
+        random: services.random,
+        events: services.events,
+        ruleIdOf: (error) => ruleIdOf(error, (k, r) => services.rulesOf(k, r)),
+      },
     );
     this.retire(kind.key, next);
     return checkers === compiled.checkers ? compiled : { ...compiled, checkers };

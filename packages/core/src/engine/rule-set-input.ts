@@ -90,7 +90,8 @@ export function normalizeRuleSet(input: unknown): Partial<RuleSet> {
   for (const kind of RULE_KINDS) {
     if (obj![kind.key] === undefined) continue;
     const list = reader.array(obj![kind.key], kind.key);
-    const normalize = (kind as unknown as RuleKind).normalize;
+    const normalize: RuleKind['normalize'] = (input, path, r) =>
+      (kind as unknown as RuleKind).normalize(input, path, r);
     // The rollout fields (`mode`, `enforcePercent`) are every kind's that refuses anything (API
     // groups refuse nothing): read here, the rest by the kind.
     const rollsOut = Object.keys(kind.codes).length > 0;

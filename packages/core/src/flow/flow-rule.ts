@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import {
   normalizeClusterOptions,
   type ClusterRuleConfig,
@@ -8,7 +9,7 @@ import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
 /** A flow rule as written by users (JSON-serialisable). */
-export interface FlowRuleOptions {
+export interface FlowRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /** What the rule counts: passed calls per second, or calls in flight. @defaultValue 'qps' */
@@ -52,7 +53,7 @@ export interface FlowRuleOptions {
 }
 
 /** A flow rule in force: validated, with every default resolved. */
-export interface FlowRule {
+export interface FlowRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** What the rule counts. */

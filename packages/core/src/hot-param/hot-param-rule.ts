@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import {
   normalizeClusterOptions,
   type ClusterRuleConfig,
@@ -27,7 +28,7 @@ import { join, MAX_COUNT, MAX_DURATION_MS, numberProblem, show, type RuleReader 
  *   specificItems: { vip: 50, abuser: 0 } }]);
  * fg.entry('getProfile', { args: [userId] });
  */
-export interface HotParamRuleOptions {
+export interface HotParamRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -96,7 +97,7 @@ export interface HotParamRuleOptions {
  * present; `durationMs`, `burstCount` and `maxQueueingTimeMs` hold their defaults where the
  * rule's metric and behavior do not use them.
  */
-export interface HotParamRule {
+export interface HotParamRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** Exactly one of `paramIndex`, `paramKey` and `key` is set. */

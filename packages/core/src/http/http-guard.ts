@@ -122,6 +122,7 @@ export class HttpGuard<Req, F> {
   private readonly onBlock: ((error: BlockError, req: Req) => void) | undefined;
   private readonly fallback: F | undefined;
   private readonly headers: NormalizedHeaders;
+  private readonly wouldBlockHeader: string | undefined;
   private readonly isFailure: (status: number, error: unknown) => boolean;
   private readonly registry: RoutePolicyRegistry;
   private readonly routes: readonly Route[];
@@ -152,6 +153,7 @@ export class HttpGuard<Req, F> {
     this.onBlock = options.onBlock;
     this.fallback = options.fallback;
     this.headers = options.headers;
+    this.wouldBlockHeader = options.wouldBlockHeader;
     this.isFailure = options.isFailure;
     this.caseSensitive = matching?.caseSensitive === true;
     this.semicolon = matching?.semicolonDelimiter === true;
@@ -586,6 +588,8 @@ export class HttpGuard<Req, F> {
   private hold(state: GuardedRequest, res: HttpResponseLike, policy: RoutePolicy, entry: Entry): void {
     state.listen();
     state.entries.push(entry);
+    const wouldBlock = this.wouldBlockHeader === undefined ? undefined : entry.wouldBlock;
+    if (wouldBlock !== undefined && !res.headersSent) res.setHeader(this.wouldBlockHeader!, wouldBlock.kind);
     if (policy.timeoutMs !== undefined)
       state.arm(policy.resource, policy.timeoutMs, this.engine.clock, (error, clientSending) =>
         answerTimeout(res, error, clientSending),

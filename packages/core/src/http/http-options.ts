@@ -21,6 +21,8 @@ export const HTTP_DEFAULTS = Object.freeze({
   failureStatus: 500,
   /** The media type of block response bodies (RFC 9457 problem details). */
   contentType: 'application/problem+json; charset=utf-8',
+  /** The header `wouldBlockHeader: true` sends (it is off unless asked for). */
+  wouldBlockHeader: 'Floodgate-Would-Block',
 } as const);
 
 /** The RateLimit headers option in its long form: the draft, and whether passing responses carry them. */
@@ -75,6 +77,14 @@ export interface HttpOptions<Req, F> {
    *   (`error.status` or `error.statusCode` within [400, 499])
    */
   readonly isFailure?: (status: number, error: unknown) => boolean;
+  /**
+   * Names, on a response a rule in shadow (or beyond its `enforcePercent`) let through, the kind
+   * of that rule (`Floodgate-Would-Block: flow`): `true` for that header, or a header name of
+   * your own. For trying limits out on real traffic (load tests, canaries); off by default, as it
+   * tells clients about the limits.
+   * @defaultValue false
+   */
+  readonly wouldBlockHeader?: boolean | string;
   /**
    * The authenticated user, for hotspot rules whose `key` reads `{ from: 'user', name }` (a
    * property or dotted path into what this returns). Guard after authentication, or the user

@@ -17,6 +17,7 @@ export const HTTP_OPTION_KEYS = Object.freeze([
   'headers',
   'isFailure',
   'user',
+  'wouldBlockHeader',
 ] as const);
 
 /** The RateLimit headers option, resolved. */
@@ -36,6 +37,8 @@ export interface NormalizedHttpOptions<Req, F> {
   readonly headers: NormalizedHeaders;
   readonly isFailure: (status: number, error: unknown) => boolean;
   readonly user: ((req: Req) => unknown) | undefined;
+  /** The header that names the kind of a rule that let the request through instead of refusing it; `undefined` for none. */
+  readonly wouldBlockHeader: string | undefined;
 }
 
 /** A hotspot rule of a route, with how its value is read. */
@@ -125,7 +128,19 @@ export function readHttpOptions<Req, F>(
       (readFunction(obj, 'isFailure', path, reader) as NormalizedHttpOptions<Req, F>['isFailure'] | undefined) ??
       defaultIsFailure,
     user: readFunction(obj, 'user', path, reader) as NormalizedHttpOptions<Req, F>['user'],
+    wouldBlockHeader: readWouldBlockHeader(obj.wouldBlockHeader, at(path, 'wouldBlockHeader'), reader),
   };
+}
+
+/** An HTTP header name (RFC 9110 `token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function readWouldBlockHeader(value: unknown, path: string, reader: RuleReader): string | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return HTTP_DEFAULTS.wouldBlockHeader;
+  if (typeof value === 'string' && HEADER_NAME.test(value)) return value;
+  reader.fail(path, `must be true, false or a header name, got ${show(value)}`);
+  return undefined;
 }
 
 function readHeaders(value: unknown, path: string, reader: RuleReader): NormalizedHeaders {

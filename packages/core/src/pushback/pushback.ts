@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import type { Entry } from '../kernel/entry';
 import { BlockError, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
@@ -12,7 +13,7 @@ import type { Checker, CheckResult, CompileContext, RuleKind } from '../kernel/r
  * @example
  * fg.loadRules({ pushback: [{ resource: 'api.example.com', maxPauseMs: 30_000 }] });
  */
-export interface PushbackRuleOptions {
+export interface PushbackRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -24,7 +25,7 @@ export interface PushbackRuleOptions {
 }
 
 /** A pushback rule in force: validated, with every default resolved. */
-export interface PushbackRule {
+export interface PushbackRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** The longest pause one answer can impose, in ms. */

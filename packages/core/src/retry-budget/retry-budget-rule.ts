@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import { BlockError, type Refusal } from '../kernel/errors';
 import type { RuleReader } from '../kernel/rule-reader';
 
@@ -13,7 +14,7 @@ import type { RuleReader } from '../kernel/rule-reader';
  * const retry = fg.tryEntry('api.example.com', { attempt: 'retry' });
  * if (retry instanceof RetryBudgetExhaustedError) return lastResponse; // no retry: answer what the first attempt got
  */
-export interface RetryBudgetRuleOptions {
+export interface RetryBudgetRuleOptions extends RolloutOptions {
   /** The guarded resource. */
   readonly resource: string;
   /**
@@ -38,7 +39,7 @@ export interface RetryBudgetRuleOptions {
 }
 
 /** A retry budget rule in force: validated, with every default resolved. */
-export interface RetryBudgetRule {
+export interface RetryBudgetRule extends RuleRollout {
   /** The guarded resource. */
   readonly resource: string;
   /** Retries (and hedges) allowed per first attempt in the window. */

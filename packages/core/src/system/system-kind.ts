@@ -4,6 +4,7 @@ import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
 import type { SystemProbe } from '../kernel/system-probe';
 import {
   normalizeSystemRule,
+  SYSTEM_LIMITS,
   SystemBlockError,
   type SystemLimit,
   type SystemRule,
@@ -89,9 +90,10 @@ export class SystemChecker implements Checker {
   ) {
     const thresholds: Partial<Record<SystemLimit, Threshold>> = {};
     for (const rule of rules) {
-      for (const limit of Object.keys(rule) as (SystemLimit | 'retryAfterMs')[]) {
-        if (limit === 'retryAfterMs') continue;
-        const value = rule[limit]!;
+      // The limits alone: a rule also has `retryAfterMs`, and may have rollout fields.
+      for (const [limit] of SYSTEM_LIMITS) {
+        const value = rule[limit];
+        if (value === undefined) continue;
         if (!(value >= (thresholds[limit]?.value ?? Number.POSITIVE_INFINITY))) thresholds[limit] = { value, rule };
       }
     }

@@ -1,3 +1,4 @@
+import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type NumberBounds, type RuleReader } from '../kernel/rule-reader';
 
@@ -9,7 +10,7 @@ import { MAX_DURATION_MS, type NumberBounds, type RuleReader } from '../kernel/r
  * over its limit and the BBR check fails; the caps (concurrency, QPS, average response time,
  * memory) refuse directly. Sentinel's `SystemRule`, with Node's signals for its load ones.
  */
-export interface SystemRuleOptions {
+export interface SystemRuleOptions extends RolloutOptions {
   /** Load limit: the recent event-loop delay (p99 over the probe's window), in ms. */
   readonly maxEventLoopDelayMs?: number;
   /** Load limit: the share of time the event loop is busy, 0–1. */
@@ -35,7 +36,7 @@ export interface SystemRuleOptions {
 }
 
 /** A system rule in force: the limits it sets (the others absent), and its retry hint resolved. */
-export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs'> {
+export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>, RuleRollout {
   /** The retry hint of a refusal, in ms. */
   readonly retryAfterMs: number;
 }
@@ -73,7 +74,7 @@ const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs'];
  */
 export class SystemBlockError extends BlockError<SystemRule> {
   /** The limit that refused the call: a field of {@link SystemRuleOptions} (`'maxCpuUsage'`, ...). */
-  readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs'>;
+  readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>;
   /** What was measured against it: the signal, or the inbound statistic. */
   readonly value: number;
 
@@ -83,7 +84,7 @@ export class SystemBlockError extends BlockError<SystemRule> {
    */
   constructor(
     options: BlockErrorOptions<SystemRule> & {
-      readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs'>;
+      readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>;
       readonly value: number;
     },
   ) {
