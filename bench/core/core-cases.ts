@@ -123,6 +123,24 @@ export function coreCases(): CoreCase[] {
       },
     ),
 
+    // Issue #28: a shadow rule costs the entry path what the same rule enforced costs (goal <= 1.1× fg.sync.qps).
+    sync('fg.sync.qpsShadow', 'floodgate', 'entry() + exit(), one QPS rule in shadow (not reached)', async () => {
+      passes('r.qps.shadow');
+      return () => fg.entry('r.qps.shadow').exit();
+    }),
+    sync(
+      'fg.sync.qpsShadowHit',
+      'floodgate',
+      'entry() + exit(), one QPS rule in shadow that would refuse every call (wouldBlock, no listener)',
+      async () => {
+        const entry = fg.entry('r.qps.shadowHit');
+        if (entry.wouldBlock?.code !== 'ERR_FLOW_BLOCKED')
+          throw new Error('r.qps.shadowHit should be a would-be block');
+        entry.exit();
+        return () => fg.entry('r.qps.shadowHit').exit();
+      },
+    ),
+
     sync('fg.block.tryEntry', 'floodgate', 'blocked tryEntry(), QPS rule (returned)', async () => {
       blocks('r.blocked', 'ERR_FLOW_BLOCKED');
       return () => fg.tryEntry('r.blocked');
@@ -296,6 +314,8 @@ function engineRules(support: RuleKindSupport): RuleSetOptions {
     { resource: 'r.qps', threshold: NEVER },
     { resource: 'r.three', threshold: NEVER },
     { resource: 'r.blocked', threshold: 0 },
+    { resource: 'r.qps.shadow', threshold: NEVER, mode: 'shadow' as const },
+    { resource: 'r.qps.shadowHit', threshold: 0, mode: 'shadow' as const },
   ];
   const circuitBreakers = support.circuitBreakers
     ? [
