@@ -86,7 +86,7 @@ describe.each(Object.keys(MOUNTS))('dashboard mounted on %s', (name) => {
     expect(data.resources).toContainEqual({
       name: 'api',
       concurrency: 0,
-      points: [{ t: 50_000, pass: 1, block: 0, error: 0, rtMs: 0 }],
+      points: [{ t: 50_000, pass: 1, block: 0, wouldBlock: 0, error: 0, rtMs: 0 }],
     });
     expect(data.rules).toContainEqual(expect.objectContaining({ resource: 'api', source: 'api' }));
   });

@@ -63,7 +63,7 @@ describe('LiveFeed', () => {
     feed().subscribe(page);
     const points = page.last<Snapshot>('snapshot').resources[0]!.points;
     expect(points).toHaveLength(60);
-    expect(points.at(-1)).toEqual({ t: 189_000, pass: 1, block: 0, error: 0, rtMs: 0 });
+    expect(points.at(-1)).toEqual({ t: 189_000, pass: 1, block: 0, wouldBlock: 0, error: 0, rtMs: 0 });
   });
 
   it('sends each tick only the seconds completed since the last one', async () => {
@@ -77,8 +77,8 @@ describe('LiveFeed', () => {
         name: 'api',
         concurrency: 0,
         points: [
-          { t: 100_000, pass: 3, block: 0, error: 0, rtMs: 0 },
-          { t: 101_000, pass: 3, block: 0, error: 0, rtMs: 0 },
+          { t: 100_000, pass: 3, block: 0, wouldBlock: 0, error: 0, rtMs: 0 },
+          { t: 101_000, pass: 3, block: 0, wouldBlock: 0, error: 0, rtMs: 0 },
         ],
       },
     ]);

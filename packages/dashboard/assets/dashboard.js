@@ -56,6 +56,13 @@
     'retryTimeoutMs',
   ];
 
+  /** How a rule is rolled out, in words: '' for an enforced rule. */
+  function rolloutText(rule) {
+    if (rule && rule.mode === 'shadow') return 'shadow: watch only';
+    if (rule && rule.enforcePercent !== undefined) return `enforces ${rule.enforcePercent}%`;
+    return '';
+  }
+
   /** The fields that tell a rule apart, for the breaker and block tables. */
   function ruleSummary(rule) {
     const parts = [];
@@ -216,6 +223,7 @@
     for (const [key, label] of [
       ['pass', 'pass/s'],
       ['block', 'block/s'],
+      ['wouldBlock', 'would-block/s'],
       ['error', 'error/s'],
       ['rtMs', 'RT ms'],
       ['concurrency', 'in flight'],
@@ -229,7 +237,7 @@
     }
     card.appendChild(figures);
     const rates = el('canvas', 'rates');
-    rates.setAttribute('aria-label', 'pass, block and error rates');
+    rates.setAttribute('aria-label', 'pass, block, would-block and error rates');
     const rt = el('canvas', 'rt');
     rt.setAttribute('aria-label', 'average response time');
     card.appendChild(rates);
@@ -240,7 +248,10 @@
   function renderResources() {
     for (const entry of state.series.values()) {
       const last = entry.points[entry.points.length - 1];
-      const latest = last !== undefined && state.now - last.t <= 2000 ? last : { pass: 0, block: 0, error: 0, rtMs: 0 };
+      const latest =
+        last !== undefined && state.now - last.t <= 2000
+          ? last
+          : { pass: 0, block: 0, wouldBlock: 0, error: 0, rtMs: 0 };
       for (const value of entry.card.querySelectorAll('[data-figure]')) {
         const key = value.dataset.figure;
         value.textContent = String(key === 'concurrency' ? entry.concurrency : latest[key]);
@@ -249,6 +260,7 @@
       draw(rates, entry.points, [
         ['pass', '--pass'],
         ['block', '--block'],
+        ['wouldBlock', '--would-block'],
         ['error', '--error'],
       ]);
       draw(rt, entry.points, [['rtMs', '--rt']]);
@@ -384,7 +396,13 @@
       row.dataset.resource = d.resource;
       row.appendChild(el('td', 'kind', d.kind));
       row.appendChild(el('td', 'resource', d.resource));
-      row.appendChild(el('td', 'rule', ruleText(d.rule)));
+      const rule = el('td', 'rule', ruleText(d.rule));
+      const rollout = rolloutText(d.rule);
+      if (rollout !== '') {
+        row.classList.add('rollout');
+        rule.prepend(el('span', 'badge rollout', rollout), document.createTextNode(' '));
+      }
+      row.appendChild(rule);
       row.appendChild(
         el('td', 'source', d.layer === 'declared' ? 'declared by code (read-only)' : `loaded (${d.source})`),
       );

@@ -14,6 +14,8 @@ export interface SecondPoint {
   readonly t: number;
   readonly pass: number;
   readonly block: number;
+  /** Calls a rule in shadow (or beyond its `enforcePercent`) let through instead of refusing them (counted while a page is open). */
+  readonly wouldBlock: number;
   readonly error: number;
   /** Mean response time of the calls that exited in that second, in ms. */
   readonly rtMs: number;
@@ -229,6 +231,9 @@ export class LiveFeed {
   private rejected: RejectionView | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopBlocks: (() => void) | undefined;
+  private stopWouldBlocks: (() => void) | undefined;
+  /** Would-be blocks of the charted resources, by resource and by second (its start, engine ms), while a page is open. */
+  private readonly wouldBlocks = new Map<string, Map<number, number>>();
   private readonly stopEvents: (() => void)[];
   /** Bumped by every sample and rule change: what was built before is out of date. */
   private generation = 0;
@@ -417,6 +422,7 @@ export class LiveFeed {
     this.sample();
     this.generation++;
     this.stopBlocks = this.fg.on('block', (event) => this.recordBlock(event));
+    this.stopWouldBlocks = this.fg.on('wouldBlock', ({ resource }) => this.recordWouldBlock(resource));
     this.timer = setInterval(() => this.tick(), this.limits.intervalMs);
     this.timer.unref();
   }
@@ -427,6 +433,9 @@ export class LiveFeed {
     this.timer = undefined;
     this.stopBlocks?.();
     this.stopBlocks = undefined;
+    this.stopWouldBlocks?.();
+    this.stopWouldBlocks = undefined;
+    this.wouldBlocks.clear();
     this.series.clear();
     this.hidden = 0;
     this.generation++;
@@ -446,15 +455,19 @@ export class LiveFeed {
         series = { points: [], next: Number.NEGATIVE_INFINITY };
         this.series.set(name, series);
       }
+      const shadow = this.wouldBlocks.get(name);
       const points = this.fg.history(name, series.next).map((s): SecondPoint => ({
         t: s.startMs,
         pass: s.pass,
         block: s.block,
+        wouldBlock: shadow?.get(s.startMs) ?? 0,
         error: s.error,
         rtMs: Math.round(s.avgRtMs * 10) / 10,
       }));
       if (points.length > 0) {
         series.next = points[points.length - 1]!.t + 1;
+        // The seconds sent are done with: only the current one and later are still counted.
+        if (shadow !== undefined) for (const t of shadow.keys()) if (t < series.next) shadow.delete(t);
         series.points.push(...points);
         const excess = series.points.length - this.limits.historySeconds;
         if (excess > 0) series.points.splice(0, excess);
@@ -463,6 +476,15 @@ export class LiveFeed {
     }
     this.hidden = hidden;
     return fresh;
+  }
+
+  /** Counts a would-be block in its second, for a charted resource (others, hidden or untracked, are not charted). */
+  private recordWouldBlock(resource: string): void {
+    if (!this.series.has(resource)) return;
+    let seconds = this.wouldBlocks.get(resource);
+    if (seconds === undefined) this.wouldBlocks.set(resource, (seconds = new Map()));
+    const second = Math.floor(this.fg.clock.now() / 1000) * 1000;
+    seconds.set(second, (seconds.get(second) ?? 0) + 1);
   }
 
   private concurrency(name: string): number {
