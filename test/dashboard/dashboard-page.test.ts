@@ -7,7 +7,7 @@ import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { dashboard, type Dashboard, type DashboardOptions } from '@floodgate/dashboard';
 import { blockErrorHandler, resilience } from '@floodgate/express';
-import { openDashboardPage, type DashboardPage } from './support/page-app';
+import { openDashboardPage, resourceCard, resourceFigure, type DashboardPage } from './support/page-app';
 import { until } from '../support/until';
 
 // The page in a real Chromium against a real Express app with real traffic. Engine time is a
@@ -64,8 +64,8 @@ afterAll(async () => {
   dash?.close();
 });
 
-const card = (resource: string) => page.locator('.card').filter({ has: page.locator('.name', { hasText: resource }) });
-const figure = (resource: string, name: string) => card(resource).locator(`[data-figure="${name}"]`);
+const card = (resource: string) => resourceCard(page, resource);
+const figure = (resource: string, name: string) => resourceFigure(page, resource, name);
 
 async function applyRules(rules: unknown, token = TOKEN): Promise<void> {
   await page.locator('#raw-editor').evaluate((details) => details.setAttribute('open', ''));

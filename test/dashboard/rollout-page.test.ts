@@ -6,7 +6,7 @@ import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { dashboard, type Dashboard } from '@floodgate/dashboard';
 import { resilience } from '@floodgate/express';
-import { openDashboardPage, type DashboardPage } from './support/page-app';
+import { openDashboardPage, resourceCard, resourceFigure, type DashboardPage } from './support/page-app';
 
 // Rules in shadow on the page in a real Chromium, against a real Express app: the rule marked,
 // and its would-be blocks per second charted beside the passes. Engine time is a ManualClock.
@@ -39,8 +39,8 @@ afterAll(async () => {
   dash?.close();
 });
 
-const card = (resource: string) => page.locator('.card').filter({ has: page.locator('.name', { hasText: resource }) });
-const figure = (resource: string, name: string) => card(resource).locator(`[data-figure="${name}"]`);
+const card = (resource: string) => resourceCard(page, resource);
+const figure = (resource: string, name: string) => resourceFigure(page, resource, name);
 const ruleRow = (resource: string) => page.locator('#rules tbody tr', { hasText: resource });
 
 describe('rules in shadow on the dashboard page in Chromium', () => {

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { dashboard } from '@floodgate/dashboard';
@@ -9,6 +9,16 @@ import { blockErrorHandler, resilience } from '@floodgate/express';
 import { launchChromium } from './browser';
 
 /** An app serving the dashboard, and a real Chromium page showing it, live. */
+/** The card of a charted resource on the page. */
+export function resourceCard(page: Page, resource: string): Locator {
+  return page.locator('.card').filter({ has: page.locator('.name', { hasText: resource }) });
+}
+
+/** One figure (`pass`, `block`, `wouldBlock`, ...) of a charted resource's card. */
+export function resourceFigure(page: Page, resource: string, name: string): Locator {
+  return resourceCard(page, resource).locator(`[data-figure="${name}"]`);
+}
+
 export interface DashboardPage {
   readonly server: Server;
   /** The app's origin, `http://127.0.0.1:<port>`. */
