@@ -482,7 +482,7 @@ export class LiveFeed {
   private recordWouldBlock(resource: string): void {
     if (!this.series.has(resource)) return;
     let seconds = this.wouldBlocks.get(resource);
-    if (seconds === undefined) this.wouldBlocks.set(resource, (seconds = new Map()));
+    if (seconds === undefined) this.wouldBlocks.set(resource, (seconds = new Map<number, number>()));
     const second = Math.floor(this.fg.clock.now() / 1000) * 1000;
     seconds.set(second, (seconds.get(second) ?? 0) + 1);
   }
