@@ -1,6 +1,7 @@
 import { Floodgate, type FloodgateEventMap, type FlowRuleOptions, type RuleSetOptions } from '@floodgate/core';
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
+import { ManualClock } from '@floodgate/core/testing';
 import { until } from '../support/until';
 import { testRedisUrl } from '../support/test-services';
 
@@ -72,6 +73,32 @@ describe('redisRuleSource', () => {
     for (const fg of [a, b]) expect(fg.getRules().flow).toEqual([expect.objectContaining({ threshold: 3 })]);
     for (const fg of [a, b])
       expect(fg.describeRules()).toEqual([expect.objectContaining({ layer: 'loaded', source: 'redis' })]);
+  });
+
+  it('moves a rule from shadow to a share of enforcement and to enforced by publishing, keeping its state', async () => {
+    // A manual clock: the value's bucket never refills while the rules are published.
+    const fg = new Floodgate({ clock: new ManualClock() });
+    await publishRules(
+      client(),
+      { key, channel: key },
+      { hotParams: [{ resource: 'api', paramIndex: 0, threshold: 1, mode: 'shadow' }] },
+    );
+    await follow(fg);
+    expect(fg.getRules().hotParams).toEqual([expect.objectContaining({ mode: 'shadow' })]);
+    fg.entry('api', { args: ['u1'] }).exit();
+    fg.entry('api', { args: ['u1'] }).exit(); // would be refused: reported, let through
+    for (const step of [{ enforcePercent: 50 }, {}]) {
+      const loaded = next(fg, 'rulesLoaded');
+      await publishRules(
+        client(),
+        { key, channel: key },
+        { hotParams: [{ resource: 'api', paramIndex: 0, threshold: 1, ...step }] },
+      );
+      await loaded;
+    }
+    expect(fg.getRules().hotParams[0]).not.toHaveProperty('mode');
+    // The bucket u1 spent in shadow is spent under the enforced rule.
+    expect(fg.tryEntry('api', { args: ['u1'] })).toMatchObject({ code: 'ERR_HOT_PARAM_BLOCKED' });
   });
 
   it('stores published rules in the key, for instances that start later', async () => {
