@@ -111,6 +111,18 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
   Same<RuleSetOptions, { readonly [T in Kind as T['key']]?: readonly WithRollout<T, OptionsOf<T>, RolloutOptions>[] }>,
 ];
 
+// What the engine's facade names of single kinds (their shorthand loaders, their statuses), so
+// that only this module imports the kinds.
+export type {
+  AuthorityRuleOptions,
+  CircuitBreakerRuleOptions,
+  FlowRuleOptions,
+  HotParamRuleOptions,
+  SystemRuleOptions,
+};
+export type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-rule';
+export type { RetryBudgetStatus } from '../retry-budget/retry-budget-rule';
+
 /** The kinds by key. */
 export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
   RULE_KINDS.map((kind) => [kind.key, kind as unknown as RuleKind]),

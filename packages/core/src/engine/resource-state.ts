@@ -164,7 +164,7 @@ export class RulePool {
   }
 }
 
-/** @internal One tracked resource: its statistics, per-origin statistics and compiled rules. */
+/** One tracked resource: its statistics, per-origin statistics and compiled rules. */
 export class ResourceState {
   readonly node = new StatisticNode();
   /** The rules' state objects, kept across recompilations. */

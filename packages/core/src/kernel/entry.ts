@@ -72,6 +72,11 @@ const enum Phase {
  * time) is recorded at the timeout, so circuit breakers see a hung dependency at once, and its
  * concurrency (of the resource, its origin, inbound calls, hotspot values) is held until its work
  * settles and `exit()` is called, so a concurrency limit bounds the work still running.
+ *
+ * The entry owns what its call takes and gives back: its counts in the statistics of its resource,
+ * its origin and every inbound call (taken at admission, given back by `exit()` or `cancel()`, a
+ * block counted instead when a check refuses it), and what the checks took for it (`attach`),
+ * given back when it ends or is refused. The engine only runs the checks.
  */
 export class Entry {
   /** The guarded resource. */
@@ -96,13 +101,13 @@ export class Entry {
   /** @internal When the call was counted as passed (clock ms), to undo that count on `cancel()`. */
   admittedAt = 0;
   /** @internal The resource's statistics; `undefined` when the resource is not tracked. */
-  node: StatisticNode | undefined;
+  readonly node: StatisticNode | undefined;
   /** @internal The statistics of this origin on the resource, when origin rules need them. */
-  originNode: StatisticNode | undefined = undefined;
-  /** @internal The statistics of every inbound call, for inbound entries. */
-  inboundNode: StatisticNode | undefined = undefined;
+  readonly originNode: StatisticNode | undefined;
+  /** @internal The statistics of every inbound call, for inbound entries while they are counted. */
+  readonly inboundNode: StatisticNode | undefined;
   /** @internal Told of the call's completion (circuit breakers). */
-  exitHooks: readonly ExitHook[] = NO_HOOKS;
+  readonly exitHooks: readonly ExitHook[];
   /** @internal What checks took for this call, released on exit, refusal or cancellation. */
   attachments: EntryAttachment[] | undefined = undefined;
 
@@ -113,7 +118,11 @@ export class Entry {
   private pushback: number | undefined = undefined;
   private wouldBlockBy: BlockError | undefined = undefined;
 
-  /** @internal Made by the engine. */
+  /**
+   * @internal Made by the engine, for a call about to be checked: the statistics it will be
+   * counted in (`node` and `originNode` of its resource, `inboundNode` of every inbound call; each
+   * `undefined` where nothing counts it) and what is told of its completion.
+   */
   constructor(
     clock: Clock,
     resource: string,
@@ -123,8 +132,12 @@ export class Entry {
     inbound: boolean,
     args: readonly unknown[] | undefined,
     params: Readonly<Record<string, unknown>> | undefined,
-    keys?: Readonly<Record<string, unknown>>,
-    attempt: EntryAttempt = 'first',
+    keys: Readonly<Record<string, unknown>> | undefined,
+    attempt: EntryAttempt,
+    node: StatisticNode | undefined,
+    originNode: StatisticNode | undefined,
+    inboundNode: StatisticNode | undefined,
+    exitHooks: readonly ExitHook[] | undefined,
   ) {
     this.clock = clock;
     this.attempt = attempt;
@@ -136,7 +149,10 @@ export class Entry {
     this.args = args ?? NO_ARGS;
     this.params = params;
     this.keys = keys;
-    this.node = undefined;
+    this.node = node;
+    this.originNode = originNode;
+    this.inboundNode = inboundNode;
+    this.exitHooks = exitHooks ?? NO_HOOKS;
   }
 
   /** When the call started (clock ms; after its queueing wait, if it waited). */
@@ -214,13 +230,47 @@ export class Entry {
     (this.attachments ??= []).push(attachment);
   }
 
-  /** @internal The engine counted the call as passed and in flight at `now`. */
-  admitted(now: number): void {
+  /**
+   * @internal Every check passed at `now`: counts the call as passed and in flight in its
+   * statistics; its response time runs from `now`. `cancel()` undoes exactly this.
+   */
+  admit(now: number): void {
+    const count = this.acquireCount;
+    const node = this.node;
+    if (node !== undefined) {
+      node.addPass(now, count);
+      node.concurrency++;
+    }
+    const originNode = this.originNode;
+    if (originNode !== undefined) {
+      originNode.addPass(now, count);
+      originNode.concurrency++;
+    }
+    const inboundNode = this.inboundNode;
+    if (inboundNode !== undefined) {
+      inboundNode.addPass(now, count);
+      inboundNode.concurrency++;
+    }
     this.phase = Phase.Admitted;
     this.admittedAt = now;
+    this.startedAt = now;
   }
 
-  /** @internal A check refused the call before it was admitted: gives back what earlier checks took. */
+  /** @internal The admitted call waited out the slot its rules reserved: its response time runs from `now`. */
+  waited(now: number): void {
+    this.startedAt = now;
+  }
+
+  /** @internal A check refused the call before it was admitted: counts the block in its statistics, and gives back what earlier checks took. */
+  blocked(now: number): void {
+    const count = this.acquireCount;
+    this.node?.addBlock(now, count);
+    this.originNode?.addBlock(now, count);
+    this.inboundNode?.addBlock(now, count);
+    this.refused(now);
+  }
+
+  /** @internal A check threw before the call was admitted: gives back what earlier checks took. */
   refused(now: number): void {
     this.phase = Phase.Cancelled;
     releaseAll(this, now);

@@ -50,6 +50,12 @@ export interface Checker {
   checkAsync?(entry: Entry, now: number): Promise<AsyncCheckResult>;
   /** Told of every completed call that passed (circuit breakers record it here). */
   onExit?(entry: Entry, now: number, rtMs: number): void;
+  /**
+   * What the rule reports of its state at `now`, for observers, read-only: a breaker's state
+   * (`Floodgate.circuitState()`), a retry budget's balance (`retryBudgets()`). The engine lists
+   * the statuses of a kind's checkers without knowing the kind.
+   */
+  status?(now: number): object;
 }
 
 /** Where engine events go; rule kinds announce their own (circuit breakers: `circuitStateChange`). */

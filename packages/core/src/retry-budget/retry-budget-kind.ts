@@ -6,6 +6,7 @@ import {
   RetryBudgetExhaustedError,
   type RetryBudgetRule,
   type RetryBudgetRuleOptions,
+  type RetryBudgetStatus,
 } from './retry-budget-rule';
 
 const DEPOSITS = 0;
@@ -95,6 +96,11 @@ export class RetryBudgetChecker implements Checker {
       return new RetryBudgetExhaustedError({ resource: entry.resource, rule: this.rule, origin: entry.origin });
     entry.attach(new BudgetMove(this.budget, WITHDRAWALS, now));
     return undefined;
+  }
+
+  /** The budget's rule and the retries (and hedges) it allows at `now`. */
+  status(now: number): RetryBudgetStatus {
+    return { rule: this.rule, balance: this.budget.balance(now) };
   }
 }
 
