@@ -1,5 +1,6 @@
 // The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
-// kernel <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel <- adapters, exporters.
+// kernel <- cluster contract <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel <- adapters, exporters.
+// The kernel knows no kind: system protection's probe lives in system/, cluster mode's contract in cluster/.
 // Type-only imports count too: a cycle of types is still a cycle to read.
 const KINDS = '(authority|flow|circuit-breaker|hot-param|system|api-group|retry-budget|pushback|adaptive-throttling)';
 const CORE = '^packages/core/src/';
@@ -19,9 +20,16 @@ module.exports = {
       name: 'kinds-import-only-the-kernel',
       severity: 'error',
       comment:
-        'A rule kind imports only the kernel and its own folder: never the engine, another kind, cluster, http or decorators.',
+        "A rule kind imports only the kernel, its own folder and cluster mode's contract: never the engine, another kind, the cluster wrapper, http or decorators.",
       from: { path: `${CORE}${KINDS}/` },
-      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}$1/`] },
+      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}$1/`, `${CORE}cluster/cluster-contract\\.ts$`] },
+    },
+    {
+      name: 'cluster-contract-on-the-kernel',
+      severity: 'error',
+      comment: "Cluster mode's contract (what backends implement, how kinds bind to it) imports only the kernel.",
+      from: { path: `${CORE}cluster/cluster-contract\\.ts$` },
+      to: { path: CORE, pathNot: `${CORE}kernel/` },
     },
     {
       name: 'cluster-wraps-through-the-kernel',
@@ -48,9 +56,10 @@ module.exports = {
     {
       name: 'testing-builds-on-the-kernel',
       severity: 'error',
-      comment: "The test helpers (ManualClock, ManualProbe) implement the kernel's contracts and import nothing else.",
+      comment:
+        "The test helpers (ManualClock, ManualProbe) implement the kernel's clock and system protection's probe contracts, and import nothing else.",
       from: { path: `${CORE}testing/` },
-      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}testing/`] },
+      to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}testing/`, `${CORE}system/system-probe\\.ts$`] },
     },
     {
       name: 'packages-use-core-entry-points',

@@ -16,8 +16,8 @@ export function compileContext(resource = 'r'): CompileContext {
     clock: new ManualClock(),
     random: Math.random,
     events: { has: () => false, emit: () => undefined },
-    inbound: new StatisticNode(),
-    probe: new ManualProbe(),
+    // What system rules' services hook makes of an engine; other kinds ignore it.
+    services: { inbound: new StatisticNode(), probe: new ManualProbe() },
     lookupNode: () => undefined,
     reuse: (_rule, make) => make(),
   };

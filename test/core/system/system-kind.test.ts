@@ -1,6 +1,6 @@
 import { Floodgate } from '@floodgate/core';
 import { ManualClock, ManualProbe, type SystemProbe } from '@floodgate/core/testing';
-import { processProbe } from '../../../packages/core/src/kernel/system-probe';
+import { processProbe } from '../../../packages/core/src/system/system-probe';
 
 /** A probe that counts its starts and stops. */
 class CountingProbe extends ManualProbe implements SystemProbe {

@@ -2,13 +2,11 @@ import type { Entry } from '../kernel/entry';
 import { BlockError, type Refusal } from '../kernel/errors';
 import type {
   BreakerTransitionListener,
-  CheckResult,
   ClusterBreakerBinding,
-  CompileContext,
-  EventSink,
+  ClusterKind,
   LocalBreaker,
-  RuleKind,
-} from '../kernel/rule-kind';
+} from '../cluster/cluster-contract';
+import type { CheckResult, CompileContext, EventSink, RuleKind } from '../kernel/rule-kind';
 import { BreakerStateMachine } from './breaker';
 import {
   normalizeCircuitBreakerRule,
@@ -169,7 +167,8 @@ const circuitBreakerCluster: ClusterBreakerBinding<CircuitBreakerRule> = {
 };
 
 /** Circuit breaker rules: slow-call ratio, error ratio and error count, with half-open probing. */
-export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> = {
+export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> &
+  ClusterKind<CircuitBreakerRule> = {
   key: 'circuitBreakers',
   scope: 'resource',
   codes: { ERR_CIRCUIT_OPEN: 'A circuit breaker on the resource is open.' },

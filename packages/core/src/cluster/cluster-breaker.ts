@@ -1,20 +1,20 @@
 import type {
   ClusterBreaker,
+  ClusterBreakerBinding,
   ClusterBreakerDecision,
   ClusterBreakerView,
   ClusterCircuitState,
   ClusterUnavailable,
-} from '../kernel/cluster-contract';
+  LocalBreaker,
+} from './cluster-contract';
 import type { Entry } from '../kernel/entry';
 import {
   DECIDE_LOCALLY,
   type AsyncCheckResult,
   type Checker,
   type CheckResult,
-  type ClusterBreakerBinding,
   type CompileContext,
   type EntryAttachment,
-  type LocalBreaker,
 } from '../kernel/rule-kind';
 
 /** A circuit breaker rule the wrapper can share. */

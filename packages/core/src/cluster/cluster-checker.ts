@@ -1,11 +1,14 @@
 import type {
   ClusterBackend,
+  ClusterBinding,
+  ClusterBreakerBinding,
   ClusterDecision,
   ClusterLimiter,
   ClusterLimiterSpec,
+  ClusterRequest,
   ClusterRuleConfig,
   ClusterUnavailable,
-} from '../kernel/cluster-contract';
+} from './cluster-contract';
 import type { Entry } from '../kernel/entry';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
 import {
@@ -13,9 +16,6 @@ import {
   type AsyncCheckResult,
   type Checker,
   type CheckResult,
-  type ClusterBinding,
-  type ClusterBreakerBinding,
-  type ClusterRequest,
   type CompileContext,
   type EntryAttachment,
 } from '../kernel/rule-kind';

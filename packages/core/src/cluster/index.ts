@@ -29,4 +29,4 @@ export {
   type ClusterBreakerListener,
   type ClusterCircuitState,
   type ClusterProbeOutcome,
-} from '../kernel/cluster-contract';
+} from './cluster-contract';

@@ -1,10 +1,10 @@
 import type { Clock } from '../kernel/clock';
-import type { ClusterBackend } from '../kernel/cluster-contract';
+import type { ClusterBackend } from '../cluster/cluster-contract';
 import { Entry } from '../kernel/entry';
 import type { BlockError, RuleValidationError } from '../kernel/errors';
 import { EventHub } from '../kernel/events';
 import type { ResourceStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
-import type { SystemProbe } from '../kernel/system-probe';
+import type { SystemProbe } from '../system/system-probe';
 import { Admission, type EnterOptions, type EntryOptions, type RunOptions, type RunSyncOptions } from './admission';
 import type { RuleBlockCount, RulesOf } from './block-counts';
 import { resolveFloodgateOptions, type FloodgateOptions } from './engine-options';

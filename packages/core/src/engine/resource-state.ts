@@ -1,12 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { withCluster } from '../cluster/cluster-checker';
 import { boundedKey } from '../kernel/bounded-key';
-import type { ClusterBackend } from '../kernel/cluster-contract';
+import type { ClusterBackend, ClusterKind } from '../cluster/cluster-contract';
 import { keySourceId, type KeySource } from '../kernel/key-source';
 import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleKind } from '../kernel/rule-kind';
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
-import type { SystemProbe } from '../kernel/system-probe';
 import { ruleIdOf, type RuleBlockCounts } from './block-counts';
 import { RULE_KINDS, type AnyRule } from './kinds';
 import { stateIdentity, withRollout } from './rollout';
@@ -35,8 +34,8 @@ export interface CompileServices {
   readonly random: () => number;
   readonly events: EventSink;
   readonly cluster: ClusterBackend | undefined;
-  readonly inbound: StatisticNode;
-  readonly probe: SystemProbe;
+  /** What each kind's `services` hook made of the engine, by kind key. */
+  readonly kindServices: ReadonlyMap<string, unknown>;
   lookupNode(resource: string): StatisticNode | undefined;
   rulesOf(kind: RuleKind, resource: string): readonly AnyRule[];
 }
@@ -122,8 +121,7 @@ export class RulePool {
       clock: services.clock,
       random: services.random,
       events: services.events,
-      inbound: services.inbound,
-      probe: services.probe,
+      services: services.kindServices.get(kind.key),
       lookupNode: (name) => services.lookupNode(name),
       reuse: <T>(rule: object, make: () => T): T => {
         // Without its rollout fields: a rule moved between shadow and enforced keeps its state.
@@ -141,7 +139,13 @@ export class RulePool {
       kind,
       resource,
       rules,
-      withCluster(kind.cluster, rules as readonly { cluster?: never }[], compiled.checkers, services.cluster, ctx),
+      withCluster(
+        (kind as ClusterKind<object>).cluster,
+        rules as readonly { cluster?: never }[],
+        compiled.checkers,
+        services.cluster,
+        ctx,
+      ),
       {
         random: services.random,
         events: services.events,

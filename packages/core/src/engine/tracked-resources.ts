@@ -50,8 +50,12 @@ export class TrackedResources {
       random: options.random,
       events,
       cluster: options.cluster,
-      inbound: this.inboundNode,
-      probe: options.probe,
+      kindServices: new Map(
+        RULE_KINDS.map((kind) => [
+          kind.key,
+          (kind as RuleKind).services?.({ options: { ...options }, inbound: this.inboundNode }),
+        ]),
+      ),
       lookupNode: (resource) => this.states.get(resource)?.node,
       rulesOf,
     };

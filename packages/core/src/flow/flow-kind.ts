@@ -1,14 +1,7 @@
 import { boundedKey } from '../kernel/bounded-key';
-import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
+import type { ClusterBinding, ClusterKind, ClusterLimiterSpec } from '../cluster/cluster-contract';
 import type { Entry } from '../kernel/entry';
-import type {
-  Checker,
-  CheckResult,
-  ClusterBinding,
-  CompileContext,
-  EntryAttachment,
-  RuleKind,
-} from '../kernel/rule-kind';
+import type { Checker, CheckResult, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
 import { AdaptiveLimit } from './adaptive-limit';
 import {
@@ -196,7 +189,7 @@ const flowCluster: ClusterBinding<FlowRule> = {
  * Flow rules: QPS and concurrency limits with Sentinel's traffic shaping (reject, warm-up,
  * throttling, warm-up throttling), per origin or by a related resource; adaptive concurrency.
  */
-export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> = {
+export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> & ClusterKind<FlowRule> = {
   key: 'flow',
   scope: 'resource',
   codes: { ERR_FLOW_BLOCKED: 'A flow rule (QPS or concurrency limit) blocked the call.' },

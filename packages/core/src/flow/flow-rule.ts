@@ -4,7 +4,7 @@ import {
   type ClusterRuleConfig,
   type ClusterRuleOptions,
   type ClusterSupport,
-} from '../kernel/cluster-contract';
+} from '../cluster/cluster-contract';
 import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 

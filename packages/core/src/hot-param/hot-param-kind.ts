@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { ClusterLimiterSpec } from '../kernel/cluster-contract';
+import type { ClusterBinding, ClusterKind, ClusterLimiterSpec } from '../cluster/cluster-contract';
 import { keySourceId, type KeySource } from '../kernel/key-source';
-import type { ClusterBinding, CompileContext, RuleKind } from '../kernel/rule-kind';
+import type { CompileContext, RuleKind } from '../kernel/rule-kind';
 import {
   type HotParamChecker,
   HotParamConcurrencyChecker,
@@ -110,7 +110,7 @@ const hotParamCluster: ClusterBinding<HotParamRule> = {
 };
 
 /** Hotspot rules: per-value QPS, pacing and concurrency limits, in bounded memory. */
-export const hotParamKind: RuleKind<'hotParams', HotParamRule, HotParamRuleOptions> = {
+export const hotParamKind: RuleKind<'hotParams', HotParamRule, HotParamRuleOptions> & ClusterKind<HotParamRule> = {
   key: 'hotParams',
   scope: 'resource',
   codes: { ERR_HOT_PARAM_BLOCKED: 'A hotspot parameter rule blocked the call for one parameter value.' },

@@ -4,7 +4,7 @@ import {
   type ClusterRuleConfig,
   type ClusterRuleOptions,
   type ClusterSupport,
-} from '../kernel/cluster-contract';
+} from '../cluster/cluster-contract';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
 import { keySourceId, normalizeKeySource, type KeySource, type KeySourceOptions } from '../kernel/key-source';
 import { join, MAX_COUNT, MAX_DURATION_MS, numberProblem, show, type RuleReader } from '../kernel/rule-reader';

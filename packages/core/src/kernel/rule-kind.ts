@@ -1,12 +1,10 @@
 import type { KeySource } from './key-source';
 import type { Clock } from './clock';
-import type { ClusterBlock, ClusterBreakerSpec, ClusterCircuitState, ClusterLimiterSpec } from './cluster-contract';
 import type { Entry } from './entry';
 export type { EntryAttachment, ExitHook } from './entry';
 import type { BlockError } from './errors';
 import type { RuleReader } from './rule-reader';
 import type { StatisticNode } from './statistic-node';
-import type { SystemProbe } from './system-probe';
 
 /**
  * What a check decides: `undefined` to pass, a {@link BlockError} to refuse, or a wait in ms
@@ -65,8 +63,28 @@ export interface EventSink {
   emit(name: string, event: object): void;
 }
 
-/** What a rule kind gets when its rules are compiled into checkers. */
-export interface CompileContext {
+/**
+ * What the engine offers a kind's {@link RuleKind.services} hook, once per engine: what is the
+ * engine's, whatever the kind.
+ */
+export interface EngineResources {
+  /**
+   * The engine's options, validated and with their defaults resolved (`Floodgate` documents
+   * each): a kind reads those it needs (system protection: `probe`).
+   */
+  readonly options: { readonly [name: string]: unknown };
+  /**
+   * The statistics of every inbound call, all resources together, counted while an inbound
+   * kind has rules.
+   */
+  readonly inbound: StatisticNode;
+}
+
+/**
+ * What a rule kind gets when its rules are compiled into checkers. `S` is what the kind's own
+ * {@link RuleKind.services} hook made of the engine (`undefined` for a kind without one).
+ */
+export interface CompileContext<S = unknown> {
   /** The resource whose rules are compiled (`''` for inbound kinds). */
   readonly resource: string;
   /** The engine's clock. */
@@ -75,10 +93,8 @@ export interface CompileContext {
   readonly random: () => number;
   /** The engine's events. */
   readonly events: EventSink;
-  /** The statistics of every inbound call, all resources together (system protection). */
-  readonly inbound: StatisticNode;
-  /** The engine's source of the process's load signals (system protection). */
-  readonly probe: SystemProbe;
+  /** What the kind's `services` hook returned for this engine. */
+  readonly services: S;
   /** The statistics of a resource, if it is tracked (for `relate` flow rules). */
   lookupNode(resource: string): StatisticNode | undefined;
   /**
@@ -107,11 +123,13 @@ export interface CompiledRules {
 
 /**
  * A kind of rule: everything the engine needs to validate, store and enforce it. Each kind is one
- * module (its rule type, defaults, validation, checker and block error) that imports only the
- * kernel; the engine holds the list of kinds in check order. `K` is the kind's key in a rule set,
- * `R` its rule in force, `O` its rule as users write it.
+ * folder (its rule type, defaults, validation, checker and block error) that imports only the
+ * kernel (and, for kinds whose rules may be shared, the cluster contract, whose `ClusterKind`
+ * adds the binding); the engine holds the list of kinds in check order. `K` is the kind's key in
+ * a rule set, `R` its rule in force, `O` its rule as users write it, `S` what its `services`
+ * hook makes of the engine.
  */
-export interface RuleKind<K extends string = string, R extends object = object, O = unknown> {
+export interface RuleKind<K extends string = string, R extends object = object, O = unknown, S = unknown> {
   /** The kind's key in rule sets: `loadRules({ [key]: [...] })`. */
   readonly key: K;
   /**
@@ -128,93 +146,20 @@ export interface RuleKind<K extends string = string, R extends object = object, 
   normalize(input: unknown, path: string, reader: RuleReader): R | undefined;
   /** The resource a rule applies to (`''` for inbound kinds). */
   resourceOf(rule: R): string;
+  /**
+   * What the kind's checkers need of the engine beyond the compile context, made once per
+   * engine, at its construction, and given to every compilation as `ctx.services` (system
+   * protection: the engine's probe and the inbound statistics). Kinds that need nothing more
+   * leave it out.
+   */
+  services?(engine: EngineResources): S;
   /** Compiles the rules of one resource (inbound kinds: all of them) into checkers. */
-  compile(rules: readonly R[], ctx: CompileContext): CompiledRules;
+  compile(rules: readonly R[], ctx: CompileContext<S>): CompiledRules;
   /**
    * Another resource whose statistics the rule reads (flow's `relate`), if any: the engine
    * tracks it whatever the resource cap, from the moment the rule is in force.
    */
   referenceOf?(rule: R): string | undefined;
-  /** For kinds whose rules may take `cluster`: how the cluster wrapper asks a shared store. */
-  readonly cluster?: ClusterBinding<R> | ClusterBreakerBinding<R>;
   /** Type-only: the rule as users write it. Never set. */
   readonly optionsType?: O;
-}
-
-/** What a call asks of the shared store for one cluster rule. */
-export interface ClusterRequest {
-  /** The counts within the rule the call takes from (an origin, parameter values; `''` for the rule's one count). */
-  readonly scopes: readonly string[];
-  /** Each scope's threshold, where it differs from the rule's (hotspot `specificItems`). */
-  readonly thresholds?: readonly number[];
-  /** The values the scopes were made from, for the block error (hotspot values). */
-  readonly values?: readonly unknown[];
-  /** Whether the scopes come from one array argument (all or nothing). */
-  readonly each: boolean;
-}
-
-/**
- * How a rule kind takes part in cluster mode: the one cluster wrapper (`cluster/`) applies it to
- * every rule of the kind that has `cluster` set, when the engine has a backend. The kind's own
- * checker stays the fallback, and decides a sync `entry()`.
- */
-export interface ClusterBinding<R> {
-  /**
-   * What the rule counts, naming it in the store: its kind, resource and the fields that say what
-   * is counted, never its threshold (see `ClusterLimiterSpecBase.key`).
-   */
-  identity(rule: R): readonly string[];
-  /** What the store must enforce for the rule, under `key`. */
-  spec(rule: R, key: string): ClusterLimiterSpec;
-  /** What `entry` asks of the store; `undefined` when the rule does not apply to it (it passes). */
-  request(rule: R, local: Checker, entry: Entry): ClusterRequest | undefined;
-  /** The block error of a call the store refused. */
-  refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
-  /** Whether a sync `entry()` may decide from tokens leased to this instance. */
-  readonly leases: boolean;
-  /**
-   * The window the rule's local check counts over, in ms: for that long after a fallback, calls
-   * the store admits must also pass the local check (see `ClusterChecker`).
-   */
-  localWindowMs(rule: R): number;
-}
-
-/** Told of a local breaker's transitions (see {@link LocalBreaker.divert}). */
-export type BreakerTransitionListener = (
-  from: ClusterCircuitState,
-  to: ClusterCircuitState,
-  value: number | undefined,
-) => void;
-
-/**
- * A breaker kind's checker for one rule, decided in process, as the cluster wrapper drives it
- * for a shared breaker: it sees every completion (so its window is warm), and decides when the
- * store cannot (its fallback).
- */
-export interface LocalBreaker extends Checker {
-  /** Its rule's id among the resource's rules of its kind (`circuitBreaker#0`), for events and metrics. */
-  readonly ruleId: string;
-  /** Its state at `now`; `retryAfterMs` while open (ms until probing) or half-open with every probe taken. */
-  status(now: number): { readonly state: ClusterCircuitState; readonly retryAfterMs?: number };
-  /**
-   * Sends its transitions to `listener` instead of announcing them (`circuitStateChange`): the
-   * wrapper announces the state the instance enforces, shared or local.
-   */
-  divert(listener: BreakerTransitionListener): void;
-}
-
-/**
- * How a circuit breaker kind takes part in cluster mode: the cluster wrapper (`cluster/`) makes
- * every rule of the kind with `cluster` set one breaker shared through the backend's
- * `breaker()`, with the kind's own checker as its local breaker.
- */
-export interface ClusterBreakerBinding<R> {
-  /** What names the breaker in the store: its kind, resource and the fields that shape its window. */
-  identity(rule: R): readonly string[];
-  /** What the store must keep for the rule, under `key`. */
-  breakerSpec(rule: R, key: string): ClusterBreakerSpec;
-  /** The rule's local breaker: the checker the kind compiled for it. */
-  local(checker: Checker): LocalBreaker;
-  /** The block error of a call the shared breaker refused. */
-  refuse(rule: R, entry: Entry, retryAfterMs: number): BlockError;
 }

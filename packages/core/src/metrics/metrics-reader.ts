@@ -1,7 +1,7 @@
 import type { CircuitState } from '../circuit-breaker/circuit-breaker-rule';
 import type { RuleBlockCount } from '../engine/block-counts';
 import type { Floodgate } from '../engine/floodgate';
-import type { ClusterUnavailableReason } from '../kernel/cluster-contract';
+import type { ClusterUnavailableReason } from '../cluster/cluster-contract';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { RuleReader, show } from '../kernel/rule-reader';
 import { RT_BUCKET_BOUNDS_MS, type ResourceTotals } from '../kernel/statistic-node';

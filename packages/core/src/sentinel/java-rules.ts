@@ -3,7 +3,7 @@ import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule
 import type { FlowRule } from '../flow/flow-rule';
 import type { HotParamRule } from '../hot-param/hot-param-rule';
 import { HOT_PARAM_RULE_DEFAULTS } from '../hot-param/hot-param-rule';
-import type { ClusterRuleConfig } from '../kernel/cluster-contract';
+import type { ClusterRuleConfig } from '../cluster/cluster-contract';
 import { join, MAX_DURATION_MS, show, type RuleReader } from '../kernel/rule-reader';
 import type { SystemLimit, SystemRule } from '../system/system-rule';
 import {

@@ -1,7 +1,7 @@
 import type { Entry } from '../kernel/entry';
-import type { Checker, CompileContext, CompiledRules, RuleKind } from '../kernel/rule-kind';
+import type { Checker, CompileContext, CompiledRules, EngineResources, RuleKind } from '../kernel/rule-kind';
 import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
-import type { SystemProbe } from '../kernel/system-probe';
+import type { SystemProbe } from './system-probe';
 import {
   normalizeSystemRule,
   SYSTEM_LIMITS,
@@ -166,14 +166,28 @@ class ProbeDemand {
   }
 }
 
+/** What system rules read of the engine: where the process's load comes from, and every inbound call's statistics. */
+export interface SystemServices {
+  /** The engine's probe (its `probe` option). */
+  readonly probe: SystemProbe;
+  /** The statistics of every inbound call, all resources together. */
+  readonly inbound: StatisticNode;
+}
+
+/** System rules' services: the engine's `probe` option and its inbound statistics. */
+function systemServices(engine: EngineResources): SystemServices {
+  return { probe: engine.options.probe as SystemProbe, inbound: engine.inbound };
+}
+
 /**
  * Compiles every system rule into one checker. Each rule that reads signals keeps a claim on the
  * probe while it is in force (an unchanged rule keeps its claim across reloads), so the default
  * probe's timer runs only while such a rule is loaded.
  */
-function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext): CompiledRules {
-  const checker = new SystemChecker(rules, ctx.inbound, ctx.probe);
-  for (const rule of rules) if (readsSignals(rule)) ctx.reuse(rule, () => new ProbeDemand(ctx.probe));
+function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext<SystemServices>): CompiledRules {
+  const { probe, inbound } = ctx.services;
+  const checker = new SystemChecker(rules, inbound, probe);
+  for (const rule of rules) if (readsSignals(rule)) ctx.reuse(rule, () => new ProbeDemand(probe));
   return { checkers: [checker] };
 }
 
@@ -181,11 +195,12 @@ function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext): 
  * System protection (Sentinel's SystemSlot): limits on the whole process, checked on every
  * inbound call whatever its resource, after authority and before hotspot rules.
  */
-export const systemKind: RuleKind<'system', SystemRule, SystemRuleOptions> = {
+export const systemKind: RuleKind<'system', SystemRule, SystemRuleOptions, SystemServices> = {
   key: 'system',
   scope: 'inbound',
   codes: { ERR_SYSTEM_BLOCKED: 'System protection refused an inbound call: the process is over a system rule limit.' },
   normalize: normalizeSystemRule,
   resourceOf: () => '',
+  services: systemServices,
   compile: compileSystemRules,
 };

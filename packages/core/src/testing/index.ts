@@ -9,4 +9,4 @@
 export { ManualClock } from './manual-clock';
 export { ManualProbe } from './manual-probe';
 export type { Clock } from '../kernel/clock';
-export type { SystemProbe, SystemSignals } from '../kernel/system-probe';
+export type { SystemProbe, SystemSignals } from '../system/system-probe';

@@ -1,5 +1,5 @@
 import { show } from '../kernel/rule-reader';
-import type { SystemProbe, SystemSignals } from '../kernel/system-probe';
+import type { SystemProbe, SystemSignals } from '../system/system-probe';
 
 const SIGNALS: readonly (keyof SystemSignals)[] = [
   'eventLoopDelayMs',

@@ -1,4 +1,11 @@
-import { join, type RuleReader } from './rule-reader';
+import type { Entry } from '../kernel/entry';
+import type { BlockError } from '../kernel/errors';
+import { join, type RuleReader } from '../kernel/rule-reader';
+import type { Checker } from '../kernel/rule-kind';
+
+// Cluster mode's contract: what a backend implements (`@floodgate/core/cluster`, the
+// backend's side), the `cluster` field rules take, and how a rule kind binds its rules to the
+// store (the kind's side, below). Kinds import this module; the cluster wrapper applies it.
 
 /**
  * Why a cluster check was decided without the shared store: it did not answer within the
@@ -387,4 +394,91 @@ export function normalizeClusterOptions(
     fallbackToLocal: reader.boolean(obj, 'fallbackToLocal', at, CLUSTER_RULE_DEFAULTS.fallbackToLocal),
     leaseTokens,
   };
+}
+
+/** What a call asks of the shared store for one cluster rule. */
+export interface ClusterRequest {
+  /** The counts within the rule the call takes from (an origin, parameter values; `''` for the rule's one count). */
+  readonly scopes: readonly string[];
+  /** Each scope's threshold, where it differs from the rule's (hotspot `specificItems`). */
+  readonly thresholds?: readonly number[];
+  /** The values the scopes were made from, for the block error (hotspot values). */
+  readonly values?: readonly unknown[];
+  /** Whether the scopes come from one array argument (all or nothing). */
+  readonly each: boolean;
+}
+
+/**
+ * How a rule kind takes part in cluster mode: the one cluster wrapper (`cluster/`) applies it to
+ * every rule of the kind that has `cluster` set, when the engine has a backend. The kind's own
+ * checker stays the fallback, and decides a sync `entry()`.
+ */
+export interface ClusterBinding<R> {
+  /**
+   * What the rule counts, naming it in the store: its kind, resource and the fields that say what
+   * is counted, never its threshold (see `ClusterLimiterSpecBase.key`).
+   */
+  identity(rule: R): readonly string[];
+  /** What the store must enforce for the rule, under `key`. */
+  spec(rule: R, key: string): ClusterLimiterSpec;
+  /** What `entry` asks of the store; `undefined` when the rule does not apply to it (it passes). */
+  request(rule: R, local: Checker, entry: Entry): ClusterRequest | undefined;
+  /** The block error of a call the store refused. */
+  refuse(rule: R, entry: Entry, request: ClusterRequest, decision: ClusterBlock): BlockError;
+  /** Whether a sync `entry()` may decide from tokens leased to this instance. */
+  readonly leases: boolean;
+  /**
+   * The window the rule's local check counts over, in ms: for that long after a fallback, calls
+   * the store admits must also pass the local check (see `ClusterChecker`).
+   */
+  localWindowMs(rule: R): number;
+}
+
+/** Told of a local breaker's transitions (see {@link LocalBreaker.divert}). */
+export type BreakerTransitionListener = (
+  from: ClusterCircuitState,
+  to: ClusterCircuitState,
+  value: number | undefined,
+) => void;
+
+/**
+ * A breaker kind's checker for one rule, decided in process, as the cluster wrapper drives it
+ * for a shared breaker: it sees every completion (so its window is warm), and decides when the
+ * store cannot (its fallback).
+ */
+export interface LocalBreaker extends Checker {
+  /** Its rule's id among the resource's rules of its kind (`circuitBreaker#0`), for events and metrics. */
+  readonly ruleId: string;
+  /** Its state at `now`; `retryAfterMs` while open (ms until probing) or half-open with every probe taken. */
+  status(now: number): { readonly state: ClusterCircuitState; readonly retryAfterMs?: number };
+  /**
+   * Sends its transitions to `listener` instead of announcing them (`circuitStateChange`): the
+   * wrapper announces the state the instance enforces, shared or local.
+   */
+  divert(listener: BreakerTransitionListener): void;
+}
+
+/**
+ * How a circuit breaker kind takes part in cluster mode: the cluster wrapper (`cluster/`) makes
+ * every rule of the kind with `cluster` set one breaker shared through the backend's
+ * `breaker()`, with the kind's own checker as its local breaker.
+ */
+export interface ClusterBreakerBinding<R> {
+  /** What names the breaker in the store: its kind, resource and the fields that shape its window. */
+  identity(rule: R): readonly string[];
+  /** What the store must keep for the rule, under `key`. */
+  breakerSpec(rule: R, key: string): ClusterBreakerSpec;
+  /** The rule's local breaker: the checker the kind compiled for it. */
+  local(checker: Checker): LocalBreaker;
+  /** The block error of a call the shared breaker refused. */
+  refuse(rule: R, entry: Entry, retryAfterMs: number): BlockError;
+}
+
+/**
+ * What a kind whose rules may take `cluster` adds to its `RuleKind`: how the cluster wrapper
+ * (`cluster/`) asks a shared store for them.
+ */
+export interface ClusterKind<R> {
+  /** The kind's binding to the store: a limiter per rule, or a shared breaker per rule. */
+  readonly cluster?: ClusterBinding<R> | ClusterBreakerBinding<R>;
 }

@@ -1,4 +1,4 @@
-import { ProcessProbe, processProbe } from '../../../packages/core/src/kernel/system-probe';
+import { ProcessProbe, processProbe } from '../../../packages/core/src/system/system-probe';
 
 /** Keeps the CPU busy for about `ms` ms of wall time (no timer involved). */
 function burn(ms: number): void {
