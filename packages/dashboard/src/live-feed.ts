@@ -1,10 +1,11 @@
-import type {
-  BlockEvent,
-  CircuitBreakerRule,
-  CircuitState,
-  CircuitStateChangeEvent,
-  RuleDescription,
-  RuleKindKey,
+import {
+  RULE_KIND_NAMES,
+  type BlockEvent,
+  type CircuitBreakerRule,
+  type CircuitState,
+  type CircuitStateChangeEvent,
+  type RuleDescription,
+  type RuleKindKey,
 } from '@floodgate/core/metrics';
 import type { Floodgate, RuleIssue } from '@floodgate/core';
 
@@ -142,16 +143,10 @@ export interface FeedSubscriber {
   send(event: string, data: string): void;
 }
 
-const KIND_BY_CODE: Readonly<Record<string, string>> = {
-  ERR_FLOW_BLOCKED: 'flow',
-  ERR_HOT_PARAM_BLOCKED: 'hotParams',
-  ERR_CIRCUIT_OPEN: 'circuitBreakers',
-  ERR_AUTHORITY_BLOCKED: 'authority',
-  ERR_SYSTEM_BLOCKED: 'system',
-  ERR_UPSTREAM_PAUSED: 'pushback',
-  ERR_ADAPTIVE_THROTTLED: 'adaptiveThrottling',
-  ERR_RETRY_BUDGET_EXHAUSTED: 'retryBudgets',
-};
+/** The kind of each block error code, by its rule-set key, as the kinds name themselves (a new kind shows by its key). */
+const KIND_BY_CODE: ReadonlyMap<string, RuleKindKey> = new Map(
+  RULE_KIND_NAMES.flatMap(({ key, codes }) => codes.map((code) => [code, key] as const)),
+);
 
 /** Most breakers whose transitions are remembered (breakers of rules since removed age out). */
 const MAX_BREAKERS_REMEMBERED = 1000;
@@ -530,7 +525,7 @@ export class LiveFeed {
       at: this.fg.clock.now(),
       resource: event.resource,
       origin: event.origin,
-      kind: KIND_BY_CODE[error.code] ?? 'unknown',
+      kind: KIND_BY_CODE.get(error.code) ?? 'unknown',
       code: error.code,
       rule: error.rule,
     });

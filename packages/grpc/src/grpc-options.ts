@@ -11,6 +11,7 @@ import {
   type RuleSetOptions,
 } from '@floodgate/core';
 import { MAX_DURATION_MS } from '@floodgate/core/http';
+import { RULE_KIND_NAMES } from '@floodgate/core/metrics';
 import { isParamSource } from './call-params';
 
 /** Defaults of the gRPC interceptors' options. */
@@ -145,8 +146,16 @@ const METHOD_PATH = /^\/[^/\s]+\/[^/\s]+$/;
 const METADATA_KEY = /^[0-9a-z_.-]{1,256}$/;
 const SERVER_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'origin'];
 const CLIENT_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'target', 'maxPushbackMs'];
-const SERVER_RULE_KEYS = { rateLimit: 'flow', circuitBreaker: 'circuitBreakers', hotParam: 'hotParams' } as const;
-const CLIENT_RULE_KEYS = { rateLimit: 'flow', circuitBreaker: 'circuitBreakers' } as const;
+/** The kinds a method takes rules of, by their route option (`rateLimit` → `flow`), as the kinds name themselves. */
+const SERVER_RULE_KEYS: RuleKeys = Object.freeze(
+  Object.fromEntries(
+    RULE_KIND_NAMES.flatMap(({ key, routeOption }) => (routeOption === undefined ? [] : [[routeOption, key]])),
+  ) as RuleKeys,
+);
+/** The same on the client side, but hotspot rules: a client call has no parameters for them to read. */
+const CLIENT_RULE_KEYS: RuleKeys = Object.freeze(
+  Object.fromEntries(Object.entries(SERVER_RULE_KEYS).filter(([, key]) => key !== 'hotParams')),
+);
 
 /**
  * Validates `serverInterceptor()`'s options, naming every problem.

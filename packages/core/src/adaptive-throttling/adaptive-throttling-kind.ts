@@ -116,6 +116,7 @@ export const adaptiveThrottlingKind: RuleKind<
   AdaptiveThrottlingRuleOptions
 > = {
   key: 'adaptiveThrottling',
+  name: 'adaptiveThrottling',
   scope: 'resource',
   codes: { ERR_ADAPTIVE_THROTTLED: 'Client-side adaptive throttling shed the call: its dependency keeps rejecting.' },
   normalize: normalizeAdaptiveThrottlingRule,

@@ -149,6 +149,7 @@ export class ApiGroupMatcher {
  */
 export const apiGroupKind: RuleKind<'apiGroups', ApiGroup, ApiGroupOptions> = {
   key: 'apiGroups',
+  name: 'apiGroup',
   scope: 'resource',
   codes: {},
   normalize: normalizeApiGroup,

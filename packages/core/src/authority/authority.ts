@@ -101,6 +101,7 @@ function normalizeAuthorityRule(input: unknown, path: string, reader: RuleReader
 /** Authority rules: allow or deny callers by origin (Sentinel's AuthoritySlot). */
 export const authorityKind: RuleKind<'authority', AuthorityRule, AuthorityRuleOptions> = {
   key: 'authority',
+  name: 'authority',
   scope: 'resource',
   codes: { ERR_AUTHORITY_BLOCKED: "An authority rule refused the caller's origin." },
   normalize: normalizeAuthorityRule,

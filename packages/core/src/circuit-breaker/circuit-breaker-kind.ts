@@ -170,6 +170,8 @@ const circuitBreakerCluster: ClusterBreakerBinding<CircuitBreakerRule> = {
 export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> &
   ClusterKind<CircuitBreakerRule> = {
   key: 'circuitBreakers',
+  name: 'circuitBreaker',
+  routeOption: 'circuitBreaker',
   scope: 'resource',
   codes: { ERR_CIRCUIT_OPEN: 'A circuit breaker on the resource is open.' },
   normalize: normalizeCircuitBreakerRule,

@@ -1,6 +1,6 @@
 import { floodgate, type Floodgate, type RunOptions } from '../engine/floodgate';
 import { normalizeRuleSet } from '../engine/rule-set-input';
-import type { RuleSet, RuleSetOptions } from '../engine/kinds';
+import { RULE_KIND_NAMES, type RuleSet, type RuleSetOptions } from '../engine/kinds';
 import type { OutcomeHandlers } from '../engine/run-outcome';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { show } from '../kernel/rule-reader';
@@ -143,11 +143,18 @@ const SHARED_KEYS = [
   'timeoutMs',
   'inbound',
 ] as const;
-const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = [
-  ['flow', DECORATOR_METADATA_KEYS.rateLimit],
-  ['circuitBreakers', DECORATOR_METADATA_KEYS.circuitBreaker],
-  ['hotParams', DECORATOR_METADATA_KEYS.hotParam],
-];
+/** Each guarded kind's metadata key, under its route option (`@RateLimit`'s flow rules: `rateLimit`), in check order. */
+const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = RULE_KIND_NAMES.flatMap(
+  ({ key, routeOption }) =>
+    routeOption !== undefined && routeOption in DECORATOR_METADATA_KEYS
+      ? [
+          [
+            key as GuardedRuleKind,
+            DECORATOR_METADATA_KEYS[routeOption as keyof typeof DECORATOR_METADATA_KEYS],
+          ] as const,
+        ]
+      : [],
+);
 
 const GUARDS = new WeakMap<object, MethodGuard>();
 

@@ -1,13 +1,13 @@
 import type { BlockError } from '../kernel/errors';
 import type { RuleKind } from '../kernel/rule-kind';
-import { RULE_KINDS, type AnyRule } from './kinds';
+import { kindOfCode, type AnyRule } from './kinds';
 import { stateIdentity } from './rollout';
 
 /** Blocks by one rule of a resource, from `Floodgate.blocksByRule()`. */
 export interface RuleBlockCount {
   /**
-   * The kind of rule that refused the calls, as block errors name it: `'flow'`, `'hotParam'`,
-   * `'circuitBreaker'`, `'system'` or `'authority'`.
+   * The kind of rule that refused the calls, by its name (`RuleKindNames.name`), as block errors
+   * give it: `'flow'`, `'hotParam'`, `'circuitBreaker'`, `'system'`, `'authority'`, ...
    */
   readonly kind: string;
   /**
@@ -22,10 +22,6 @@ export interface RuleBlockCount {
 /** What the rules in force of a kind are, on a resource (`''` for inbound kinds). */
 export type RulesOf = (kind: RuleKind, resource: string) => readonly AnyRule[];
 
-const KIND_BY_CODE: ReadonlyMap<string, RuleKind> = new Map(
-  RULE_KINDS.flatMap((kind) => Object.keys(kind.codes).map((code) => [code, kind as unknown as RuleKind] as const)),
-);
-
 /**
  * Names the rule that refused a call without naming anything the call carried: `<kind>#<n>`,
  * the n-th rule (from 0) of its kind in force on the resource (for inbound kinds such as system
@@ -36,7 +32,7 @@ const KIND_BY_CODE: ReadonlyMap<string, RuleKind> = new Map(
  * Bounded by the rules, never by the traffic: metric labels and span attributes use it.
  */
 export function ruleIdOf(error: BlockError, rulesOf: RulesOf): string {
-  const kind = KIND_BY_CODE.get(error.code);
+  const kind = kindOfCode(error.code);
   if (kind !== undefined) {
     const rules = rulesOf(kind, kind.scope === 'inbound' ? '' : error.resource);
     let index = rules.indexOf(error.rule as AnyRule);
@@ -47,7 +43,7 @@ export function ruleIdOf(error: BlockError, rulesOf: RulesOf): string {
       const json = stateIdentity(error.rule as object);
       index = rules.findIndex((rule) => stateIdentity(rule) === json);
     }
-    if (index >= 0) return `${error.kind}#${index}`;
+    if (index >= 0) return `${kind.name}#${index}`;
   }
   return `${error.kind}#retired`;
 }

@@ -129,6 +129,46 @@ export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
 );
 
 /**
+ * How one rule kind is named, from {@link RULE_KIND_NAMES}: each name is the kind's own, so that
+ * what shows kinds (a dashboard, metric labels, route options) reads them here and a new kind
+ * shows by its names everywhere.
+ */
+export interface RuleKindNames {
+  /** Its key in rule sets (`'hotParams'`): `loadRules()`, `getRules()`, `describeRules()`. */
+  readonly key: RuleKindKey;
+  /** Its name in the singular (`'hotParam'`): its block errors' `kind`, its rule ids (`hotParam#0`). */
+  readonly name: string;
+  /**
+   * The option under which HTTP routes and gRPC methods take one of its rules (`'rateLimit'` for
+   * flow rules, `'circuitBreaker'`, `'hotParam'`); absent for kinds they do not take per route.
+   */
+  readonly routeOption?: string;
+  /** The codes of its block errors (`'ERR_HOT_PARAM_BLOCKED'`). */
+  readonly codes: readonly string[];
+}
+
+/** Every rule kind's names, in check order. */
+export const RULE_KIND_NAMES: readonly RuleKindNames[] = Object.freeze(
+  (RULE_KINDS as readonly RuleKind[]).map((kind) =>
+    Object.freeze({
+      key: kind.key as RuleKindKey,
+      name: kind.name,
+      ...(kind.routeOption === undefined ? {} : { routeOption: kind.routeOption }),
+      codes: Object.freeze(Object.keys(kind.codes)),
+    }),
+  ),
+);
+
+const KIND_BY_CODE: ReadonlyMap<string, RuleKind> = new Map(
+  RULE_KINDS.flatMap((kind) => Object.keys(kind.codes).map((code) => [code, kind as unknown as RuleKind] as const)),
+);
+
+/** The kind whose block errors have `code`; `undefined` for a code no kind throws. */
+export function kindOfCode(code: string): RuleKind | undefined {
+  return KIND_BY_CODE.get(code);
+}
+
+/**
  * Every error code Floodgate throws, with what it means: the kernel's and each rule kind's.
  * Codes are stable: a retired code is never reused.
  */

@@ -191,6 +191,8 @@ const flowCluster: ClusterBinding<FlowRule> = {
  */
 export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> & ClusterKind<FlowRule> = {
   key: 'flow',
+  name: 'flow',
+  routeOption: 'rateLimit',
   scope: 'resource',
   codes: { ERR_FLOW_BLOCKED: 'A flow rule (QPS or concurrency limit) blocked the call.' },
   normalize: normalizeFlowRule,

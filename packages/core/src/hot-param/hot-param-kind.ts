@@ -112,6 +112,8 @@ const hotParamCluster: ClusterBinding<HotParamRule> = {
 /** Hotspot rules: per-value QPS, pacing and concurrency limits, in bounded memory. */
 export const hotParamKind: RuleKind<'hotParams', HotParamRule, HotParamRuleOptions> & ClusterKind<HotParamRule> = {
   key: 'hotParams',
+  name: 'hotParam',
+  routeOption: 'hotParam',
   scope: 'resource',
   codes: { ERR_HOT_PARAM_BLOCKED: 'A hotspot parameter rule blocked the call for one parameter value.' },
   normalize: normalizeHotParamRule,

@@ -1,6 +1,6 @@
 import { floodgate as defaultFloodgate, type Floodgate } from '../engine/floodgate';
 import { normalizeRuleSet } from '../engine/rule-set-input';
-import type { RuleKindKey as RuleKind } from '../engine/kinds';
+import { RULE_KIND_NAMES, type RuleKindKey as RuleKind } from '../engine/kinds';
 import { RuleValidationError, type BlockError } from '../kernel/errors';
 import { join as at, MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
 import { HTTP_DEFAULTS, type HttpParamReader } from './http-options';
@@ -77,15 +77,18 @@ export interface NormalizedRouteFactoryOptions<Req, F> {
   readonly resource: string | undefined;
 }
 
-const KIND_OF: Readonly<Record<RouteRuleOption, 'flow' | 'circuitBreakers' | 'hotParams'>> = Object.freeze({
-  rateLimit: 'flow',
-  circuitBreaker: 'circuitBreakers',
-  hotParam: 'hotParams',
-});
+/** The kinds routes take, each by its route option (`rateLimit` → `flow`), as the kinds name themselves. */
+const KIND_OF: ReadonlyMap<RouteRuleOption, RouteKind> = new Map(
+  RULE_KIND_NAMES.flatMap(({ key, routeOption }) =>
+    routeOption === undefined ? [] : [[routeOption as RouteRuleOption, key as RouteKind] as const],
+  ),
+);
+/** The route options that take rules, in the kinds' check order. */
+const RULE_OPTIONS: readonly RouteRuleOption[] = [...KIND_OF.keys()];
 
 const DRAFTS: readonly RateLimitHeadersDraft[] = ['draft-6', 'draft-7', 'draft-8'];
 const HEADERS_KEYS = ['draft', 'onPass'] as const;
-const ROUTE_KEYS = ['rateLimit', 'circuitBreaker', 'hotParam', 'fallback', 'timeoutMs'] as const;
+const ROUTE_KEYS: readonly string[] = [...RULE_OPTIONS, 'fallback', 'timeoutMs'];
 const RESILIENCE_KEYS = [...HTTP_OPTION_KEYS, 'routes', 'everyRoute', 'groups'] as const;
 const GROUP_KEYS = ['name', 'patterns'] as const;
 const FACTORY_KEYS: readonly string[] = [...HTTP_OPTION_KEYS, 'resource', 'timeoutMs'];
@@ -284,7 +287,7 @@ export function normalizeRouteFactoryOptions<Req, F>(
   for (const [key, value] of Object.entries(obj)) if (!FACTORY_KEYS.includes(key)) rule[key] = value;
   const lists: RuleLists = { flow: [], circuitBreakers: [], hotParams: [] };
   const read = readRuleOf<Req>(option, rule, '', reader, resource ?? SOME_ROUTE, undefined);
-  if (read !== undefined) lists[KIND_OF[option]].push(read);
+  if (read !== undefined) lists[KIND_OF.get(option)!].push(read);
   reader.throwIfAny(`Invalid ${name} options`);
   return { http, rules: toRouteRules<Req, F>(lists, http.fallback, timeoutMs), resource };
 }
@@ -311,7 +314,9 @@ function notAParam(param: string, paramNames: readonly string[]): string {
   return `${show(param)} is not a parameter of the route (it has: ${known}): the rule would limit nothing`;
 }
 
-type RuleLists = Record<'flow' | 'circuitBreakers' | 'hotParams', unknown[]>;
+/** The kinds routes take (their rules keep the fields of {@link RouteRules}). */
+type RouteKind = 'flow' | 'circuitBreakers' | 'hotParams';
+type RuleLists = Record<RouteKind, unknown[]>;
 
 function toRouteRules<Req, F>(
   lists: RuleLists,
@@ -337,7 +342,7 @@ function readRouteOptions<Req, F>(
   const obj = reader.object(input, path) ?? {};
   reader.knownKeys(obj, ROUTE_KEYS, path);
   const lists: RuleLists = { flow: [], circuitBreakers: [], hotParams: [] };
-  for (const option of ['rateLimit', 'circuitBreaker', 'hotParam'] as const) {
+  for (const option of RULE_OPTIONS) {
     const value = obj[option];
     if (value === undefined) continue;
     const items = Array.isArray(value) ? value : [value];
@@ -346,7 +351,7 @@ function readRouteOptions<Req, F>(
       const rule = reader.object(item, itemPath);
       if (rule === undefined) return;
       const read = readRuleOf<Req>(option, rule, itemPath, reader, resource, paramNames);
-      if (read !== undefined) lists[KIND_OF[option]].push(read);
+      if (read !== undefined) lists[KIND_OF.get(option)!].push(read);
     });
   }
   const timeoutMs = reader.number(obj, 'timeoutMs', path, TIMEOUT, undefined);
@@ -363,8 +368,9 @@ function readRuleOf<Req>(
   paramNames: readonly string[] | undefined,
 ): Readonly<Record<string, unknown>> | RouteHotParam<Req> | undefined {
   const { resource: _ignored, ...fields } = input;
-  if (option !== 'hotParam') {
-    validateRule(KIND_OF[option], { ...fields, resource }, path, reader);
+  const kind = KIND_OF.get(option)!;
+  if (kind !== 'hotParams') {
+    validateRule(kind, { ...fields, resource }, path, reader);
     return Object.freeze(fields);
   }
   const { param, paramIndex, paramKey, ...rule } = fields;

@@ -78,7 +78,7 @@ export abstract class BlockError<R = unknown> implements Error {
 
   /** The stable error code, e.g. `'ERR_FLOW_BLOCKED'`. */
   abstract get code(): string;
-  /** The kind of rule that refused the call: `'flow'`, `'hotParam'`, `'circuitBreaker'`, `'system'` or `'authority'`. */
+  /** The kind of rule that refused the call, by the kind's name: `'flow'`, `'hotParam'`, `'circuitBreaker'`, `'system'`, `'authority'`, ... */
   abstract get kind(): string;
   /** Why the call was refused, for protocols to answer (429, 503, 403 over HTTP). */
   abstract get refusal(): Refusal;

@@ -130,8 +130,19 @@ export interface CompiledRules {
  * hook makes of the engine.
  */
 export interface RuleKind<K extends string = string, R extends object = object, O = unknown, S = unknown> {
-  /** The kind's key in rule sets: `loadRules({ [key]: [...] })`. */
+  /** The kind's key in rule sets: `loadRules({ [key]: [...] })`, `getRules()`, `describeRules()`. */
   readonly key: K;
+  /**
+   * The kind's name in the singular (`'hotParam'` for `hotParams`): the `kind` of its block
+   * errors, its rule ids (`hotParam#0`), and the metric labels and dashboard views built on them.
+   */
+  readonly name: string;
+  /**
+   * The option under which HTTP routes (and gRPC methods) take a rule of this kind:
+   * `'rateLimit'` for flow rules, `'circuitBreaker'`, `'hotParam'`; absent for kinds they do not
+   * take per route.
+   */
+  readonly routeOption?: string;
   /**
    * `'resource'`: each rule names a resource and checks its calls. `'inbound'`: the rules check
    * every inbound call, whatever its resource (system protection).

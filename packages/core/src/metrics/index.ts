@@ -30,7 +30,7 @@ export { RT_BUCKET_BOUNDS_MS } from '../kernel/statistic-node';
 export type { RuleBlockCount } from '../engine/block-counts';
 
 // Rules in force, and breakers' states
-export type { AnyRule, RuleKindKey } from '../engine/kinds';
+export { RULE_KIND_NAMES, type AnyRule, type RuleKindKey, type RuleKindNames } from '../engine/kinds';
 export type { RuleDescription } from '../engine/rule-store';
 export type { FlowRule } from '../flow/flow-rule';
 export type {

@@ -140,6 +140,7 @@ function compilePushbackRules(rules: readonly PushbackRule[], ctx: CompileContex
 /** Upstream pushback: a dependency's `Retry-After` pauses the resource, locally, until then. */
 export const pushbackKind: RuleKind<'pushback', PushbackRule, PushbackRuleOptions> = {
   key: 'pushback',
+  name: 'pushback',
   scope: 'resource',
   codes: { ERR_UPSTREAM_PAUSED: 'The dependency asked for a pause (Retry-After) that is not over.' },
   normalize: normalizePushbackRule,

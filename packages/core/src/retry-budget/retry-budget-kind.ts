@@ -123,6 +123,7 @@ function compileRetryBudgetRules(rules: readonly RetryBudgetRule[], ctx: Compile
  */
 export const retryBudgetKind: RuleKind<'retryBudgets', RetryBudgetRule, RetryBudgetRuleOptions> = {
   key: 'retryBudgets',
+  name: 'retryBudget',
   scope: 'resource',
   codes: { ERR_RETRY_BUDGET_EXHAUSTED: "A retry or hedge was refused: the resource's retry budget is spent." },
   normalize: normalizeRetryBudgetRule,

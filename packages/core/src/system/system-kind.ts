@@ -197,6 +197,7 @@ function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext<Sy
  */
 export const systemKind: RuleKind<'system', SystemRule, SystemRuleOptions, SystemServices> = {
   key: 'system',
+  name: 'system',
   scope: 'inbound',
   codes: { ERR_SYSTEM_BLOCKED: 'System protection refused an inbound call: the process is over a system rule limit.' },
   normalize: normalizeSystemRule,
