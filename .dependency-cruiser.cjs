@@ -39,6 +39,14 @@ module.exports = {
       to: { path: CORE, pathNot: [`${CORE}kernel/`, `${CORE}cluster/`] },
     },
     {
+      name: 'engine-knows-kinds-through-their-list',
+      severity: 'error',
+      comment:
+        'The engine imports the rule kinds in one module, kinds.ts (RULE_KINDS, the one place a kind is added); its other modules import none.',
+      from: { path: `${CORE}engine/`, pathNot: `${CORE}engine/kinds\\.ts$` },
+      to: { path: `${CORE}${KINDS}/` },
+    },
+    {
       name: 'engine-is-below-http-and-decorators',
       severity: 'error',
       comment:

@@ -1,7 +1,7 @@
 import { monotonicClock, type Clock } from '../kernel/clock';
 import type { ClusterBackend } from '../cluster/cluster-contract';
 import { RuleReader, show } from '../kernel/rule-reader';
-import { processProbe, type SystemProbe } from '../system/system-probe';
+import { processProbe, type SystemProbe } from './kinds';
 
 /** Options of a {@link Floodgate} engine. */
 export interface FloodgateOptions {

@@ -1,7 +1,6 @@
-import type { CircuitStateChangeEvent } from '../circuit-breaker/circuit-breaker-rule';
 import type { ClusterUnavailableReason } from '../cluster/cluster-contract';
 import type { BlockError, RuleIssue, RuleValidationError } from '../kernel/errors';
-import type { AnyRule, RuleKindKey, RuleSet } from './kinds';
+import type { AnyRule, CircuitStateChangeEvent, RuleKindKey, RuleSet } from './kinds';
 import type { WouldBlockEvent } from './rollout';
 export type { WouldBlockEvent } from './rollout';
 

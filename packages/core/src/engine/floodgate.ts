@@ -4,7 +4,6 @@ import { Entry } from '../kernel/entry';
 import type { BlockError, RuleValidationError } from '../kernel/errors';
 import { EventHub } from '../kernel/events';
 import type { ResourceStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
-import type { SystemProbe } from '../system/system-probe';
 import { Admission, type EnterOptions, type EntryOptions, type RunOptions, type RunSyncOptions } from './admission';
 import type { RuleBlockCount, RulesOf } from './block-counts';
 import { resolveFloodgateOptions, type FloodgateOptions } from './engine-options';
@@ -20,6 +19,7 @@ import {
   type RuleKindKey,
   type RuleSet,
   type RuleSetOptions,
+  type SystemProbe,
   type SystemRuleOptions,
 } from './kinds';
 import { Observation } from './observation';

@@ -111,8 +111,9 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
   Same<RuleSetOptions, { readonly [T in Kind as T['key']]?: readonly WithRollout<T, OptionsOf<T>, RolloutOptions>[] }>,
 ];
 
-// What the engine's facade names of single kinds (their shorthand loaders, their statuses), so
-// that only this module imports the kinds.
+// What the rest of the engine names of single kinds (the facade's shorthand loaders and
+// statuses, the breaker's event, the probe behind the engine's `probe` option), so that only
+// this module imports the kinds' folders.
 export type {
   AuthorityRuleOptions,
   CircuitBreakerRuleOptions,
@@ -122,6 +123,8 @@ export type {
 };
 export type { CircuitBreakerStatus } from '../circuit-breaker/circuit-breaker-rule';
 export type { RetryBudgetStatus } from '../retry-budget/retry-budget-rule';
+export type { CircuitStateChangeEvent } from '../circuit-breaker/circuit-breaker-rule';
+export { processProbe, type SystemProbe } from '../system/system-probe';
 
 /** The kinds by key. */
 export const KINDS_BY_KEY: ReadonlyMap<string, RuleKind> = new Map(
