@@ -23,6 +23,7 @@ export {
 export { normalizeRuleSet, parseRulesJson, ruleSetJson } from './engine/rule-set-input';
 export type { OutcomeHandlers } from './engine/run-outcome';
 export { Entry, type EntryAttempt } from './kernel/entry';
+export { PRIORITIES, type Priority, type PriorityFactorsOptions } from './kernel/priority';
 
 // Rules (as they are in force, validated and resolved: `@floodgate/core/metrics`)
 export type { RuleSet, RuleSetOptions } from './engine/kinds';

@@ -1,5 +1,6 @@
 import type { Clock } from '../kernel/clock';
 import { Entry, type EntryAttempt } from '../kernel/entry';
+import { isPriority, type Priority } from '../kernel/priority';
 import { isBlockError, type BlockError } from '../kernel/errors';
 import type { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
@@ -37,6 +38,14 @@ export interface EntryOptions {
    * @defaultValue 'first'
    */
   readonly attempt?: EntryAttempt;
+  /**
+   * How much the call matters under overload (see `Priority`): system rules and `adaptive` flow
+   * rules refuse `'sheddable'` calls first and `'critical'` ones last; partitioned concurrency
+   * rules count it in its priority's share; `prioritized` QPS rules let critical calls borrow
+   * from the next window.
+   * @defaultValue 'default'
+   */
+  readonly priority?: Priority;
 }
 
 /** Options of a call that may wait (`enter`). */
@@ -229,6 +238,7 @@ export class Admission {
     let origin = '';
     let inbound = false;
     let attempt: EntryAttempt = 'first';
+    let priority: Priority = 'default';
     if (options !== undefined) {
       if (options.acquireCount !== undefined) {
         acquireCount = options.acquireCount;
@@ -246,6 +256,11 @@ export class Admission {
         if (!ATTEMPTS.has(attempt))
           throw new TypeError(`attempt must be 'first', 'retry' or 'hedge', got ${show(attempt)}`);
       }
+      if (options.priority !== undefined) {
+        priority = options.priority;
+        if (!isPriority(priority))
+          throw new TypeError(`priority must be 'critical', 'default' or 'sheddable', got ${show(priority)}`);
+      }
     }
     return new Entry(
       this.clock,
@@ -262,6 +277,7 @@ export class Admission {
       state !== undefined && origin !== '' ? state.originNode(origin) : undefined,
       inbound && this.resources.inboundCounted ? this.resources.inboundNode : undefined,
       state?.rules.exitHooks,
+      priority,
     );
   }
 

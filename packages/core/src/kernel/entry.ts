@@ -1,5 +1,6 @@
 import type { Clock } from './clock';
 import { isBlockError, TimeoutError, type BlockError } from './errors';
+import type { Priority } from './priority';
 import type { StatisticNode } from './statistic-node';
 
 /** Told of every completed call that passed (a circuit breaker's checker). */
@@ -95,6 +96,13 @@ export class Entry {
   readonly keys: Readonly<Record<string, unknown>> | undefined;
   /** Whether the call is a first attempt, a retry or a hedge (retry budgets read it). @defaultValue 'first' */
   readonly attempt: EntryAttempt;
+  /**
+   * How much the call matters under overload: system rules and `adaptive` flow rules refuse
+   * `'sheddable'` calls first and `'critical'` ones last, partitioned concurrency rules count it in
+   * its priority's share, and `prioritized` QPS rules let critical calls borrow from the next
+   * window. @defaultValue 'default'
+   */
+  readonly priority: Priority;
 
   /** @internal When the call started (clock ms): its response time runs from here to `exit()`. */
   startedAt: number;
@@ -138,9 +146,11 @@ export class Entry {
     originNode: StatisticNode | undefined,
     inboundNode: StatisticNode | undefined,
     exitHooks: readonly ExitHook[] | undefined,
+    priority: Priority = 'default',
   ) {
     this.clock = clock;
     this.attempt = attempt;
+    this.priority = priority;
     this.resource = resource;
     this.startedAt = now;
     this.acquireCount = acquireCount;

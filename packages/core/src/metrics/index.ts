@@ -33,6 +33,7 @@ export type { RuleBlockCount } from '../engine/block-counts';
 export { RULE_KIND_NAMES, type AnyRule, type RuleKindKey, type RuleKindNames } from '../engine/kinds';
 export type { RuleDescription } from '../engine/rule-store';
 export type { FlowRule } from '../flow/flow-rule';
+export type { PriorityFactors } from '../kernel/priority';
 export type {
   CircuitBreakerRule,
   CircuitBreakerStatus,

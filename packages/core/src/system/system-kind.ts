@@ -1,4 +1,5 @@
 import type { Entry } from '../kernel/entry';
+import { factorsByIndex, PRIORITY_FACTORS_DEFAULTS, priorityIndex } from '../kernel/priority';
 import type { Checker, CompileContext, CompiledRules, EngineResources, RuleKind } from '../kernel/rule-kind';
 import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
 import type { SystemProbe } from './system-probe';
@@ -22,6 +23,9 @@ interface Threshold {
   readonly value: number;
   readonly rule: SystemRule;
 }
+
+/** Each limit's threshold for calls of one priority. */
+type Levels = Readonly<Record<SystemLimit, number>>;
 
 /** The sums of a checker no limit of which reads the window: never read into, all zero. */
 const NO_SUMS = new WindowSums();
@@ -63,17 +67,18 @@ export function bbrFails(inbound: StatisticNode, now: number): boolean {
  * over it and the BBR check ({@link bbrFails}) fails, so a loaded process still admits the calls
  * it is completing fast enough (Sentinel checks load with BBR; sentinel-golang also CPU).
  * Calls that pass take nothing, so there is nothing to give back.
+ *
+ * Each limit is scaled by the call's priority (the rule's `priorityFactors`): a sheddable call
+ * is refused from 80 % of a limit, a critical one from 110 % by default, so as load nears a limit
+ * sheddable traffic is refused first and critical traffic last (Google SRE's criticality).
  */
 export class SystemChecker implements Checker {
-  /** Each limit's least threshold, `Infinity` when no rule sets it: plain numbers on the hot path. */
-  private readonly maxQps: number;
-  private readonly maxConcurrency: number;
-  private readonly maxAvgRtMs: number;
-  private readonly maxHeapUsedBytes: number;
-  private readonly maxRssBytes: number;
-  private readonly maxEventLoopDelayMs: number;
-  private readonly maxEventLoopUtilization: number;
-  private readonly maxCpuUsage: number;
+  /**
+   * Each limit's least threshold by priority index (critical, default, sheddable): the rule's
+   * threshold scaled by its priority factors, `Infinity` when no rule sets it. Plain numbers on
+   * the hot path.
+   */
+  private readonly levels: readonly [Levels, Levels, Levels];
   /** Each limit some rule sets, with the rule that sets its least threshold (for the refusal). */
   private readonly thresholds: Partial<Record<SystemLimit, Threshold>>;
   /** The inbound second-level window, summed once per check (passes and response times together). */
@@ -97,38 +102,47 @@ export class SystemChecker implements Checker {
         if (!(value >= (thresholds[limit]?.value ?? Number.POSITIVE_INFINITY))) thresholds[limit] = { value, rule };
       }
     }
-    const least = (limit: SystemLimit): number => thresholds[limit]?.value ?? Number.POSITIVE_INFINITY;
     this.thresholds = thresholds;
-    this.maxQps = least('maxQps');
-    this.maxConcurrency = least('maxConcurrency');
-    this.maxAvgRtMs = least('maxAvgRtMs');
-    this.maxHeapUsedBytes = least('maxHeapUsedBytes');
-    this.maxRssBytes = least('maxRssBytes');
-    this.maxEventLoopDelayMs = least('maxEventLoopDelayMs');
-    this.maxEventLoopUtilization = least('maxEventLoopUtilization');
-    this.maxCpuUsage = least('maxCpuUsage');
-    this.readsWindow = this.maxQps !== Number.POSITIVE_INFINITY || this.maxAvgRtMs !== Number.POSITIVE_INFINITY;
+    const levelsAt = (index: 0 | 1 | 2): Levels => {
+      const least = (limit: SystemLimit): number => {
+        const threshold = thresholds[limit];
+        if (threshold === undefined) return Number.POSITIVE_INFINITY;
+        return threshold.value * factorsByIndex(threshold.rule.priorityFactors ?? PRIORITY_FACTORS_DEFAULTS)[index];
+      };
+      return {
+        maxQps: least('maxQps'),
+        maxConcurrency: least('maxConcurrency'),
+        maxAvgRtMs: least('maxAvgRtMs'),
+        maxHeapUsedBytes: least('maxHeapUsedBytes'),
+        maxRssBytes: least('maxRssBytes'),
+        maxEventLoopDelayMs: least('maxEventLoopDelayMs'),
+        maxEventLoopUtilization: least('maxEventLoopUtilization'),
+        maxCpuUsage: least('maxCpuUsage'),
+      };
+    };
+    this.levels = [levelsAt(0), levelsAt(1), levelsAt(2)];
+    this.readsWindow = thresholds.maxQps !== undefined || thresholds.maxAvgRtMs !== undefined;
     this.readsSignals = SIGNAL_LIMITS.some((limit) => thresholds[limit] !== undefined);
   }
 
   check(entry: Entry, now: number): SystemBlockError | undefined {
     const node = this.inbound;
+    const L = this.levels[priorityIndex(entry.priority)];
     // A limit no rule sets is Infinity: no sum is over it, and an empty one is not read.
     const sums = this.readsWindow ? this.sums.read(node, now) : NO_SUMS;
     const qps = sums.pass;
-    if (qps + entry.acquireCount > this.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
-    if (node.concurrency >= this.maxConcurrency)
-      return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
+    if (qps + entry.acquireCount > L.maxQps) return this.refuse(entry, 'maxQps', qps, node.msUntilPassesDrop(now));
+    if (node.concurrency >= L.maxConcurrency) return this.refuse(entry, 'maxConcurrency', node.concurrency, undefined);
     const rt = sums.avgRtMs;
-    if (rt > this.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
+    if (rt > L.maxAvgRtMs) return this.refuse(entry, 'maxAvgRtMs', rt, undefined);
     if (!this.readsSignals) return undefined;
     const signals = this.probe.read();
-    if (signals.heapUsedBytes > this.maxHeapUsedBytes)
+    if (signals.heapUsedBytes > L.maxHeapUsedBytes)
       return this.refuse(entry, 'maxHeapUsedBytes', signals.heapUsedBytes, undefined);
-    if (signals.rssBytes > this.maxRssBytes) return this.refuse(entry, 'maxRssBytes', signals.rssBytes, undefined);
-    const delay = signals.eventLoopDelayMs > this.maxEventLoopDelayMs;
-    const utilization = signals.eventLoopUtilization > this.maxEventLoopUtilization;
-    if (!(delay || utilization || signals.cpuUsage > this.maxCpuUsage) || !bbrFails(node, now)) return undefined;
+    if (signals.rssBytes > L.maxRssBytes) return this.refuse(entry, 'maxRssBytes', signals.rssBytes, undefined);
+    const delay = signals.eventLoopDelayMs > L.maxEventLoopDelayMs;
+    const utilization = signals.eventLoopUtilization > L.maxEventLoopUtilization;
+    if (!(delay || utilization || signals.cpuUsage > L.maxCpuUsage) || !bbrFails(node, now)) return undefined;
     if (delay) return this.refuse(entry, 'maxEventLoopDelayMs', signals.eventLoopDelayMs, undefined);
     if (utilization) return this.refuse(entry, 'maxEventLoopUtilization', signals.eventLoopUtilization, undefined);
     return this.refuse(entry, 'maxCpuUsage', signals.cpuUsage, undefined);

@@ -1,5 +1,6 @@
 import type { RolloutOptions, RuleRollout } from '../kernel/rule-rollout';
 import { BlockError, type BlockErrorOptions, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import { readPriorityFactors, type PriorityFactors, type PriorityFactorsOptions } from '../kernel/priority';
 import { MAX_DURATION_MS, type NumberBounds, type RuleReader } from '../kernel/rule-reader';
 
 /**
@@ -33,12 +34,26 @@ export interface SystemRuleOptions extends RolloutOptions {
    * @defaultValue 1000
    */
   readonly retryAfterMs?: number;
+  /**
+   * How each limit is scaled by the call's priority: a `'sheddable'` call is refused from
+   * `sheddable × limit` (80 % by default), a `'default'` call from the limit, a `'critical'` one
+   * from `critical × limit` (110 %). For a load limit the BBR check must fail as well, whatever
+   * the priority. Given on one rule, the factors apply to the limits that rule sets.
+   * @defaultValue `{ sheddable: 0.8, critical: 1.1 }`
+   */
+  readonly priorityFactors?: PriorityFactorsOptions;
 }
 
-/** A system rule in force: the limits it sets (the others absent), and its retry hint resolved. */
-export interface SystemRule extends Omit<SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>, RuleRollout {
+/**
+ * A system rule in force: the limits it sets (the others absent), its retry hint resolved, and
+ * its priority factors when given (absent: the defaults, 0.8 and 1.1).
+ */
+export interface SystemRule
+  extends Omit<SystemRuleOptions, 'retryAfterMs' | 'priorityFactors' | keyof RolloutOptions>, RuleRollout {
   /** The retry hint of a refusal, in ms. */
   readonly retryAfterMs: number;
+  /** The priority factors, resolved; absent when the rule did not give them (the defaults apply). */
+  readonly priorityFactors?: PriorityFactors;
 }
 
 /** The limits of a system rule, by field name: what a {@link SystemBlockError} names as `limit`. */
@@ -65,7 +80,7 @@ export const SYSTEM_LIMITS: readonly (readonly [SystemLimit, NumberBounds])[] = 
   ['maxCpuUsage', { min: 0, max: 1 }],
 ] as const);
 
-const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs'];
+const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs', 'priorityFactors'];
 
 /**
  * System protection refused an inbound call: the process is over one of a system rule's limits.
@@ -74,7 +89,7 @@ const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs'];
  */
 export class SystemBlockError extends BlockError<SystemRule> {
   /** The limit that refused the call: a field of {@link SystemRuleOptions} (`'maxCpuUsage'`, ...). */
-  readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>;
+  readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | 'priorityFactors' | keyof RolloutOptions>;
   /** What was measured against it: the signal, or the inbound statistic. */
   readonly value: number;
 
@@ -84,7 +99,7 @@ export class SystemBlockError extends BlockError<SystemRule> {
    */
   constructor(
     options: BlockErrorOptions<SystemRule> & {
-      readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | keyof RolloutOptions>;
+      readonly limit: Exclude<keyof SystemRuleOptions, 'retryAfterMs' | 'priorityFactors' | keyof RolloutOptions>;
       readonly value: number;
     },
   ) {
@@ -137,12 +152,12 @@ export function normalizeSystemRule(input: unknown, path: string, reader: RuleRe
   const obj = reader.object(input, path);
   if (obj === undefined) return undefined;
   reader.knownKeys(obj, FIELDS, path);
-  const rule: Record<string, number> = {};
+  const rule: Record<string, unknown> = {};
   for (const [name, bounds] of SYSTEM_LIMITS) {
     const value = reader.number(obj, name, path, bounds, undefined);
     if (value !== undefined) rule[name] = value;
   }
-  if (rule.maxQps !== undefined) reader.countLimit(rule.maxQps, `${path}.maxQps`);
+  if (rule.maxQps !== undefined) reader.countLimit(rule.maxQps as number, `${path}.maxQps`);
   if (!SYSTEM_LIMITS.some(([name]) => obj[name] !== undefined))
     reader.fail(path, `must set at least one limit (${SYSTEM_LIMITS.map(([name]) => name).join(', ')})`);
   rule.retryAfterMs = reader.number(
@@ -152,5 +167,6 @@ export function normalizeSystemRule(input: unknown, path: string, reader: RuleRe
     { min: 0, max: MAX_DURATION_MS },
     SYSTEM_RULE_DEFAULTS.retryAfterMs,
   );
+  if (obj.priorityFactors !== undefined) rule.priorityFactors = readPriorityFactors(obj, path, reader);
   return rule as unknown as SystemRule;
 }
