@@ -1,4 +1,11 @@
 import type { Entry, EntryAttachment } from '../kernel/entry';
+import {
+  factorsByIndex,
+  PRIORITY_FACTORS_DEFAULTS,
+  priorityIndex,
+  type Priority,
+  type PriorityFactors,
+} from '../kernel/priority';
 import type { StatisticNode } from '../kernel/statistic-node';
 import { BLOCKED, PASS, type TrafficController } from './traffic-controllers';
 
@@ -55,6 +62,10 @@ export const ADAPTIVE_LIMIT_DEFAULTS = Object.freeze({
  * process (one thread: latency ≈ calls in flight × CPU per call) is what tells queueing from
  * work. Unlike Envoy, there is no smoothing and no jitter: one process, deterministic under a
  * `ManualClock`.
+ *
+ * 4. **Priorities.** A call is refused from `floor(limit × factor)` calls in flight, its
+ *    priority's factor from the rule's `priorityFactors` (sheddable 0.8, default 1, critical 1.1
+ *    by default): as latency rises and the limit shrinks, sheddable calls are refused first.
  */
 export class AdaptiveLimit implements TrafficController, EntryAttachment {
   /** Told of each admitted call's end (the flow checker attaches it to the entry). */
@@ -72,14 +83,18 @@ export class AdaptiveLimit implements TrafficController, EntryAttachment {
   private rtSum = 0;
   private maxInflight = 0;
   private windowsAtMin = 0;
+  /** The limit's factor by priority index (critical, default, sheddable). */
+  private readonly factors: readonly [number, number, number];
 
   constructor(
     initialLimit: number,
     private readonly minLimit: number,
     private readonly maxLimit: number,
+    factors: PriorityFactors = PRIORITY_FACTORS_DEFAULTS,
   ) {
     this.estimate = initialLimit;
     this.deferred = initialLimit;
+    this.factors = factorsByIndex(factors);
   }
 
   /** The limit in force: `minLimit` while the no-load response time is measured. */
@@ -97,11 +112,22 @@ export class AdaptiveLimit implements TrafficController, EntryAttachment {
     return this.measuring;
   }
 
-  tryPass(node: StatisticNode, acquireCount: number, now: number): number {
+  /**
+   * Passes while the calls in flight with this one stay within the limit scaled by the call's
+   * priority: `floor(limit × factor)`, e.g. 8 of a limit of 10 for a sheddable call, 11 for a
+   * critical one (default factors 0.8 and 1.1).
+   */
+  tryPass(
+    node: StatisticNode,
+    acquireCount: number,
+    now: number,
+    _canWait = false,
+    priority: Priority = 'default',
+  ): number {
     if (Number.isNaN(this.epoch)) this.epoch = now;
     else if (!this.measuring && now >= this.nextMeasureAt) this.startMeasuring(now);
     const inflight = node.concurrency + acquireCount;
-    if (inflight > this.limit) return BLOCKED;
+    if (inflight > Math.floor(this.limit * this.factors[priorityIndex(priority)])) return BLOCKED;
     if (inflight > this.maxInflight) this.maxInflight = inflight;
     return PASS;
   }

@@ -3,7 +3,9 @@ import type { ClusterBinding, ClusterKind, ClusterLimiterSpec } from '../cluster
 import type { Entry } from '../kernel/entry';
 import type { Checker, CheckResult, CompileContext, EntryAttachment, RuleKind } from '../kernel/rule-kind';
 import type { StatisticNode } from '../kernel/statistic-node';
+import { PRIORITY_FACTORS_DEFAULTS } from '../kernel/priority';
 import { AdaptiveLimit } from './adaptive-limit';
+import { BorrowingWindow } from './borrowing-window';
 import {
   FLOW_RULE_DEFAULTS,
   FlowBlockError,
@@ -11,6 +13,7 @@ import {
   type FlowRule,
   type FlowRuleOptions,
 } from './flow-rule';
+import { PartitionedLimit } from './partitioned-limit';
 import {
   BLOCKED,
   DefaultController,
@@ -48,7 +51,7 @@ export class FlowRuleChecker implements Checker {
     /** The origins named by the resource's flow rules (for `'other'`). */
     private readonly namedOrigins: ReadonlySet<string>,
   ) {
-    this.mayWait = controller.refund !== undefined && rule.maxQueueingTimeMs! > 0;
+    this.mayWait = controller.refund !== undefined && (rule.maxQueueingTimeMs! > 0 || (rule.occupyTimeoutMs ?? 0) > 0);
     this.scope = rule.limitOrigin === 'default' ? Scope.All : rule.limitOrigin === 'other' ? Scope.Other : Scope.Origin;
   }
 
@@ -61,7 +64,7 @@ export class FlowRuleChecker implements Checker {
           ? entry.node
           : entry.originNode;
     if (node === undefined) return undefined;
-    const result = this.controller.tryPass(node, entry.acquireCount, now, canWait);
+    const result = this.controller.tryPass(node, entry.acquireCount, now, canWait, entry.priority);
     if (result === BLOCKED) {
       return new FlowBlockError({
         resource: entry.resource,
@@ -71,7 +74,7 @@ export class FlowRuleChecker implements Checker {
       });
     }
     if (this.controller.refund !== undefined && entry.acquireCount > 0)
-      entry.attach(new SlotRefund(this.controller, now + result));
+      entry.attach(new SlotRefund(this.controller, now + result, now));
     const completions = this.controller.completions;
     if (completions !== undefined) entry.attach(completions);
     return result === PASS ? undefined : result;
@@ -99,26 +102,38 @@ class SlotRefund implements EntryAttachment {
   constructor(
     private readonly controller: TrafficController,
     private readonly slotAt: number,
+    private readonly takenAt: number,
   ) {}
 
   exited(): void {
     // The call ran in its slot.
   }
 
-  released(): void {
-    this.controller.refund!(this.slotAt);
+  released(entry: Entry): void {
+    this.controller.refund!(this.slotAt, this.takenAt, entry.acquireCount);
   }
 }
 
 /** The controller that enforces `rule`'s metric and behaviour. */
 export function createTrafficController(rule: FlowRule): TrafficController {
-  if (rule.behavior === 'adaptive') return new AdaptiveLimit(rule.threshold, rule.minLimit!, rule.maxLimit!);
-  if (rule.metric === 'concurrency') return new DefaultController(rule.threshold, true);
+  if (rule.behavior === 'adaptive')
+    return new AdaptiveLimit(
+      rule.threshold,
+      rule.minLimit!,
+      rule.maxLimit!,
+      rule.priorityFactors ?? PRIORITY_FACTORS_DEFAULTS,
+    );
+  if (rule.metric === 'concurrency')
+    return rule.partitions === undefined
+      ? new DefaultController(rule.threshold, true)
+      : new PartitionedLimit(rule.threshold, rule.partitions);
   const coldFactor = rule.coldFactor ?? FLOW_RULE_DEFAULTS.coldFactor;
   const maxQueueingTimeMs = rule.maxQueueingTimeMs ?? FLOW_RULE_DEFAULTS.maxQueueingTimeMs;
   switch (rule.behavior) {
     case 'reject':
-      return new DefaultController(rule.threshold, false);
+      return rule.prioritized
+        ? new BorrowingWindow(rule.threshold, rule.occupyTimeoutMs!)
+        : new DefaultController(rule.threshold, false);
     case 'warmUp':
       return new WarmUpController(rule.threshold, rule.warmUpPeriodMs!, coldFactor);
     case 'throttle':

@@ -6,6 +6,13 @@ import {
   type ClusterSupport,
 } from '../cluster/cluster-contract';
 import { BlockError, type QuotaPolicy, type Refusal } from '../kernel/errors';
+import {
+  PRIORITIES,
+  readPriorityFactors,
+  type Priority,
+  type PriorityFactors,
+  type PriorityFactorsOptions,
+} from '../kernel/priority';
 import { MAX_DURATION_MS, type RuleReader } from '../kernel/rule-reader';
 
 /** A flow rule as written by users (JSON-serialisable). */
@@ -50,6 +57,35 @@ export interface FlowRuleOptions extends RolloutOptions {
   readonly limitOrigin?: string;
   /** Take the decision from the cluster backend. */
   readonly cluster?: ClusterRuleOptions;
+  /**
+   * `adaptive` only: how the limit is scaled by the call's priority. A `'sheddable'` call is
+   * refused from `sheddable × limit` calls in flight, a `'default'` one from the limit, a
+   * `'critical'` one from `critical × limit`.
+   * @defaultValue `{ sheddable: 0.8, critical: 1.1 }`
+   */
+  readonly priorityFactors?: PriorityFactorsOptions;
+  /**
+   * `concurrency` + `reject` only: the threshold split into guaranteed shares by priority, each
+   * within [0, 1], summing to at most 1 (what is left is guaranteed to nobody). A priority may
+   * use more than its share while the others leave theirs idle; the total never exceeds the
+   * threshold. See `docs/priorities.md` for when a share counts as idle.
+   * @defaultValue no partitions
+   */
+  readonly partitions?: Readonly<Partial<Record<Priority, number>>>;
+  /**
+   * `qps` + `reject` only (Sentinel's prioritized entries): a `'critical'` call over the threshold
+   * takes a token of a coming window and waits for it, up to `occupyTimeoutMs`, instead of being
+   * refused (`enter()` and `run()` only; `entry()` cannot wait). Borrowed tokens count against
+   * the window they were borrowed from.
+   * @defaultValue false
+   */
+  readonly prioritized?: boolean;
+  /**
+   * `prioritized` only: the longest a critical call waits for a borrowed token, in ms (Sentinel's
+   * `OccupyTimeoutProperty`).
+   * @defaultValue 500
+   */
+  readonly occupyTimeoutMs?: number;
 }
 
 /** A flow rule in force: validated, with every default resolved. */
@@ -80,6 +116,14 @@ export interface FlowRule extends RuleRollout {
   readonly limitOrigin: string;
   /** Set for a rule that takes its decision from the cluster backend. */
   readonly cluster?: ClusterRuleConfig;
+  /** Set for an `adaptive` rule that gives them (absent: the defaults, 0.8 and 1.1). */
+  readonly priorityFactors?: PriorityFactors;
+  /** Set for a partitioned concurrency rule: every priority's share, 0 where not given. */
+  readonly partitions?: Readonly<Record<Priority, number>>;
+  /** Set (to `true`) for a prioritized QPS rule. */
+  readonly prioritized?: true;
+  /** Set for a prioritized QPS rule. */
+  readonly occupyTimeoutMs?: number;
 }
 
 /** What a flow rule counts. */
@@ -107,6 +151,8 @@ export const FLOW_RULE_DEFAULTS = Object.freeze({
   strategy: 'direct',
   /** All callers, counted together (Sentinel's `limitApp = "default"`). */
   limitOrigin: 'default',
+  /** Sentinel's `OccupyTimeoutProperty` (`csp.sentinel.flow.occupy.timeout`, 500 ms). */
+  occupyTimeoutMs: 500,
 } as const);
 
 /**
@@ -164,6 +210,10 @@ const FIELDS = [
   'refResource',
   'limitOrigin',
   'cluster',
+  'priorityFactors',
+  'partitions',
+  'prioritized',
+  'occupyTimeoutMs',
 ] as const;
 
 /**
@@ -248,6 +298,7 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
   );
   const limitOrigin = reader.string(obj, 'limitOrigin', path, D.limitOrigin);
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport(metric, behavior, strategy));
+  const priority = readPriorityFields(obj, path, reader, metric, behavior, strategy);
   return {
     resource,
     metric,
@@ -260,7 +311,81 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
     ...(strategy === 'relate' && refResource !== undefined ? { refResource } : {}),
     limitOrigin,
     ...(cluster ? { cluster } : {}),
+    ...priority,
   };
+}
+
+/** The priority fields of a flow rule in force (see {@link FlowRuleOptions}). */
+type PriorityFields = Pick<FlowRule, 'priorityFactors' | 'partitions' | 'prioritized' | 'occupyTimeoutMs'>;
+
+/**
+ * Reads the priority fields, each only where it applies: `priorityFactors` on `adaptive` rules,
+ * `partitions` on concurrency `reject` rules, `prioritized` and `occupyTimeoutMs` on QPS
+ * `reject` rules of the resource's own traffic, never in cluster mode (the store has no
+ * borrowing).
+ */
+function readPriorityFields(
+  obj: Record<string, unknown>,
+  path: string,
+  reader: RuleReader,
+  metric: FlowMetric,
+  behavior: FlowBehavior,
+  strategy: FlowStrategy,
+): PriorityFields {
+  const fields: { -readonly [K in keyof PriorityFields]: PriorityFields[K] } = {};
+  if (obj.priorityFactors !== undefined) {
+    if (behavior !== 'adaptive')
+      reader.fail(`${path}.priorityFactors`, `applies to behavior 'adaptive' only, got '${behavior}'`);
+    else fields.priorityFactors = readPriorityFactors(obj, path, reader);
+  }
+  if (obj.partitions !== undefined) {
+    if (metric !== 'concurrency' || behavior !== 'reject')
+      reader.fail(`${path}.partitions`, `applies to concurrency rules with behavior 'reject' only`);
+    else if (strategy !== 'direct' || obj.limitOrigin === 'other')
+      reader.fail(
+        `${path}.partitions`,
+        "applies to the resource's own calls only (strategy 'direct', limitOrigin not 'other')",
+      );
+    else fields.partitions = readPartitions(obj.partitions, `${path}.partitions`, reader);
+  }
+  const prioritized = reader.boolean(obj, 'prioritized', path, false);
+  if (prioritized) {
+    if (metric !== 'qps' || behavior !== 'reject')
+      reader.fail(`${path}.prioritized`, `applies to qps rules with behavior 'reject' only`);
+    else if (strategy !== 'direct' || obj.limitOrigin === 'other')
+      reader.fail(
+        `${path}.prioritized`,
+        "applies to the resource's own calls only (strategy 'direct', limitOrigin not 'other')",
+      );
+    else if (obj.cluster !== undefined)
+      reader.fail(`${path}.prioritized`, 'cannot be set in cluster mode: the shared store does not lend tokens');
+    fields.prioritized = true;
+    fields.occupyTimeoutMs = reader.number(
+      obj,
+      'occupyTimeoutMs',
+      path,
+      { min: 0, max: MAX_DURATION_MS },
+      FLOW_RULE_DEFAULTS.occupyTimeoutMs,
+    );
+  } else if (obj.occupyTimeoutMs !== undefined) {
+    reader.fail(`${path}.occupyTimeoutMs`, 'applies to prioritized rules only (prioritized: true)');
+  }
+  return fields;
+}
+
+/** Reads `partitions`: a share within [0, 1] per priority, summing to at most 1. */
+function readPartitions(input: unknown, path: string, reader: RuleReader): Readonly<Record<Priority, number>> {
+  const shares = { critical: 0, default: 0, sheddable: 0 };
+  const obj = reader.object(input, path);
+  if (obj === undefined) return shares;
+  reader.knownKeys(obj, PRIORITIES, path);
+  for (const priority of PRIORITIES) shares[priority] = reader.number(obj, priority, path, { min: 0, max: 1 }, 0);
+  const sum = shares.critical + shares.default + shares.sheddable;
+  // A little slack for decimal shares (0.7 + 0.2 + 0.1 is 1.0000000000000002).
+  if (sum > 1 + 1e-9) reader.fail(path, `shares must sum to at most 1, got ${sum}`);
+  if (!PRIORITIES.some((priority) => obj[priority] !== undefined))
+    reader.fail(path, `must give a share to at least one of ${PRIORITIES.join(', ')}`);
+  return shares;
 }
 
 const REJECT_CLUSTER: ClusterSupport = Object.freeze({ leasable: true });

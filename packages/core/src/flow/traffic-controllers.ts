@@ -1,4 +1,5 @@
 import type { EntryAttachment } from '../kernel/entry';
+import type { Priority } from '../kernel/priority';
 import type { StatisticNode } from '../kernel/statistic-node';
 
 /** {@link TrafficController.tryPass}: the call passes now. */
@@ -16,16 +17,18 @@ export const BLOCKED = -1;
 export interface TrafficController {
   /**
    * {@link PASS}, {@link BLOCKED}, or a wait in ms (> 0) after which the call passes; a wait is
-   * returned only when `canWait`, and its slot is then reserved.
+   * returned only when `canWait`, and its slot is then reserved. `priority` is the call's
+   * (read by the controllers that shed or lend by priority).
    */
-  tryPass(node: StatisticNode, acquireCount: number, now: number, canWait: boolean): number;
+  tryPass(node: StatisticNode, acquireCount: number, now: number, canWait: boolean, priority: Priority): number;
   /** After {@link BLOCKED}: ms until a retry could pass, or `undefined` when not known. */
   retryAfterMs(node: StatisticNode, acquireCount: number, now: number, canWait: boolean): number | undefined;
   /**
-   * Pacing controllers: gives back the slot due at `slotAt` (a call that passed or queued and
-   * then did not run), if it is still the latest one taken.
+   * Pacing and borrowing controllers: gives back the slot due at `slotAt`, taken at `takenAt` for
+   * `acquireCount` tokens (a call that passed or queued and then did not run), if it can still
+   * be given back.
    */
-  refund?(slotAt: number): void;
+  refund?(slotAt: number, takenAt: number, acquireCount: number): void;
   /** Controllers fed by completions (adaptive concurrency): attached to every call that passes, told when it ends. */
   readonly completions?: EntryAttachment;
 }
@@ -33,7 +36,7 @@ export interface TrafficController {
 /**
  * `reject`: a call passes while the counted value + acquireCount <= threshold, where the
  * counted value is the passes in the second-level window (QPS) or the calls in flight
- * (concurrency). Sentinel's DefaultController, without priority occupation.
+ * (concurrency). Sentinel's DefaultController; its priority occupation is `BorrowingWindow`.
  */
 export class DefaultController implements TrafficController {
   constructor(

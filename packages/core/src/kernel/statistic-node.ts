@@ -203,6 +203,11 @@ export class StatisticNode {
     return (this.minute.max(now, SUCCESS) * 1000) / this.minute.windowLengthMs;
   }
 
+  /** Passed calls in the bucket of the second-level window before the one holding `now` (prioritized flow rules). */
+  previousBucketPasses(now: number): number {
+    return this.second.previous(now, PASS);
+  }
+
   /** Passed calls in the previous whole second (used by warm-up). */
   previousPassQps(now: number): number {
     return this.minute.previous(now, PASS);
