@@ -27,7 +27,7 @@ describe('HttpGuard options', () => {
       {
         path: 'rout',
         message: expect.stringContaining(
-          'unknown field (allowed: floodgate, origin, onBlock, fallback, headers, isFailure, user, wouldBlockHeader, routes, everyRoute, groups)',
+          'unknown field (allowed: floodgate, origin, priority, onBlock, fallback, headers, isFailure, user, wouldBlockHeader, routes, everyRoute, groups)',
         ),
       },
     ]);

@@ -26,6 +26,8 @@ import {
 } from '../api-group/route-pattern';
 import { UNMATCHED_RESOURCE } from './http-options';
 import type { HttpRequestReader, NodeRequestLike } from './request-keys';
+import type { RequestPriority } from './request-priority';
+import type { Priority } from '../kernel/priority';
 import { RoutePolicyRegistry, templateParamNames, type RoutePolicy } from './route-policy';
 
 /**
@@ -84,6 +86,7 @@ interface Walk {
 interface Scratch {
   readonly inbound: true;
   origin: string;
+  priority: Priority;
   args: readonly unknown[];
   params: RouteParams | undefined;
   keys: Record<string, unknown> | undefined;
@@ -119,6 +122,7 @@ export class HttpGuard<Req, F> {
   /** The engine guarding the requests. */
   readonly engine: Floodgate;
   private readonly origin: ((req: Req) => string) | undefined;
+  private readonly priority: RequestPriority<Req>;
   private readonly onBlock: ((error: BlockError, req: Req) => void) | undefined;
   private readonly fallback: F | undefined;
   private readonly headers: NormalizedHeaders;
@@ -132,7 +136,14 @@ export class HttpGuard<Req, F> {
   private readonly rules: RouteRules<Req, F> | undefined;
   private readonly fixed: RoutePolicy | undefined;
   private readonly byMethod = new Map<string, Map<string, RoutePolicy>>();
-  private readonly scratch: Scratch = { inbound: true, origin: '', args: NO_ARGS, params: undefined, keys: undefined };
+  private readonly scratch: Scratch = {
+    inbound: true,
+    origin: '',
+    priority: 'default',
+    args: NO_ARGS,
+    params: undefined,
+    keys: undefined,
+  };
   private readonly reader: HttpRequestReader<Req>;
   /** Whether every request the framework routes is to be guarded by its route (the `everyRoute` option). */
   readonly everyRoute: boolean;
@@ -150,6 +161,7 @@ export class HttpGuard<Req, F> {
   ) {
     this.engine = options.engine;
     this.origin = options.origin;
+    this.priority = options.priority;
     this.onBlock = options.onBlock;
     this.fallback = options.fallback;
     this.headers = options.headers;
@@ -326,7 +338,7 @@ export class HttpGuard<Req, F> {
    * request is matched as `GET` unless a `HEAD` pattern matches it (groups: unless one of their
    * patterns does). `caseSensitive` overrides the guard's path matching for this request
    * (Express reads its app setting per request). Synchronous unless a resource queues. Throws
-   * what `origin` or a param function throws.
+   * what `origin`, `priority` or a param function throws.
    */
   guardRoutes(
     res: HttpResponseLike,
@@ -355,15 +367,17 @@ export class HttpGuard<Req, F> {
     };
     let state: GuardedRequest | undefined;
     let origin = '';
+    let priority: Priority = 'default';
     for (let policy = this.step(walk); policy !== undefined; policy = this.step(walk)) {
       if (state === undefined) {
         origin = this.originOf(req);
+        priority = this.priority(req, nodeRequest(res));
         state = GuardedRequest.of(res, this.isFailure);
         if (state.closed) return 'aborted';
       }
       if (state.entered(policy.resource)) continue;
-      if (policy.queues) return this.walkQueued(state, res, req, origin, walk, policy);
-      const block = this.enterNow(state, res, req, origin, policy, walk.params);
+      if (policy.queues) return this.walkQueued(state, res, req, origin, priority, walk, policy);
+      const block = this.enterNow(state, res, req, origin, priority, policy, walk.params);
       if (block !== undefined) return block;
     }
     if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
@@ -418,11 +432,12 @@ export class HttpGuard<Req, F> {
     if (state.closed) return 'aborted';
     if (state.entered(policy.resource)) return undefined;
     const origin = this.originOf(req);
+    const priority = this.priority(req, nodeRequest(res));
     if (policy.queues)
-      return this.enterQueued(state, res, req, origin, policy, params).then((verdict) =>
+      return this.enterQueued(state, res, req, origin, priority, policy, params).then((verdict) =>
         this.passed(res, state, verdict),
       );
-    return this.passed(res, state, this.enterNow(state, res, req, origin, policy, params));
+    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, params));
   }
 
   /**
@@ -496,6 +511,7 @@ export class HttpGuard<Req, F> {
     res: HttpResponseLike,
     req: Req,
     origin: string,
+    priority: Priority,
     walk: Walk,
     first: RoutePolicy,
   ): Promise<GuardVerdict> {
@@ -503,8 +519,8 @@ export class HttpGuard<Req, F> {
       if (policy !== first && state.entered(policy.resource)) continue;
       const params = walk.params;
       const verdict = policy.queues
-        ? await this.enterQueued(state, res, req, origin, policy, params)
-        : this.enterNow(state, res, req, origin, policy, params);
+        ? await this.enterQueued(state, res, req, origin, priority, policy, params)
+        : this.enterNow(state, res, req, origin, priority, policy, params);
       if (verdict !== undefined) return verdict;
     }
     return this.passed(res, state, undefined);
@@ -515,12 +531,14 @@ export class HttpGuard<Req, F> {
     res: HttpResponseLike,
     req: Req,
     origin: string,
+    priority: Priority,
     policy: RoutePolicy,
     params: RouteParams,
   ): BlockError | 'aborted' | undefined {
     if (state.closed) return 'aborted';
     const options = this.scratch;
     options.origin = origin;
+    options.priority = priority;
     options.params = params;
     let result: Entry | BlockError;
     try {
@@ -549,6 +567,7 @@ export class HttpGuard<Req, F> {
     res: HttpResponseLike,
     req: Req,
     origin: string,
+    priority: Priority,
     policy: RoutePolicy,
     params: RouteParams,
   ): Promise<GuardVerdict> {
@@ -563,6 +582,7 @@ export class HttpGuard<Req, F> {
       entry = await this.engine.enter(policy.resource, {
         inbound: true,
         origin,
+        priority,
         args,
         params,
         keys,

@@ -7,6 +7,8 @@ import type { RateLimitHeadersDraft } from './rate-limit-headers';
 import type { ApiGroupPattern } from '../api-group/api-group';
 import type { RouteParams } from '../api-group/route-pattern';
 import type { KeySourceOptions } from '../kernel/key-source';
+import type { Priority } from '../kernel/priority';
+import type { HttpPriorityHeaderOptions } from './request-priority';
 
 /** Defaults of the HTTP adapters' options (`resilience()`, the per-route factories, the Fastify plugin). */
 export const HTTP_DEFAULTS = Object.freeze({
@@ -51,6 +53,14 @@ export interface HttpOptions<Req, F> {
    * @defaultValue every caller is `''`
    */
   readonly origin?: (req: Req) => string;
+  /**
+   * The request's priority under overload (`'critical'`, `'default'`, `'sheddable'`): a function
+   * of the request (trusted; `undefined` is `'default'`; a throwing one fails the request, 500), or
+   * a header the client sends, `{ header: 'x-priority', max }`: not trusted, an unknown value is
+   * `'default'` and no claim rises above `max` (`'default'` unless raised).
+   * @defaultValue every request is `'default'`
+   */
+  readonly priority?: ((req: Req) => Priority | undefined) | HttpPriorityHeaderOptions;
   /** Observes each block before it is answered. A throwing `onBlock` fails the request (500). */
   readonly onBlock?: (error: BlockError, req: Req) => void;
   /**

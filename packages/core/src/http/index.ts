@@ -32,6 +32,8 @@ export type {
   RouteGroupOptions,
 } from './http-options';
 export type { HttpRequestReader, NodeRequestLike } from './request-keys';
+export type { HttpPriorityHeaderOptions } from './request-priority';
+export type { Priority } from '../kernel/priority';
 export { KEY_SOURCE_DEFAULTS, MANY_VALUES, keySourceId } from '../kernel/key-source';
 export { API_GROUP_DEFAULTS } from '../api-group/api-group';
 export {

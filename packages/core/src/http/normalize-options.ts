@@ -5,6 +5,7 @@ import { RuleValidationError, type BlockError } from '../kernel/errors';
 import { join as at, MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
 import { HTTP_DEFAULTS, type HttpParamReader } from './http-options';
 import type { RateLimitHeadersDraft } from './rate-limit-headers';
+import { readPriorityOption, type RequestPriority } from './request-priority';
 import { normalizeApiGroup, type ApiGroup } from '../api-group/api-group';
 import { RoutePattern } from '../api-group/route-pattern';
 
@@ -12,6 +13,7 @@ import { RoutePattern } from '../api-group/route-pattern';
 export const HTTP_OPTION_KEYS = Object.freeze([
   'floodgate',
   'origin',
+  'priority',
   'onBlock',
   'fallback',
   'headers',
@@ -32,6 +34,7 @@ export interface NormalizedHeaders {
 export interface NormalizedHttpOptions<Req, F> {
   readonly engine: Floodgate;
   readonly origin: ((req: Req) => string) | undefined;
+  readonly priority: RequestPriority<Req>;
   readonly onBlock: ((error: BlockError, req: Req) => void) | undefined;
   readonly fallback: F | undefined;
   readonly headers: NormalizedHeaders;
@@ -124,6 +127,7 @@ export function readHttpOptions<Req, F>(
   return {
     engine: isEngine(engine) ? engine : defaultFloodgate,
     origin: readFunction(obj, 'origin', path, reader) as NormalizedHttpOptions<Req, F>['origin'],
+    priority: readPriorityOption<Req>(obj, path, reader),
     onBlock: readFunction(obj, 'onBlock', path, reader) as NormalizedHttpOptions<Req, F>['onBlock'],
     fallback: readFunction(obj, 'fallback', path, reader) as F | undefined,
     headers: readHeaders(obj.headers, at(path, 'headers'), reader),
