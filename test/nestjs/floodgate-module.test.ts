@@ -148,7 +148,7 @@ describe.each(PLATFORMS)('FloodgateModule on %s', (platform: Platform) => {
       {
         path: 'retries',
         message: expect.stringMatching(
-          /^unknown option \(allowed: floodgate, origin, onBlock, headers, isFailure, rules, defaults, skipIf, global, exceptionFilter\)$/,
+          /^unknown option \(allowed: floodgate, origin, priority, onBlock, headers, isFailure, rules, defaults, skipIf, global, exceptionFilter\)$/,
         ),
       },
       { path: 'defaults.rateLimit.threshold', message: 'must be a finite number >= 0, got -1' },

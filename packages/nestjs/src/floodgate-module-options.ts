@@ -7,7 +7,12 @@ import {
   type RuleSet,
   type RuleSetOptions,
 } from '@floodgate/core';
-import { HttpGuard, type RateLimitHeadersDraft } from '@floodgate/core/http';
+import {
+  HttpGuard,
+  type HttpPriorityHeaderOptions,
+  type Priority,
+  type RateLimitHeadersDraft,
+} from '@floodgate/core/http';
 import type { ExecutionContext, FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import {
   at,
@@ -79,6 +84,13 @@ export interface FloodgateModuleOptions {
    * @defaultValue every caller is `''`
    */
   readonly origin?: (request: any) => string;
+  /**
+   * The request's priority under overload: a function of the request (trusted; `undefined` is
+   * `'default'`), or a header the client sends, `{ header: 'x-priority', max }` (not trusted: an
+   * unknown value is `'default'`, and no claim rises above `max`, `'default'` unless raised).
+   * @defaultValue every request is `'default'`
+   */
+  readonly priority?: ((request: any) => Priority | undefined) | HttpPriorityHeaderOptions;
   /**
    * Observes each block before it is answered; what it throws fails the request (500).
    * @defaultValue none
@@ -157,7 +169,7 @@ export const FLOODGATE_MODULE_OPTIONS = Symbol.for('floodgate.nestjs.moduleOptio
 
 /** {@link FloodgateModuleOptions} validated. */
 export interface NormalizedModuleOptions {
-  /** The HTTP guard: engine, origin, onBlock, headers and isFailure, validated by core. */
+  /** The HTTP guard: engine, origin, priority, onBlock, headers and isFailure, validated by core. */
   readonly guard: HttpGuard<unknown, never>;
   readonly rules: Partial<RuleSet> | undefined;
   /** The default rules, by kind. */
@@ -165,7 +177,7 @@ export interface NormalizedModuleOptions {
   readonly skipIf: ((context: ExecutionContext) => boolean) | undefined;
 }
 
-const HTTP_KEYS = ['floodgate', 'origin', 'onBlock', 'headers', 'isFailure'] as const;
+const HTTP_KEYS = ['floodgate', 'origin', 'priority', 'onBlock', 'headers', 'isFailure'] as const;
 const OWN_KEYS = ['rules', 'defaults', 'skipIf'] as const;
 /** Options the module's definition reads (forRoot takes them out before the rest is provided). */
 const DEFINITION_KEYS = ['global', 'exceptionFilter'] as const;

@@ -2,6 +2,7 @@ import { Floodgate } from '../engine/floodgate';
 import { normalizeRuleSet } from '../engine/rule-set-input';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import { MAX_DURATION_MS, RuleReader, show } from '../kernel/rule-reader';
+import { PRIORITIES } from '../kernel/priority';
 import { readMetadata } from './metadata';
 import {
   DECORATOR_DEFAULTS,
@@ -172,6 +173,7 @@ const SHARED_KEYS = [
   'exceptionsToIgnore',
   'timeoutMs',
   'inbound',
+  'priority',
 ] as const;
 
 /**
@@ -204,6 +206,7 @@ function readSpec(decorator: string, kind: GuardedRuleKind, input: unknown, labe
   }
   reader.number(obj, 'timeoutMs', '', { above: 0, max: MAX_DURATION_MS }, undefined);
   reader.boolean(obj, 'inbound', '', false);
+  reader.oneOf(obj, 'priority', '', PRIORITIES, 'default');
 
   const rule: Record<string, unknown> = { ...obj };
   for (const key of SHARED_KEYS) delete rule[key];

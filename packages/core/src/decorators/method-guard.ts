@@ -3,6 +3,7 @@ import { normalizeRuleSet } from '../engine/rule-set-input';
 import { RULE_KIND_NAMES, type RuleSet, type RuleSetOptions } from '../engine/kinds';
 import type { OutcomeHandlers } from '../engine/run-outcome';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import type { Priority } from '../kernel/priority';
 import { show } from '../kernel/rule-reader';
 import { copyMetadata, DECORATOR_METADATA_KEYS, writeMetadata } from './metadata';
 
@@ -68,6 +69,12 @@ export interface MethodGuardOptions {
    * @defaultValue false
    */
   readonly inbound?: boolean;
+  /**
+   * The priority of the method's calls under overload: system rules and `adaptive` flow rules
+   * refuse `'sheddable'` calls first and `'critical'` ones last (see `Priority`).
+   * @defaultValue 'default'
+   */
+  readonly priority?: Priority;
 }
 
 /**
@@ -142,6 +149,7 @@ const SHARED_KEYS = [
   'exceptionsToIgnore',
   'timeoutMs',
   'inbound',
+  'priority',
 ] as const;
 /** Each guarded kind's metadata key, under its route option (`@RateLimit`'s flow rules: `rateLimit`), in check order. */
 const RULE_METADATA: ReadonlyArray<readonly [GuardedRuleKind, string]> = RULE_KIND_NAMES.flatMap(
@@ -366,7 +374,7 @@ export class MethodGuard {
   }
 
   private callOptions(thisArg: unknown, args: unknown[]): RunOptions<unknown> {
-    const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound } = this.shared;
+    const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound, priority } = this.shared;
     let params: Record<string, unknown> | undefined;
     if (this.params.length > 0) {
       params = {};
@@ -384,6 +392,7 @@ export class MethodGuard {
       exceptionsToIgnore,
       timeoutMs,
       inbound,
+      priority,
     };
   }
 
