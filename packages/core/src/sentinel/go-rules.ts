@@ -38,6 +38,13 @@ const UINT32 = 2 ** 32 - 1;
 const MAX_SECONDS_SAFE = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
 const NO_ORIGINS = 'has no sentinel-golang equivalent (sentinel-golang has no origins)';
 const NO_CLUSTER = 'has no sentinel-golang equivalent (sentinel-golang has no cluster mode)';
+const NO_PRIORITIES = 'has no sentinel-golang equivalent (sentinel-golang has no call priorities)';
+
+/** Refuses the priority fields of a flow rule: sentinel-golang's calls carry no priority. */
+function noPriorities(rule: FlowRule, path: string, reader: RuleReader): void {
+  for (const field of ['priorityFactors', 'partitions', 'prioritized'] as const)
+    if (rule[field] !== undefined) reader.fail(join(path, field), NO_PRIORITIES);
+}
 
 /** A Go field whose zero value (or absence) stands for `value`. */
 function zeroAs(field: unknown, value: number): unknown {
@@ -135,6 +142,7 @@ function readFlow(obj: Record<string, unknown>, path: string, reader: RuleReader
 function writeFlow(rule: FlowRule, path: string, reader: RuleReader): Record<string, unknown>[] {
   if (rule.limitOrigin !== 'default') reader.fail(join(path, 'limitOrigin'), NO_ORIGINS);
   if (rule.cluster !== undefined) reader.fail(join(path, 'cluster'), NO_CLUSTER);
+  noPriorities(rule, path, reader);
   const warm = rule.behavior === 'warmUp' || rule.behavior === 'warmUpThrottle';
   const queued = rule.behavior === 'throttle' || rule.behavior === 'warmUpThrottle';
   if (rule.coldFactor !== undefined) wholeNumber(rule.coldFactor, path, 'coldFactor', 'a uint32', reader);
@@ -181,6 +189,7 @@ function writeIsolation(rule: FlowRule, path: string, reader: RuleReader): Recor
     reader.fail(join(path, 'behavior'), `'${rule.behavior}' has no sentinel-golang equivalent`);
   }
   if (rule.limitOrigin !== 'default') reader.fail(join(path, 'limitOrigin'), NO_ORIGINS);
+  noPriorities(rule, path, reader);
   if (rule.strategy !== 'direct') {
     reader.fail(join(path, 'strategy'), "must be 'direct': sentinel-golang's isolation rules count their own resource");
   }

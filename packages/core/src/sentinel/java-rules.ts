@@ -260,7 +260,17 @@ function readFlow(obj: Record<string, unknown>, path: string, reader: RuleReader
   };
 }
 
+/** Why a flow rule's priority fields have no Sentinel equivalent. */
+const NO_PRIORITY_FIELD = {
+  prioritized:
+    "has no Sentinel equivalent: Sentinel's prioritized is a flag of each call (SphU.entryWithPriority), not a field of the rule, and its occupy timeout one per process",
+  partitions: "has no Sentinel equivalent: Sentinel's thread limits have no shares by priority",
+  priorityFactors: "has no Sentinel equivalent: Sentinel's calls carry no priority but 'prioritized'",
+} as const;
+
 function writeFlow(rule: FlowRule, path: string, reader: RuleReader, context: WriteContext): Record<string, unknown>[] {
+  for (const field of ['prioritized', 'partitions', 'priorityFactors'] as const)
+    if (rule[field] !== undefined) reader.fail(join(path, field), NO_PRIORITY_FIELD[field]);
   const behavior = FLOW_BEHAVIORS.find((c) => c.means === rule.behavior);
   if (behavior === undefined) {
     reader.fail(join(path, 'behavior'), `'${rule.behavior}' has no Sentinel equivalent`);
@@ -639,6 +649,11 @@ function writeSystem(rule: SystemRule, path: string, reader: RuleReader): Record
   for (const limit of NODE_ONLY_LIMITS) {
     if (rule[limit] !== undefined) reader.fail(join(path, limit), 'has no Sentinel equivalent');
   }
+  if (rule.priorityFactors !== undefined)
+    reader.fail(
+      join(path, 'priorityFactors'),
+      "has no Sentinel equivalent: Sentinel's system rules refuse every call alike",
+    );
   defaultRetryHint(rule, path, 'Sentinel', reader);
   const written: Record<string, unknown> = { highestSystemLoad: -1 };
   for (const [name, limit, long] of SYSTEM_LIMITS) {
