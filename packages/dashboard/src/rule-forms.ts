@@ -115,6 +115,11 @@ const SOURCES: Sources = {
     fields: [
       ...SYSTEM_LIMITS.map(([name, help]) => ({ name, type: 'number' as const, help })),
       { name: 'retryAfterMs', type: 'number', defaultIn: {}, help: 'the retry hint of a refusal (Retry-After), in ms' },
+      {
+        name: 'priorityFactors',
+        type: 'json',
+        help: 'each limit scaled by priority, as JSON: {"sheddable": 0.8, "critical": 1.1} (the defaults)',
+      },
     ],
   },
   hotParams: {
@@ -296,6 +301,25 @@ const SOURCES: Sources = {
         name: 'cluster',
         type: 'json',
         help: 'cluster settings, as JSON: {"thresholdType": "global"} (needs a cluster backend)',
+      },
+      {
+        name: 'priorityFactors',
+        type: 'json',
+        when: { behavior: ['adaptive'] },
+        help: 'the adaptive limit scaled by priority, as JSON: {"sheddable": 0.8, "critical": 1.1} (the defaults)',
+      },
+      {
+        name: 'partitions',
+        type: 'json',
+        when: { metric: ['concurrency'] },
+        help: 'guaranteed shares by priority (reject only), as JSON: {"critical": 0.5, "default": 0.3, "sheddable": 0.2}',
+      },
+      // occupyTimeoutMs has no field: a form cannot show a field only while a checkbox is ticked,
+      // and shown always it would be sent without `prioritized` (a load error).
+      {
+        name: 'prioritized',
+        type: 'boolean',
+        help: 'critical calls borrow from the next window, waiting up to 500 ms (qps, reject only)',
       },
     ],
   },
