@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const coreSettings = { processes: runs, passes: 2, minCpuMs: quick ? 40 : 300, batchSamples: quick ? 512 : 4096 };
   const memorySettings = { values: quick ? 100_000 : 1_000_000, processes: runs };
   const clusterSettings = { processes: runs, seconds: quick ? 0.1 : 2 };
-  const overloadSettings = { rounds: runs, seconds: quick ? 2 : 8, overload: 2, deadlineMs: 1000 };
+  const overloadSettings = { rounds: runs, seconds: quick ? 2 : 8, overload: 2, deadlineMs: 1000, mixedLoads: [2, 4] };
   const outboundSettings = { processes: runs, calls: quick ? 2000 : 20_000, rounds: quick ? 1 : 3 };
   const httpSettings: Omit<HttpSuiteSettings, 'log'> = {
     rounds: runs,
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     });
   }
   if (options.suites.includes('overload')) {
-    log('overload: a CPU-bound Express route at 2× its capacity');
+    log('overload: a CPU-bound Express route at 2× its capacity; mixed priorities at 2× and 4×');
     overload = await runOverloadSuite(distDir, {
       ...overloadSettings,
       serverCore: SERVER_CORE,

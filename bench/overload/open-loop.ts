@@ -13,6 +13,20 @@ export interface OpenLoopOptions {
   readonly maxInFlight?: number;
   /** A request unanswered this many ms after it was sent is abandoned, as a client giving up. @defaultValue never */
   readonly deadlineMs?: number;
+  /**
+   * The `x-priority` header of the `i`-th request (0-based), if any: its answers are also counted
+   * by that value in {@link OpenLoopResult.byPriority}. @defaultValue no header
+   */
+  readonly priorityOf?: (i: number) => string | undefined;
+}
+
+/** What the requests of one `x-priority` value got. */
+export interface PriorityClassResult {
+  readonly sent: number;
+  /** Answers by status code. */
+  readonly statuses: Record<string, number>;
+  /** Latency of every 200, in ms. */
+  readonly okLatenciesMs: number[];
 }
 
 /** What one open-loop run saw. */
@@ -28,6 +42,8 @@ export interface OpenLoopResult {
   readonly okLatenciesMs: readonly number[];
   /** From the first request sent to the last one ended, in s. */
   readonly seconds: number;
+  /** By `x-priority` value, when `priorityOf` was given. */
+  readonly byPriority?: Readonly<Record<string, PriorityClassResult>>;
 }
 
 /**
@@ -37,7 +53,15 @@ export interface OpenLoopResult {
  * the overload benchmark, `examples/overload` and its end-to-end test.
  */
 export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLoopResult> {
-  const { ratePerSecond, count, path = '/report', maxInFlight = Number.POSITIVE_INFINITY, deadlineMs } = options;
+  const {
+    ratePerSecond,
+    count,
+    path = '/report',
+    maxInFlight = Number.POSITIVE_INFINITY,
+    deadlineMs,
+    priorityOf,
+  } = options;
+  const byPriority: Record<string, PriorityClassResult> | undefined = priorityOf === undefined ? undefined : {};
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const statuses: Record<string, number> = {};
   const okLatenciesMs: number[] = [];
@@ -49,6 +73,12 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
   const started = performance.now();
   return new Promise((resolve) => {
     const send = (): void => {
+      const priority = priorityOf?.(sent);
+      const klass =
+        priority === undefined || byPriority === undefined
+          ? undefined
+          : (byPriority[priority] ??= { sent: 0, statuses: {}, okLatenciesMs: [] });
+      if (klass !== undefined) (klass as { sent: number }).sent++;
       sent++;
       inFlight++;
       const at = performance.now();
@@ -63,14 +93,28 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
         inFlight--;
         if (++ended < count) return;
         agent.destroy();
-        resolve({ sent, statuses, timedOut, failed, okLatenciesMs, seconds: (performance.now() - started) / 1000 });
+        resolve({
+          sent,
+          statuses,
+          timedOut,
+          failed,
+          okLatenciesMs,
+          seconds: (performance.now() - started) / 1000,
+          ...(byPriority !== undefined ? { byPriority } : {}),
+        });
       };
-      const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      const headers = priority === undefined ? undefined : { 'x-priority': priority };
+      const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
         res.resume();
         res.on('end', () =>
           finish(() => {
-            statuses[String(res.statusCode)] = (statuses[String(res.statusCode)] ?? 0) + 1;
-            if (res.statusCode === 200) okLatenciesMs.push(performance.now() - at);
+            const status = String(res.statusCode);
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            if (klass !== undefined) klass.statuses[status] = (klass.statuses[status] ?? 0) + 1;
+            if (res.statusCode !== 200) return;
+            const latency = performance.now() - at;
+            okLatenciesMs.push(latency);
+            klass?.okLatenciesMs.push(latency);
           }),
         );
       });

@@ -1,10 +1,11 @@
 /**
- * One overload server process: `node bench/dist/overload/overload-server.js <none|system|adaptive>`.
+ * One overload server process: `node bench/dist/overload/overload-server.js <variant>`.
  * Express 5 with one CPU-bound route, `GET /report`: about `WORK_MS` of CPU per request in
  * `SLICES` steps, awaiting between them (as a handler awaiting its database), so requests in
  * flight share the one JavaScript thread. Guarded by nothing, by a system rule, or by an adaptive
- * concurrency rule, through `resilience()`. Listens on 127.0.0.1, prints `{"port":N}`, serves
- * until SIGTERM.
+ * concurrency rule, through `resilience()`; for mixed traffic (requests marked by `x-priority`),
+ * by the adaptive rule blind to priorities, the adaptive rule reading them, or a concurrency
+ * limit partitioned by priority. Listens on 127.0.0.1, prints `{"port":N}`, serves until SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -15,6 +16,10 @@ import express from 'express';
 /** The guards compared. */
 export type OverloadVariant = 'none' | 'system' | 'adaptive';
 export const OVERLOAD_VARIANTS: readonly OverloadVariant[] = ['none', 'system', 'adaptive'];
+
+/** The guards compared under mixed traffic (20 % critical, 80 % sheddable). */
+export type MixedVariant = 'none' | 'blind' | 'priority' | 'partitioned';
+export const MIXED_VARIANTS: readonly MixedVariant[] = ['none', 'blind', 'priority', 'partitioned'];
 
 /** CPU per request, in ms, and the steps it is done in. */
 export const WORK_MS = 10;
@@ -27,6 +32,25 @@ export const OVERLOAD_ADAPTIVE_RULE: Omit<FlowRuleOptions, 'resource'> = {
   metric: 'concurrency',
   behavior: 'adaptive',
   threshold: 10,
+};
+
+/**
+ * The rule of the `priority` variant: the adaptive rule, reading each request's priority from
+ * `x-priority` (trusted here: `max: 'critical'`), sheddable requests refused from half the limit,
+ * critical ones let in up to twice it.
+ */
+export const MIXED_PRIORITY_RULE: Omit<FlowRuleOptions, 'resource'> = {
+  ...OVERLOAD_ADAPTIVE_RULE,
+  priorityFactors: { sheddable: 0.5, critical: 2 },
+};
+/**
+ * The rule of the `partitioned` variant: 6 requests in flight, 4 guaranteed to critical ones
+ * (floor(0.7 × 6)), 1 to sheddable ones (floor(0.3 × 6)), the sixth to either.
+ */
+export const MIXED_PARTITIONED_RULE: Omit<FlowRuleOptions, 'resource'> = {
+  metric: 'concurrency',
+  threshold: 6,
+  partitions: { critical: 0.7, sheddable: 0.3 },
 };
 
 /**
@@ -50,17 +74,29 @@ function spin(iterations: number): void {
 }
 
 async function main(): Promise<void> {
-  const variant = process.argv[2] as OverloadVariant;
-  if (!OVERLOAD_VARIANTS.includes(variant)) throw new Error(`usage: overload-server <${OVERLOAD_VARIANTS.join('|')}>`);
+  const variant = process.argv[2] as OverloadVariant | MixedVariant;
+  const all: readonly string[] = [...OVERLOAD_VARIANTS, ...MIXED_VARIANTS];
+  if (!all.includes(variant)) throw new Error(`usage: overload-server <${all.join('|')}>`);
   const perSlice = calibrate();
   const app = express();
   if (variant !== 'none') {
     const floodgate = new Floodgate();
     if (variant === 'system') floodgate.loadSystemRules([OVERLOAD_SYSTEM_RULE]);
+    const rateLimit =
+      variant === 'adaptive' || variant === 'blind'
+        ? OVERLOAD_ADAPTIVE_RULE
+        : variant === 'priority'
+          ? MIXED_PRIORITY_RULE
+          : variant === 'partitioned'
+            ? MIXED_PARTITIONED_RULE
+            : undefined;
     app.use(
       resilience({
         floodgate,
-        routes: { 'GET /report': variant === 'adaptive' ? { rateLimit: OVERLOAD_ADAPTIVE_RULE } : {} },
+        ...(variant === 'priority' || variant === 'partitioned'
+          ? { priority: { header: 'x-priority', max: 'critical' } as const }
+          : {}),
+        routes: { 'GET /report': rateLimit === undefined ? {} : { rateLimit } },
       }),
     );
   }

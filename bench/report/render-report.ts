@@ -10,7 +10,7 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
-import { overloadMedian, type OverloadSuiteResult } from '../overload/overload-suite';
+import { overloadMedian, type MixedRun, type OverloadSuiteResult } from '../overload/overload-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
@@ -34,7 +34,13 @@ export interface BenchRun extends SuiteResults {
   readonly cluster?: ClusterSuiteResult;
   readonly clusterSettings?: { processes: number; seconds: number };
   readonly overload?: OverloadSuiteResult;
-  readonly overloadSettings?: { rounds: number; seconds: number; overload: number; deadlineMs: number };
+  readonly overloadSettings?: {
+    rounds: number;
+    seconds: number;
+    overload: number;
+    deadlineMs: number;
+    mixedLoads?: readonly number[];
+  };
   readonly outbound?: OutboundSuiteResult;
   readonly outboundSettings?: { processes: number; calls: number; rounds: number };
   readonly pinned: boolean;
@@ -408,7 +414,51 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
       `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
       `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: 200s answered (within the deadline) per second; latencies are those of the 200s.`
     : '';
-  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}`;
+  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
+}
+
+/** Mixed traffic (20 % critical, 80 % sheddable) at each load, by guard. */
+function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
+  const mixed = overload.mixed;
+  const unloaded = overload.unloadedP99Ms;
+  if (mixed === undefined || mixed.length === 0 || unloaded === undefined) return '';
+  const NAMES = {
+    none: 'unguarded',
+    blind: 'adaptive concurrency, priority-blind',
+    priority: 'adaptive concurrency reading `x-priority`, `priorityFactors: { sheddable: 0.5, critical: 2 }`',
+    partitioned: 'concurrency 6, `partitions: { critical: 0.7, sheddable: 0.3 }`, reading `x-priority`',
+  } as const;
+  const med = (runs: readonly MixedRun[], pick: (r: MixedRun) => number): number => median(runs.map(pick));
+  const rows = mixed.map((m) => [
+    `${m.load}×`,
+    NAMES[m.variant],
+    `${(med(m.runs, (r) => r.criticalSuccess) * 100).toFixed(2)} %`,
+    formatRatio(med(m.runs, (r) => r.goodput) / overload.capacity),
+    formatMs(med(m.runs, (r) => r.criticalP99Ms)),
+    formatRatio(med(m.runs, (r) => r.criticalP99Ms) / unloaded),
+    m.runs
+      .map((r) => `${(r.criticalSuccess * 100).toFixed(1)} % / ${formatRatio(r.goodput / overload.capacity)}`)
+      .join(', '),
+  ]);
+  const s = run.overloadSettings;
+  return (
+    `\n\n### Mixed traffic: 20 % critical, 80 % sheddable\n\n` +
+    markdownTable(
+      [
+        'Load',
+        'Guard',
+        'critical 200s',
+        'goodput / capacity',
+        'critical p99',
+        'critical p99 / unloaded p99',
+        'critical / goodput per round',
+      ],
+      rows,
+      ['r', 'l', 'r', 'r', 'r', 'r', 'l'],
+    ) +
+    `\n\nEvery fifth request carries \`x-priority: critical\`, the rest \`sheddable\`, open loop at each load × capacity for ${s?.seconds ?? '?'} s per run, in a fresh server per run, interleaved rounds, medians over rounds. ` +
+    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}.`
+  );
 }
 
 function label(variant: string, framework: string): string {
