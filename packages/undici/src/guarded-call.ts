@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Entry, TimeoutError, type EntryAttempt, type Floodgate } from '@floodgate/core';
+import { retryBudgetAllows, retryDelayMs, type KeepAlive } from '@floodgate/core/http';
 import { RT_BUCKET_BOUNDS_MS } from '@floodgate/core/metrics';
 import type { Dispatcher } from 'undici';
 import type { Deadline, Deadlines } from './deadlines';
@@ -21,27 +22,6 @@ export interface CallContext {
   readonly keepAlive: KeepAlive;
   /** The attempts' timeouts and hedge delays. */
   readonly deadlines: Deadlines;
-}
-
-/**
- * Keeps the process alive while some call waits with nothing of its own open (a backoff before a
- * retry, a queued admission): the engine's clock waits on unref'd timers, and a script whose
- * only pending work is `await fetch(...)` would otherwise exit in the middle of a retry. One ref'd
- * handle for every call, ref'd while any waits; it never fires.
- */
-export class KeepAlive {
-  private waiting = 0;
-  private handle: NodeJS.Timeout | undefined;
-
-  /** Holds the process alive until `promise` settles. */
-  during<T>(promise: Promise<T>): Promise<T> {
-    if (this.waiting++ === 0) (this.handle ??= setInterval(() => undefined, 2 ** 31 - 1)).ref();
-    const release = (): void => {
-      if (--this.waiting === 0) this.handle!.unref();
-    };
-    promise.then(release, release);
-    return promise;
-  }
 }
 
 /** Most bytes of a failed answer kept to answer with if no retry can be sent; a longer one is answered at once. */
@@ -298,28 +278,16 @@ export class GuardedCall {
       return;
     }
     this.retries++;
-    const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (this.retries - 1));
-    const delay = Math.max(this.ctx.fg.random() * ceiling, retryAfter ?? 0);
+    const delay = retryDelayMs(this.retries, retry, this.ctx.fg.random, retryAfter);
     this.ctx.keepAlive.during(this.ctx.fg.clock.sleep(delay, this.stopSignal())).then(
       () => this.admit('retry'),
       () => undefined,
     );
   }
 
-  /**
-   * Whether the retry budget allows a retry now, read before waiting a backoff for one (the retry
-   * entry may still be refused after it). When it does not, the refused retry is entered anyway,
-   * so that the engine counts and announces its block (`retryBudget#0`), as if it had been sent.
-   */
+  /** Whether the retry budget allows a retry now (a refused one is counted and announced). */
   private budgetLeft(): boolean {
-    const { fg } = this.ctx;
-    for (const budget of fg.retryBudgets(this.resource)) {
-      if (budget.balance >= 1) continue;
-      const refused = fg.tryEntry(this.resource, { attempt: 'retry' });
-      if (refused instanceof Entry) refused.cancel();
-      return false;
-    }
-    return true;
+    return retryBudgetAllows(this.ctx.fg, this.resource);
   }
 
   /** `attempt` answers the call: every other attempt is aborted. */

@@ -1,7 +1,8 @@
 import { floodgate as sharedEngine } from '@floodgate/core';
+import { KeepAlive } from '@floodgate/core/http';
 import type { Dispatcher } from 'undici';
 import { Deadlines } from './deadlines';
-import { GuardedCall, KeepAlive, type CallContext } from './guarded-call';
+import { GuardedCall, type CallContext } from './guarded-call';
 import { resolveOptions, type FloodgateInterceptorOptions } from './outbound-options';
 import { hostKey, OutboundResources } from './outbound-resources';
 

@@ -2,7 +2,8 @@
  * `@floodgate/core/http`: what the HTTP adapters (Express, Koa, Fastify, NestJS) are built on.
  * The guard that enters a request's resources and ends them with the request, route patterns
  * and how request paths are read, the one mapping from a block to a response, client
- * identity by IP address, and the adapters' option types.
+ * identity by IP address, the adapters' option types, and what the outbound adapters (undici,
+ * gRPC clients) share to retry within a budget.
  * @packageDocumentation
  */
 export {
@@ -48,3 +49,4 @@ export { HttpGuard, type GuardVerdict, type MatchedRoute } from './http-guard';
 export { templateParamNames, type RoutePolicy } from './route-policy';
 export type { HttpResponseLike, HttpSocketLike } from './guarded-request';
 export { ipAddressKey, IP_KEY_DEFAULTS, type IpKeyOptions } from './ip-key';
+export { retryDelayMs, retryBudgetAllows, KeepAlive, type RetryBackoff } from './outbound-retry';
