@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { CircuitOpenError, Floodgate, ManualClock } from '@floodgate/core';
-import { blockErrorOf, PushbackError } from '@floodgate/grpc';
+import { CircuitOpenError, Floodgate, ManualClock, UpstreamPausedError } from '@floodgate/core';
+import { blockErrorOf } from '@floodgate/grpc';
 import {
   createClient,
   createServer,
@@ -53,7 +53,7 @@ describe('examples/grpc', () => {
     // The tenant's bucket refills once a full second has passed (Sentinel counts in whole ms: 1001).
     expect(refused.error?.metadata.get('grpc-retry-pushback-ms')).toEqual(['1001']);
     const paused = await getStock(c, 'sku-1', 'globex');
-    expect(blockErrorOf(paused.error)).toBeInstanceOf(PushbackError);
+    expect(blockErrorOf(paused.error)).toBeInstanceOf(UpstreamPausedError);
     expect(serverEngine.totals(GET_STOCK)).toMatchObject({ pass: 5, block: 1 });
     await clientClock.advance(1001);
     expect((await getStock(c, 'sku-1', 'globex')).stock?.count).toBe(12);

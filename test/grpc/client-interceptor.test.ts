@@ -1,14 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
-import { CircuitOpenError, FlowBlockError, Floodgate } from '@floodgate/core';
+import { CircuitOpenError, FlowBlockError, Floodgate, UpstreamPausedError } from '@floodgate/core';
 import type { BlockEvent } from '@floodgate/core/metrics';
 import { ManualClock } from '@floodgate/core/testing';
-import {
-  blockErrorOf,
-  clientInterceptor,
-  PushbackError,
-  serverInterceptor,
-  type ClientInterceptorOptions,
-} from '@floodgate/grpc';
+import { blockErrorOf, clientInterceptor, serverInterceptor, type ClientInterceptorOptions } from '@floodgate/grpc';
 import { until } from '../support/until';
 import {
   echoClient,
@@ -96,7 +90,7 @@ describe('clientInterceptor', () => {
     expect(fg.totals(resource(PATHS.say))).toMatchObject({ success: 3, error: 0 });
   });
 
-  it('honours a Floodgate server’s pushback: no call to the method until it has passed', async () => {
+  it('honours a Floodgate server’s pushback through the pushback kind: no call to the method until it has passed', async () => {
     const serverEngine = new Floodgate({ clock: new ManualClock(0) });
     const guard = serverInterceptor({
       floodgate: serverEngine,
@@ -109,18 +103,16 @@ describe('clientInterceptor', () => {
     expect(blockErrorOf(refused.error)).toBeUndefined(); // the server's answer, not a local one
     await clock.advance(600);
     const paused = await sayOutcome(c, { text: 'c' });
-    expect(paused.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(paused.error?.code).toBe(grpc.status.UNAVAILABLE);
     expect(paused.error?.details).toBe(
-      'The server asked for no calls to this method until its pushback has passed. (ERR_PUSHBACK)',
+      'A dependency asked for a pause: calls to it resume when the pause is over. (ERR_UPSTREAM_PAUSED)',
     );
     const block = blockErrorOf(paused.error);
-    expect(block).toBeInstanceOf(PushbackError);
-    expect(block).toMatchObject({ code: 'ERR_PUSHBACK', resource: resource(PATHS.say), retryAfterMs: 400 });
-    expect(block?.rule).toEqual({
-      resource: resource(PATHS.say),
-      pushbackMs: 1000,
-      code: grpc.status.RESOURCE_EXHAUSTED,
-    });
+    expect(block).toBeInstanceOf(UpstreamPausedError);
+    expect(block).toMatchObject({ code: 'ERR_UPSTREAM_PAUSED', resource: resource(PATHS.say), retryAfterMs: 400 });
+    expect(block?.rule).toEqual({ resource: resource(PATHS.say), maxPauseMs: 60_000 });
+    expect(fg.getRules().pushback).toEqual([{ resource: resource(PATHS.say), maxPauseMs: 60_000 }]);
+    expect(fg.totals(resource(PATHS.say))).toMatchObject({ pass: 2, block: 1 });
     expect(serverEngine.totals(PATHS.say)).toMatchObject({ pass: 1, block: 1 });
     await clock.advance(400);
     await (serverEngine.clock as ManualClock).advance(1000);

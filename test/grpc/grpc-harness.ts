@@ -2,7 +2,8 @@
  * A real grpc-js server and client on loopback for the gRPC tests, over test/grpc/echo.proto
  * loaded with @grpc/proto-loader. The server's handlers answer at once, unless the request's
  * `text` asks otherwise: `'fail:<code>'` fails with that status code, `'pushback:<value>'` (unary) fails with
- * `RESOURCE_EXHAUSTED` and that `grpc-retry-pushback-ms`, `'hold'` keeps the call open
+ * `RESOURCE_EXHAUSTED` and that `grpc-retry-pushback-ms`, `'script'` (unary and server streaming)
+ * answers with the next of the server's `script` outcomes (OK once it is empty), `'hold'` keeps the call open
  * (a unary, server-streaming or client-streaming call whose first message says so) for the test
  * to drive through its {@link HeldCall}. Every `Chat` (bidi) call is held. Every call a handler
  * sees is counted in `handled`, and `running` is how many handlers are in flight now (its most is
@@ -94,6 +95,15 @@ export interface HeldCall {
   fail(code: grpc.status): void;
 }
 
+/** What a `'script'` call is answered with: a status code, its pushback, and (server streaming) messages sent first. */
+export interface ScriptedOutcome {
+  readonly code: grpc.status;
+  /** The `grpc-retry-pushback-ms` value sent with a failed status. */
+  readonly pushback?: string;
+  /** Reply messages a `Count` call sends before its status. @defaultValue 0 */
+  readonly messages?: number;
+}
+
 /** A running server and what its handlers saw. */
 export interface EchoServer {
   readonly server: grpc.Server;
@@ -103,6 +113,8 @@ export interface EchoServer {
   readonly handled: Record<HeldCall['method'], number>;
   /** The calls held open, oldest first (kept after they end). */
   readonly held: HeldCall[];
+  /** What the next `'script'` calls are answered with, in order; each is taken by one call. */
+  readonly script: ScriptedOutcome[];
   /** Handlers in flight now. */
   running(): number;
   /** The most handlers in flight at once so far. */
@@ -126,6 +138,15 @@ function pushbackFailure(text: string): grpc.ServerErrorResponse | undefined {
   return failWith(grpc.status.RESOURCE_EXHAUSTED, metadata);
 }
 
+/** The failure a scripted outcome answers with, `undefined` for OK. */
+function scriptedFailure(outcome: ScriptedOutcome | undefined): grpc.ServerErrorResponse | undefined {
+  if (outcome === undefined || outcome.code === grpc.status.OK) return undefined;
+  if (outcome.pushback === undefined) return failWith(outcome.code);
+  const metadata = new grpc.Metadata();
+  metadata.set('grpc-retry-pushback-ms', outcome.pushback);
+  return failWith(outcome.code, metadata);
+}
+
 function failureCode(text: string | undefined): grpc.status | undefined {
   const match = /^fail:(\d+)$/.exec(text ?? '');
   return match === null ? undefined : (Number(match[1]) as grpc.status);
@@ -136,6 +157,7 @@ export async function startEchoServer(interceptors: grpc.ServerInterceptor[] = [
   const server = new grpc.Server({ interceptors });
   const handled = { say: 0, count: 0, collect: 0, chat: 0 };
   const held: HeldCall[] = [];
+  const script: ScriptedOutcome[] = [];
   let running = 0;
   let most = 0;
   /** Counts a handler in flight from now until its call ends, once. */
@@ -205,6 +227,12 @@ export async function startEchoServer(interceptors: grpc.ServerInterceptor[] = [
         return;
       }
       stop();
+      if (text === 'script') {
+        const failure = scriptedFailure(script.shift());
+        if (failure !== undefined) callback(failure);
+        else callback(null, { text, index: handled.say });
+        return;
+      }
       const pushback = pushbackFailure(text);
       if (pushback !== undefined) callback(pushback);
       else if (code !== undefined) callback(failWith(code));
@@ -226,6 +254,15 @@ export async function startEchoServer(interceptors: grpc.ServerInterceptor[] = [
           },
           [call.request],
         );
+        return;
+      }
+      if (text === 'script') {
+        const outcome = script.shift();
+        for (let i = 0; i < (outcome?.messages ?? 0); i++) call.write({ text, index: i });
+        stop();
+        const failure = scriptedFailure(outcome);
+        if (failure !== undefined) call.emit('error', failure);
+        else call.end();
         return;
       }
       for (let i = 0; i < count; i++) call.write({ text, index: i });
@@ -290,6 +327,7 @@ export async function startEchoServer(interceptors: grpc.ServerInterceptor[] = [
     address: `127.0.0.1:${port}`,
     handled,
     held,
+    script,
     running: () => running,
     mostRunning: () => most,
     close: () =>

@@ -2,7 +2,6 @@ import * as grpc from '@grpc/grpc-js';
 import { Floodgate, isBlockError, type BlockError, type RuleSetOptions } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { blockErrorOf, blockStatus, grpcCodeOf, pushbackOf, PUSHBACK_METADATA_KEY } from '@floodgate/grpc';
-import { MAX_PAUSED_METHODS, PushbackTable } from '../../packages/grpc/src/pushback';
 
 /** The block error of the second call to `r` under `rules`, with `secret` as its origin and hotspot value. */
 function blockOf(rules: RuleSetOptions): BlockError {
@@ -92,22 +91,5 @@ describe('blockErrorOf', () => {
     expect(blockErrorOf(Object.assign(new Error('x'), { cause: new Error('y') }))).toBeUndefined();
     expect(blockErrorOf(null)).toBeUndefined();
     expect(blockErrorOf('8 RESOURCE_EXHAUSTED')).toBeUndefined();
-  });
-});
-
-describe('PushbackTable', () => {
-  it('keeps at most MAX_PAUSED_METHODS pauses, forgetting the oldest first', () => {
-    const table = PushbackTable.of(new Floodgate({ clock: new ManualClock(0) }));
-    for (let i = 0; i <= MAX_PAUSED_METHODS; i++) table.record(`m${i}`, grpc.status.UNAVAILABLE, 1000);
-    expect(table.check('m0')).toBeUndefined();
-    expect(table.check('m1')?.retryAfterMs).toBe(1000);
-    expect(table.check(`m${MAX_PAUSED_METHODS}`)?.code).toBe('ERR_PUSHBACK');
-  });
-
-  it('lifts a pause when the server sends a pushback of 0', () => {
-    const table = PushbackTable.of(new Floodgate({ clock: new ManualClock(0) }));
-    table.record('m', grpc.status.UNAVAILABLE, 1000);
-    table.record('m', grpc.status.UNAVAILABLE, 0);
-    expect(table.check('m')).toBeUndefined();
   });
 });

@@ -8,18 +8,26 @@ import {
   type NextCall,
   type StatusObject,
 } from '@grpc/grpc-js';
-import { isBlockError, TimeoutError, type Entry, type Floodgate } from '@floodgate/core';
-import { blockStatus, pushbackOf } from './grpc-status';
-import { normalizeClientOptions, type ClientInterceptorOptions } from './grpc-options';
+import {
+  isBlockError,
+  TimeoutError,
+  type BlockError,
+  type Entry,
+  type EntryAttempt,
+  type Floodgate,
+} from '@floodgate/core';
+import { KeepAlive, retryBudgetAllows, retryDelayMs } from '@floodgate/core/http';
+import { blockStatus, PUSHBACK_METADATA_KEY, pushbackOf } from './grpc-status';
+import { normalizeClientOptions, type ClientInterceptorOptions, type ResolvedGrpcRetry } from './grpc-options';
 import { MethodPolicies, type MethodPolicy } from './method-policy';
-import { PushbackTable } from './pushback';
 
 /** What one interceptor shares with its calls. */
 interface ClientGuard {
   readonly engine: Floodgate;
   readonly failure: readonly boolean[];
   readonly maxPushbackMs: number;
-  readonly pushbacks: PushbackTable;
+  readonly retry: ResolvedGrpcRetry | undefined;
+  readonly keepAlive: KeepAlive;
 }
 
 /** The call an interceptor stands in for (grpc-js does not export its interface by name). */
@@ -30,10 +38,12 @@ type Operation = (call: InterceptingCallInterface) => void;
 const enum Phase {
   /** Not started. */
   Waiting,
-  /** Waiting for a queued admission (`enter()`): the call is not made yet, what is sent is kept. */
+  /** Waiting for a queued admission (`enter()`): no attempt is out, what is sent is kept. */
   Entering,
-  /** Admitted: the call is made, and holds its entry until its status arrives. */
+  /** An attempt is out, and holds its entry until its status arrives. */
   Admitted,
+  /** Waiting out the backoff before a retry: no attempt is out, what is sent is kept. */
+  Backoff,
   /** Ended: its status was delivered. */
   Ended,
 }
@@ -43,17 +53,20 @@ const enum Phase {
  * resource named `'<target><method path>'` (`'localhost:50051/demo.Echo/Say'`): its flow rules
  * (QPS limits; concurrency limits, a bulkhead) and circuit breakers apply. A refused call is never
  * sent: it is answered locally with its block's status (`RESOURCE_EXHAUSTED` for a limit,
- * `UNAVAILABLE` for an open breaker), whose `ServiceError` carries the block error as `cause`
- * ({@link blockErrorOf}). An admitted call holds its entry, streams included, until its status
- * arrives; a status in `failureCodes` (by default `UNKNOWN`, `DEADLINE_EXCEEDED`, `INTERNAL`,
- * `UNAVAILABLE`) is a failure, and `DEADLINE_EXCEEDED` on a call with a deadline is traced as a
- * `TimeoutError` (a failure and a slow call): the call's deadline is its timeout. A queued call
- * (a throttling rule) waits at most until its deadline.
+ * `UNAVAILABLE` for an open breaker or a pause), whose `ServiceError` carries the block error as
+ * `cause` ({@link blockErrorOf}). An admitted call holds its entry, streams included, until its
+ * status arrives; a status in `failureCodes` (by default `UNKNOWN`, `DEADLINE_EXCEEDED`,
+ * `INTERNAL`, `UNAVAILABLE`) is a failure, and `DEADLINE_EXCEEDED` on a call with a deadline is
+ * traced as a `TimeoutError` (a failure and a slow call): the call's deadline is its timeout. A
+ * queued call (a throttling rule) waits at most until its deadline.
  *
- * The server's pushback is honoured (gRFC A6): after a status carrying `grpc-retry-pushback-ms`,
- * calls to that method are answered locally with a {@link PushbackError} (code `ERR_PUSHBACK`,
- * `retryAfterMs` the time left) until it has passed, on the engine's clock, for every client
- * interceptor of the engine.
+ * The server's pushback is honoured (gRFC A6) through the engine's `pushback` rule kind, one rule
+ * per method's resource (`maxPauseMs` = `maxPushbackMs`): after a failed status carrying
+ * `grpc-retry-pushback-ms`, calls to that method are refused locally with an
+ * `UpstreamPausedError` (code `ERR_UPSTREAM_PAUSED`, `UNAVAILABLE`, `retryAfterMs` the time left)
+ * until it has passed, on the engine's clock. With `retry`, failed calls are retried within the
+ * method's retry budget (see `GrpcRetryOptions`); `adaptiveThrottling` sheds calls to a
+ * server that keeps rejecting.
  *
  * @throws RuleValidationError when an option or rule is invalid (naming it).
  * @example
@@ -61,13 +74,15 @@ const enum Phase {
  *   interceptors: [clientInterceptor({
  *     target: 'localhost:50051',
  *     eachMethod: { circuitBreaker: { strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000 } },
+ *     retry: { maxRetries: 2 },
  *   })],
  * });
  */
 export function clientInterceptor(options: ClientInterceptorOptions): Interceptor {
-  const { engine, failure, maxPushbackMs, target, methods, eachMethod } = normalizeClientOptions(options);
-  const policies = new MethodPolicies(engine, false, (path) => target + path, methods, eachMethod);
-  const guard: ClientGuard = { engine, failure, maxPushbackMs, pushbacks: PushbackTable.of(engine) };
+  const { engine, failure, maxPushbackMs, retry, target, methods, eachMethod, outboundRules } =
+    normalizeClientOptions(options);
+  const policies = new MethodPolicies(engine, false, (path) => target + path, methods, eachMethod, outboundRules);
+  const guard: ClientGuard = { engine, failure, maxPushbackMs, retry, keepAlive: new KeepAlive() };
   return function floodgateClientInterceptor(callOptions: InterceptorOptions, nextCall: NextCall): InterceptingCall {
     const policy = policies.of(callOptions.method_definition.path);
     return new InterceptingCall(new GuardedCall(guard, policy, callOptions, nextCall));
@@ -76,42 +91,58 @@ export function clientInterceptor(options: ClientInterceptorOptions): Intercepto
 
 /**
  * One client call under guard: it stands in for the next call of the interceptor chain, which it
- * makes only once the call is admitted, and listens to it for the status that ends the entry.
+ * makes once per attempt the engine admits (`attempt: 'first'`, then `'retry'`), and listens to
+ * each for the status that ends its entry. While the call may still be retried (retries on, a
+ * unary or allowed server-streaming call, nothing of the answer delivered yet), what the caller
+ * sends is kept, to be sent again to a retry.
  */
 class GuardedCall implements InterceptingCallInterface, InterceptingListener {
   private phase = Phase.Waiting;
   private call: InterceptingCallInterface | undefined = undefined;
   private listener: Listener = {};
   private entry: Entry | undefined = undefined;
+  private metadata: Metadata | undefined = undefined;
   /** When the deadline passes, in wall-clock ms (grpc-js deadlines are), and the time it allowed. */
   private deadlineMs = Infinity;
   private timeoutMs = 0;
+  /** Cancels the call's own wait (a queued admission, a backoff). */
   private controller: AbortController | undefined = undefined;
-  private pending: Operation[] | undefined = undefined;
+  /** What the caller sent that the current attempt has not had, or (while retriable) everything it sent. */
+  private sent: Operation[] = [];
+  /** Whether the call may still be retried: what it sent is kept, nothing of its answer was delivered. */
+  private retriable: boolean;
+  private retries = 0;
+  /** The status of the last failed attempt, answered when no retry follows it. */
+  private last: StatusObject | undefined = undefined;
+  private cancelled = false;
+  /** The attempt reported grpc-js's `null` unary message, held while the call may be retried. */
+  private nullMessage = false;
 
   constructor(
     private readonly guard: ClientGuard,
     private readonly policy: MethodPolicy,
     private readonly options: InterceptorOptions,
     private readonly nextCall: NextCall,
-  ) {}
+  ) {
+    const retry = guard.retry;
+    const method = options.method_definition;
+    this.retriable =
+      retry !== undefined &&
+      retry.maxRetries > 0 &&
+      !method.requestStream &&
+      (!method.responseStream || retry.serverStreaming);
+  }
 
   start(metadata: Metadata, listener?: Listener): void {
     if (this.phase !== Phase.Waiting) return;
     this.listener = listener ?? {};
+    this.metadata = this.retriable ? metadata.clone() : metadata;
     const deadline = this.options.deadline;
     if (deadline !== undefined) {
       this.deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
       if (Number.isFinite(this.deadlineMs)) this.timeoutMs = Math.max(0, this.deadlineMs - Date.now());
     }
-    const { engine, pushbacks } = this.guard;
-    const resource = this.policy.resource;
-    const paused = pushbacks.check(resource);
-    if (paused !== undefined) return this.answer(blockStatus(paused));
-    if (this.policy.queues) return this.enterQueued(metadata);
-    const result = engine.tryEntry(resource);
-    if (isBlockError(result)) return this.answer(blockStatus(result));
-    this.open(result, metadata);
+    this.admit('first', metadata);
   }
 
   sendMessageWithContext(context: object, message: unknown): void {
@@ -123,18 +154,17 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
   }
 
   halfClose(): void {
-    if (this.call !== undefined) this.call.halfClose();
-    else this.forward((call) => call.halfClose());
+    this.forward((call) => call.halfClose());
   }
 
   startRead(): void {
-    if (this.call !== undefined) this.call.startRead();
-    else this.forward((call) => call.startRead());
+    this.forward((call) => call.startRead());
   }
 
   cancelWithStatus(code: Status, details: string): void {
-    if (this.call !== undefined) this.call.cancelWithStatus(code, details);
-    else if (this.phase === Phase.Entering) {
+    this.cancelled = true;
+    if (this.phase === Phase.Admitted) this.call!.cancelWithStatus(code, details);
+    else if (this.phase === Phase.Entering || this.phase === Phase.Backoff) {
       this.controller!.abort();
       this.answer({ code, details, metadata: new Metadata() });
     } else this.phase = Phase.Ended;
@@ -148,27 +178,45 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
     return this.call?.getAuthContext() ?? null;
   }
 
+  /** Response metadata: the call is committed (gRFC A6), never retried from now on. */
   onReceiveMetadata(metadata: Metadata): void {
+    this.commit();
     this.listener.onReceiveMetadata?.(metadata);
   }
 
+  /**
+   * A response message: the call is committed. grpc-js's unary calls report a `null` message
+   * before a status that came without one; while the call may be retried, that one is held until
+   * the status is known to be the call's last.
+   */
   onReceiveMessage(message: unknown): void {
+    if (message === null && this.retriable) {
+      this.nullMessage = true;
+      return;
+    }
+    this.commit();
     this.listener.onReceiveMessage?.(message);
   }
 
-  /** The call's status: its entry ends (failed when its code is a failure), its pushback is kept, the caller is told. */
+  /**
+   * An attempt's status: its entry ends (failed when its code is a failure, with the server's
+   * pushback traced for the pushback rule), then the call is retried after a backoff if it may be,
+   * else the caller is told.
+   */
   onReceiveStatus(status: StatusObject): void {
     if (this.phase === Phase.Admitted) {
       this.phase = Phase.Ended;
       const entry = this.entry!;
-      const { failure, maxPushbackMs, pushbacks } = this.guard;
-      if (failure[status.code] === true) entry.traceError(this.failureOf(status));
-      if (status.code !== Status.OK && maxPushbackMs > 0) {
-        const pushbackMs = pushbackOf(status.metadata);
-        if (pushbackMs !== undefined)
-          pushbacks.record(entry.resource, status.code, Math.min(pushbackMs, maxPushbackMs));
-      }
+      if (this.guard.failure[status.code] === true) entry.traceError(this.failureOf(status));
+      const pushbackMs = status.code === Status.OK ? undefined : pushbackOf(status.metadata);
+      if (pushbackMs !== undefined && this.guard.maxPushbackMs > 0) entry.tracePushback(pushbackMs);
       entry.exit();
+      const delay = this.retryDelay(status, pushbackMs);
+      if (delay !== undefined) return this.backoff(status, delay);
+    }
+    if (this.nullMessage) {
+      this.nullMessage = false;
+      this.listener.onReceiveMessage?.(null);
     }
     this.listener.onReceiveStatus?.(status);
   }
@@ -180,14 +228,74 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
       : status;
   }
 
-  /** Makes the call, admitted, and sends what was kept while it queued. */
+  /** Nothing sent is kept from now on: the call is never retried. */
+  private commit(): void {
+    if (!this.retriable) return;
+    this.retriable = false;
+    this.sent = [];
+  }
+
+  /**
+   * The backoff before retrying a failed attempt, or `undefined` when it is not retried: not
+   * retriable (committed, a streaming call, a cancel), its code not retried, its retries used up, a
+   * negative or malformed pushback (gRFC A6: do not retry), a pushback over `maxPushbackMs`, a wait
+   * that would pass the call's deadline, or a spent retry budget.
+   */
+  private retryDelay(status: StatusObject, pushbackMs: number | undefined): number | undefined {
+    const retry = this.guard.retry;
+    if (!this.retriable || this.cancelled || retry === undefined || retry.retryable[status.code] !== true)
+      return undefined;
+    if (this.retries >= retry.maxRetries) return undefined;
+    if (pushbackMs === undefined && status.metadata.get(PUSHBACK_METADATA_KEY).length > 0) return undefined;
+    const { engine, maxPushbackMs } = this.guard;
+    const asked = maxPushbackMs > 0 ? pushbackMs : undefined;
+    if (asked !== undefined && asked > maxPushbackMs) return undefined;
+    const delay = retryDelayMs(this.retries + 1, retry, engine.random, asked);
+    if (Date.now() + delay >= this.deadlineMs) return undefined;
+    return retryBudgetAllows(engine, this.policy.resource) ? delay : undefined;
+  }
+
+  /** Waits out a backoff on the engine's clock, then enters a retry (unless the caller cancelled meanwhile). */
+  private backoff(status: StatusObject, delay: number): void {
+    this.phase = Phase.Backoff;
+    this.nullMessage = false;
+    this.last = status;
+    this.call = undefined;
+    const controller = (this.controller = new AbortController());
+    const { engine, keepAlive } = this.guard;
+    keepAlive.during(engine.clock.sleep(delay, controller.signal)).then(
+      () => {
+        if (this.phase !== Phase.Backoff) return;
+        this.retries++;
+        this.admit('retry', this.metadata!.clone());
+      },
+      () => {
+        // Cancelled by the caller: answered by cancelWithStatus.
+      },
+    );
+  }
+
+  /** Asks the engine for an entry of `kind`, and makes the attempt it admits. */
+  private admit(kind: EntryAttempt, metadata: Metadata): void {
+    if (this.policy.queues) return this.enterQueued(kind, metadata);
+    const result = this.guard.engine.tryEntry(this.policy.resource, { attempt: kind });
+    if (isBlockError(result)) return this.refused(kind, result);
+    this.open(result, metadata);
+  }
+
+  /** The engine refused an attempt: a first one is answered with its block, a retry with what the last attempt got. */
+  private refused(kind: EntryAttempt, error: BlockError): void {
+    this.answer(kind === 'first' || this.last === undefined ? blockStatus(error) : this.last);
+  }
+
+  /** Makes an admitted attempt, and sends it what the caller sent so far. */
   private open(entry: Entry, metadata: Metadata): void {
     this.entry = entry;
     let call: InterceptingCallInterface;
     try {
       call = this.nextCall(this.options);
     } catch (error) {
-      // No call was made (the channel is closed): the call never ran.
+      // No call was made (the channel is closed): the attempt never ran.
       this.phase = Phase.Ended;
       entry.cancel();
       throw error;
@@ -195,23 +303,24 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
     this.call = call;
     this.phase = Phase.Admitted;
     call.start(metadata, this);
-    const pending = this.pending;
-    this.pending = undefined;
-    if (pending !== undefined) for (const operation of pending) operation(call);
+    const sent = this.sent;
+    if (!this.retriable) this.sent = [];
+    for (const operation of sent) operation(call);
   }
 
-  /** Sends an operation to the call, keeps it while the call queues, drops it once the call was answered. */
+  /** Sends an operation to the attempt out, keeps it while no attempt is out or the call may be retried, drops it once the call ended. */
   private forward(operation: Operation): void {
-    if (this.call !== undefined) operation(this.call);
-    else if (this.phase === Phase.Entering) (this.pending ??= []).push(operation);
+    const out = this.phase === Phase.Admitted;
+    if (out) operation(this.call!);
+    else if (this.phase !== Phase.Entering && this.phase !== Phase.Backoff && this.phase !== Phase.Waiting) return;
+    if (!out || this.retriable) this.sent.push(operation);
   }
 
   /** Waits for a queued admission, at most until the call's deadline. */
-  private enterQueued(metadata: Metadata): void {
+  private enterQueued(kind: EntryAttempt, metadata: Metadata): void {
     this.phase = Phase.Entering;
-    this.pending = [];
     const controller = (this.controller = new AbortController());
-    const { engine } = this.guard;
+    const { engine, keepAlive } = this.guard;
     const timer = Number.isFinite(this.deadlineMs) ? new AbortController() : undefined;
     if (timer !== undefined) {
       engine.clock.sleep(Math.max(0, this.deadlineMs - Date.now()), timer.signal).then(
@@ -225,7 +334,7 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
         },
       );
     }
-    engine.enter(this.policy.resource, { signal: controller.signal }).then(
+    keepAlive.during(engine.enter(this.policy.resource, { attempt: kind, signal: controller.signal })).then(
       (entry) => {
         timer?.abort();
         if (this.phase !== Phase.Entering) return entry.cancel();
@@ -238,23 +347,20 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
       (error: unknown) => {
         timer?.abort();
         if (this.phase !== Phase.Entering) return;
-        this.answer(
-          isBlockError(error)
-            ? blockStatus(error)
-            : {
-                code: Status.INTERNAL,
-                details: `Floodgate could not admit the call: ${String(error)}`,
-                metadata: new Metadata(),
-              },
-        );
+        if (isBlockError(error)) return this.refused(kind, error);
+        this.answer({
+          code: Status.INTERNAL,
+          details: `Floodgate could not admit the call: ${String(error)}`,
+          metadata: new Metadata(),
+        });
       },
     );
   }
 
-  /** Answers the call locally, on the next tick (as grpc-js answers a call it never sent): it never reaches the server. */
+  /** Answers the call locally, on the next tick (as grpc-js answers a call it never sent). */
   private answer(status: StatusObject): void {
     this.phase = Phase.Ended;
-    this.pending = undefined;
+    this.sent = [];
     process.nextTick(() => this.listener.onReceiveStatus?.(status));
   }
 }

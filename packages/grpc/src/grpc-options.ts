@@ -3,10 +3,12 @@ import {
   floodgate as sharedEngine,
   normalizeRuleSet,
   RuleValidationError,
+  type AdaptiveThrottlingRuleOptions,
   type CircuitBreakerRuleOptions,
   type Floodgate,
   type FlowRuleOptions,
   type HotParamRuleOptions,
+  type RetryBudgetRuleOptions,
   type RuleIssue,
   type RuleSetOptions,
 } from '@floodgate/core';
@@ -24,7 +26,51 @@ export const GRPC_DEFAULTS = Object.freeze({
   failureCodes: Object.freeze([Status.UNKNOWN, Status.DEADLINE_EXCEEDED, Status.INTERNAL, Status.UNAVAILABLE]),
   /** The longest server pushback a client honours, in ms: a server asking for more pauses its method this long. */
   maxPushbackMs: 60_000,
+  /** Retries of one call at most, after its first attempt (gRFC A6 caps attempts at 5: 4 retries). */
+  maxRetries: 2,
+  /** Backoff before the first retry: up to 50 ms, doubling (as the outbound HTTP guard's). */
+  baseDelayMs: 50,
+  /** Backoff never longer than 2 s. */
+  maxDelayMs: 2000,
+  /** Only `UNAVAILABLE` is retried: the code of a server that did not process the call (gRPC's status guide). */
+  retryableCodes: Object.freeze([Status.UNAVAILABLE]),
+  /** Server-streaming calls are not retried, unless asked for. */
+  serverStreaming: false,
 } as const);
+
+/**
+ * Retries of a client's calls (gRFC A6's retry policy, as it fits an interceptor): a call is
+ * retried only when its status is in `statusCodes`, it is unary (or server-streaming, with
+ * `serverStreaming`), and nothing of the server's answer reached the caller (no response
+ * metadata, no message: gRFC A6's commit), after a backoff with full jitter through the engine's
+ * clock and random source (at least the server's `grpc-retry-pushback-ms`; a negative or malformed
+ * pushback means no retry), never past the call's deadline, and only while the method's retry
+ * budget allows (every retry spends it, so a failing server sees at most about 1.2× the calls
+ * offered).
+ */
+export interface GrpcRetryOptions {
+  /** Most retries of one call after its first attempt, within [0, 4] (gRFC A6's `maxAttempts` − 1). @defaultValue 2 */
+  readonly maxRetries?: number;
+  /**
+   * The backoff before retry n (from 1) is drawn uniformly from [0, min(maxDelayMs,
+   * baseDelayMs × 2^(n−1))] ms, within [0, 2^31 − 1].
+   * @defaultValue 50
+   */
+  readonly baseDelayMs?: number;
+  /** The longest backoff, in ms, within [0, 2^31 − 1]. @defaultValue 2000 */
+  readonly maxDelayMs?: number;
+  /** The status codes retried (grpc-js's `status` values, each within [1, 16]). @defaultValue `[UNAVAILABLE]` */
+  readonly statusCodes?: readonly Status[];
+  /** Whether server-streaming calls are retried too (before any response metadata or message). @defaultValue false */
+  readonly serverStreaming?: boolean;
+  /**
+   * The method's retry budget: a retry budget rule without `resource` (Finagle's defaults: 20 % of
+   * first attempts over 10 s, plus 10 retries a second). A retry beyond it is not sent: the caller
+   * gets the status the last attempt got.
+   * @defaultValue `{}` (the defaults)
+   */
+  readonly budget?: Omit<RetryBudgetRuleOptions, 'resource'>;
+}
 
 /** A flow rule (QPS or concurrency limit) on a method: a flow rule without `resource` (the method names it). */
 export type MethodRateLimitOptions = Omit<FlowRuleOptions, 'resource'>;
@@ -106,10 +152,22 @@ export interface ClientInterceptorOptions extends GrpcOptions<ClientMethodRules>
    */
   readonly target: string;
   /**
-   * The longest server pushback honoured, in ms (within [0, 2^31 − 1]); 0 ignores pushbacks.
+   * The longest server pushback honoured, in ms (within [0, 2^31 − 1]): the method's pushback
+   * rule's `maxPauseMs`, and the longest pushback a retry waits for (a longer one is not retried).
+   * 0 ignores pushbacks (no pause, no wait), except that a negative or malformed one still stops
+   * retries.
    * @defaultValue 60000
    */
   readonly maxPushbackMs?: number;
+  /** Retries of failed calls within each method's retry budget, or `false` for none. @defaultValue false */
+  readonly retry?: GrpcRetryOptions | false;
+  /**
+   * Client-side adaptive throttling (Google SRE) on each method: calls are shed locally in
+   * proportion to how many the server has been rejecting (failures and pushbacks). An adaptive
+   * throttling rule without `resource`, or `false`.
+   * @defaultValue false
+   */
+  readonly adaptiveThrottling?: Omit<AdaptiveThrottlingRuleOptions, 'resource'> | false;
 }
 
 /** A method's rules, validated, without their resource. */
@@ -134,10 +192,25 @@ export interface NormalizedServerOptions extends NormalizedGrpcOptions {
   readonly origin: string | undefined;
 }
 
+/** Retry options in force. */
+export interface ResolvedGrpcRetry {
+  readonly maxRetries: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** `retryable[code]`: whether a status code is retried. */
+  readonly retryable: readonly boolean[];
+  readonly serverStreaming: boolean;
+  readonly budget: Omit<RetryBudgetRuleOptions, 'resource'>;
+}
+
 /** The client interceptor's options, validated. */
 export interface NormalizedClientOptions extends NormalizedGrpcOptions {
   readonly target: string;
   readonly maxPushbackMs: number;
+  readonly retry: ResolvedGrpcRetry | undefined;
+  readonly adaptiveThrottling: Omit<AdaptiveThrottlingRuleOptions, 'resource'> | undefined;
+  /** The rules every method's resource gets from these options (pushback, retry budget, adaptive throttling). */
+  readonly outboundRules: (resource: string) => RuleSetOptions;
 }
 
 /** The longest client `target`: with a method path, a resource name stays within the engine's bound. */
@@ -145,7 +218,17 @@ const MAX_TARGET_LENGTH = 512;
 const METHOD_PATH = /^\/[^/\s]+\/[^/\s]+$/;
 const METADATA_KEY = /^[0-9a-z_.-]{1,256}$/;
 const SERVER_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'origin'];
-const CLIENT_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'target', 'maxPushbackMs'];
+const CLIENT_KEYS = [
+  'floodgate',
+  'failureCodes',
+  'methods',
+  'eachMethod',
+  'target',
+  'maxPushbackMs',
+  'retry',
+  'adaptiveThrottling',
+];
+const RETRY_KEYS = ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'statusCodes', 'serverStreaming', 'budget'];
 /** The kinds a method takes rules of, by their route option (`rateLimit` → `flow`), as the kinds name themselves. */
 const SERVER_RULE_KEYS: RuleKeys = Object.freeze(
   Object.fromEntries(
@@ -195,8 +278,79 @@ export function normalizeClientOptions(input: unknown): NormalizedClientOptions 
       path: 'maxPushbackMs',
       message: `must be a number within [0, ${MAX_DURATION_MS}], got ${shown(maxPushbackMs)}`,
     });
+  const retry = obj.retry === undefined || obj.retry === false ? undefined : readRetry(obj.retry, issues);
+  const throttling = obj.adaptiveThrottling;
+  let adaptiveThrottling: Omit<AdaptiveThrottlingRuleOptions, 'resource'> | undefined;
+  if (throttling !== undefined && throttling !== false) {
+    if (!isPlainObject(throttling))
+      issues.push({ path: 'adaptiveThrottling', message: `must be an object or false, got ${shown(throttling)}` });
+    else if (readRule(throttling, 'adaptiveThrottling', 'adaptiveThrottling', issues) !== undefined)
+      adaptiveThrottling = throttling;
+  }
   if (issues.length > 0) throw new RuleValidationError(issues, 'Invalid clientInterceptor() options');
-  return { ...shared, target: target as string, maxPushbackMs: maxPushbackMs as number };
+  const pauseMs = maxPushbackMs as number;
+  const outboundRules = (resource: string): RuleSetOptions => ({
+    ...(pauseMs > 0 ? { pushback: [{ resource, maxPauseMs: pauseMs }] } : {}),
+    ...(retry !== undefined ? { retryBudgets: [{ ...retry.budget, resource }] } : {}),
+    ...(adaptiveThrottling !== undefined ? { adaptiveThrottling: [{ ...adaptiveThrottling, resource }] } : {}),
+  });
+  return {
+    ...shared,
+    target: target as string,
+    maxPushbackMs: pauseMs,
+    retry,
+    adaptiveThrottling,
+    outboundRules,
+  };
+}
+
+/** The `retry` option, validated (its budget by the engine's own validation). */
+function readRetry(input: unknown, issues: RuleIssue[]): ResolvedGrpcRetry | undefined {
+  if (!isPlainObject(input)) {
+    issues.push({ path: 'retry', message: `must be an object of retry options or false, got ${shown(input)}` });
+    return undefined;
+  }
+  for (const key of Object.keys(input))
+    if (!RETRY_KEYS.includes(key))
+      issues.push({ path: `retry.${key}`, message: `is not a retry option; known: ${RETRY_KEYS.join(', ')}` });
+  const D = GRPC_DEFAULTS;
+  const number = (key: string, max: number, integer: boolean, fallback: number): number => {
+    const value = input[key] ?? fallback;
+    if (typeof value === 'number' && value >= 0 && value <= max && (!integer || Number.isInteger(value))) return value;
+    issues.push({
+      path: `retry.${key}`,
+      message: `must be ${integer ? 'an integer' : 'a number'} within [0, ${max}], got ${shown(value)}`,
+    });
+    return fallback;
+  };
+  const retryable = codesOf(input.statusCodes ?? D.retryableCodes, 'retry.statusCodes', issues);
+  const serverStreaming = input.serverStreaming ?? D.serverStreaming;
+  if (typeof serverStreaming !== 'boolean')
+    issues.push({ path: 'retry.serverStreaming', message: `must be a boolean, got ${shown(serverStreaming)}` });
+  const budget = input.budget ?? {};
+  const budgetOk = isPlainObject(budget) && readRule(budget, 'retryBudgets', 'retry.budget', issues) !== undefined;
+  if (!isPlainObject(budget))
+    issues.push({ path: 'retry.budget', message: `must be an object of budget fields, got ${shown(budget)}` });
+  return {
+    maxRetries: number('maxRetries', 4, true, D.maxRetries),
+    baseDelayMs: number('baseDelayMs', MAX_DURATION_MS, false, D.baseDelayMs),
+    maxDelayMs: number('maxDelayMs', MAX_DURATION_MS, false, D.maxDelayMs),
+    retryable,
+    serverStreaming: serverStreaming === true,
+    budget: budgetOk ? budget : {},
+  };
+}
+
+/** `codes` as a table by code (`table[code]`), each within [1, 16]; problems under `path`. */
+function codesOf(codes: unknown, path: string, issues: RuleIssue[]): boolean[] {
+  const table = new Array<boolean>(17).fill(false);
+  if (!Array.isArray(codes)) issues.push({ path, message: `must be an array of status codes, got ${shown(codes)}` });
+  else
+    codes.forEach((code: unknown, i) => {
+      if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) table[code] = true;
+      else issues.push({ path: `${path}[${i}]`, message: `must be a status code within [1, 16], got ${shown(code)}` });
+    });
+  return table;
 }
 
 /** The rules of one method, ready to declare on its resource. */
@@ -230,19 +384,7 @@ function readShared(obj: Record<string, unknown>, ruleKeys: RuleKeys, issues: Ru
   const engine = (obj.floodgate ?? sharedEngine) as Floodgate;
   if (typeof engine?.tryEntry !== 'function' || typeof engine?.declareRules !== 'function')
     issues.push({ path: 'floodgate', message: `must be a Floodgate engine, got ${shown(obj.floodgate)}` });
-  const failure = new Array<boolean>(17).fill(false);
-  const codes = obj.failureCodes ?? GRPC_DEFAULTS.failureCodes;
-  if (!Array.isArray(codes))
-    issues.push({ path: 'failureCodes', message: `must be an array of status codes, got ${shown(codes)}` });
-  else
-    codes.forEach((code: unknown, i) => {
-      if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) failure[code] = true;
-      else
-        issues.push({
-          path: `failureCodes[${i}]`,
-          message: `must be a status code within [1, 16], got ${shown(code)}`,
-        });
-    });
+  const failure = codesOf(obj.failureCodes ?? GRPC_DEFAULTS.failureCodes, 'failureCodes', issues);
   const methods = new Map<string, MethodRuleSet>();
   if (obj.methods !== undefined) {
     if (!isPlainObject(obj.methods))
@@ -299,7 +441,12 @@ function readMethodRules(
 }
 
 /** One rule of a method, validated by the engine's own validation (problems renamed to `path`). */
-function readRule(input: unknown, kind: keyof MethodRuleSet, path: string, issues: RuleIssue[]): object | undefined {
+function readRule(
+  input: unknown,
+  kind: keyof MethodRuleSet | 'retryBudgets' | 'adaptiveThrottling',
+  path: string,
+  issues: RuleIssue[],
+): object | undefined {
   if (!isPlainObject(input)) {
     issues.push({ path, message: `must be a rule object, got ${shown(input)}` });
     return undefined;

@@ -2,7 +2,8 @@
  * `@floodgate/grpc`: Floodgate for gRPC servers and clients on @grpc/grpc-js (1.10 or later).
  * A server interceptor guards each method as an inbound resource and answers blocks with gRPC
  * statuses and server pushback; a client interceptor guards each method of a server as an
- * outbound resource, with breakers, limits and the server's pushback honoured. Streams hold
+ * outbound resource, with breakers, limits, the server's pushback honoured and retries within a
+ * budget (through core's pushback and retry budget kinds, as the outbound HTTP guard). Streams hold
  * their entry until they end.
  * @packageDocumentation
  */
@@ -16,12 +17,12 @@ export {
   PUSHBACK_METADATA_KEY,
   type BlockStatus,
 } from './grpc-status';
-export { PushbackError, MAX_PAUSED_METHODS, type Pushback } from './pushback';
 export {
   GRPC_DEFAULTS,
   type GrpcOptions,
   type ServerInterceptorOptions,
   type ClientInterceptorOptions,
+  type GrpcRetryOptions,
   type ServerMethodRules,
   type ClientMethodRules,
   type MethodRateLimitOptions,

@@ -1,4 +1,4 @@
-import type { Floodgate } from '@floodgate/core';
+import type { Floodgate, RuleSetOptions } from '@floodgate/core';
 import type { ResourceInfo } from '@floodgate/core/http';
 import { CallParams } from './call-params';
 import { hasRules, ruleSetFor, type MethodRuleSet } from './grpc-options';
@@ -36,8 +36,9 @@ export class MethodPolicy {
 
 /**
  * The policies of an interceptor's methods, by method path: the `methods` rules are declared on
- * their resources when the interceptor is made, the `eachMethod` rules on a method's resource the
- * first time it is called. Methods are those the server serves or the client's service defines,
+ * their resources when the interceptor is made, the `eachMethod` rules (and the interceptor's
+ * own, `outboundRules`: a client's pushback, retry budget, adaptive throttling) on a method's
+ * resource the first time it is called. Methods are those the server serves or the client's service defines,
  * so the map is as bounded as the services are.
  */
 export class MethodPolicies {
@@ -50,6 +51,8 @@ export class MethodPolicies {
     private readonly resourceOf: (path: string) => string,
     methods: ReadonlyMap<string, MethodRuleSet>,
     private readonly eachMethod: MethodRuleSet | undefined,
+    /** Rules the interceptor's options give every method's resource. */
+    private readonly outboundRules?: (resource: string) => RuleSetOptions,
   ) {
     for (const [path, rules] of methods) if (hasRules(rules)) engine.declareRules(ruleSetFor(resourceOf(path), rules));
   }
@@ -61,6 +64,8 @@ export class MethodPolicies {
       policy = new MethodPolicy(this.resourceOf(path), this.engine, this.inbound);
       if (this.eachMethod !== undefined && hasRules(this.eachMethod))
         this.engine.declareRules(ruleSetFor(policy.resource, this.eachMethod));
+      const own = this.outboundRules?.(policy.resource);
+      if (own !== undefined && Object.keys(own).length > 0) this.engine.declareRules(own);
       this.policies.set(path, policy);
     }
     return policy.refresh();
