@@ -205,9 +205,9 @@ describe("redisRuleSource in Sentinel's format", () => {
   it.each([
     ['no keys', {}, /^redisRuleSource\(options\): keys must give the place of at least one Sentinel rule type/],
     [
-      'gateway rules',
-      { 'gw-api-group': { key: 'k', channel: 'c' } },
-      /^redisRuleSource\(options\): keys\.gw-api-group: Sentinel's gateway API definitions are not supported yet/,
+      "sentinel-golang's isolation rules",
+      { isolation: { key: 'k', channel: 'c' } },
+      /^redisRuleSource\(options\): keys\.isolation: isolation rules are sentinel-golang's/,
     ],
     [
       'a target without a channel',

@@ -58,6 +58,14 @@ export const FIXTURES = {
       authority: 'authority-rules.json',
     },
   },
+  'java-gateway': {
+    dialect: 'java',
+    files: { 'gw-flow': 'GatewayFlowRule.json', 'gw-api-group': 'ApiDefinition.json' },
+  },
+  'java-gateway-dashboard': {
+    dialect: 'java',
+    files: { 'gw-flow': 'gw-flow-rules.json', 'gw-api-group': 'gw-api-group-rules.json' },
+  },
   go: {
     dialect: 'go',
     files: {

@@ -864,8 +864,6 @@ describe('Sentinel (Java) authority rules', () => {
 
 describe('Sentinel (Java) types Floodgate does not take', () => {
   it.each([
-    ['gw-flow', /^Sentinel's gateway flow rules are not supported yet: they count by request attributes/],
-    ['gw-api-group', /^Sentinel's gateway API definitions are not supported yet: Floodgate has no API groups/],
     ['isolation', /^isolation rules are sentinel-golang's; Sentinel \(Java\) limits concurrency with flow rules/],
   ] as const)('refuses %s rules, saying why', (type, message) => {
     expect(readIssues(type, { resource: 'r' })).toEqual([{ path: type, message: expect.stringMatching(message) }]);

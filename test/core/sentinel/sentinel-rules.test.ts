@@ -302,7 +302,11 @@ describe('Sentinel rule fixtures', () => {
     (set) => {
       const dialect = FIXTURES[set].dialect;
       const previous = fixture(set);
-      expect(toSentinelRules(fromSentinelRules(previous, { dialect }), { dialect, previous })).toEqual(previous);
+      const written = toSentinelRules(fromSentinelRules(previous, { dialect }), { dialect, previous });
+      // The types the fixtures hold as they were; any other type the kinds read fill is written empty.
+      const others = Object.keys(written).filter((type) => !(type in previous));
+      expect({ ...written, ...Object.fromEntries(others.map((type) => [type, undefined])) }).toEqual(previous);
+      for (const type of others) expect(written[type as keyof typeof written]).toEqual([]);
     },
   );
 });
@@ -358,7 +362,16 @@ describe('fromSentinelRules', () => {
   });
 
   it('reads an empty list of a type Floodgate does not take as nothing', () => {
-    expect(fromSentinelRules({ 'gw-flow': [], 'gw-api-group': null })).toEqual({});
+    expect(fromSentinelRules({ isolation: [] })).toEqual({});
+    expect(fromSentinelRules({ 'gw-flow': [] }, { dialect: 'go' })).toEqual({});
+  });
+
+  it('reads empty gateway lists as no gateway rules, every kind they fill emptied', () => {
+    expect(fromSentinelRules({ 'gw-flow': [], 'gw-api-group': null })).toEqual({
+      hotParams: [],
+      flow: [],
+      apiGroups: [],
+    });
   });
 
   it('refuses an unknown dialect', () => {

@@ -246,10 +246,10 @@ describe("fileRuleSource in Sentinel's format", () => {
       /^fileRuleSource: files: flows is not a Sentinel rule type/,
     ],
     [
-      'gateway rules',
+      'gateway rules for sentinel-golang',
       { 'gw-flow': 'gw.json' },
-      { format: 'sentinel' },
-      /^fileRuleSource: files\.gw-flow: Sentinel's gateway flow rules are not supported yet/,
+      { format: 'sentinel-golang' },
+      /^fileRuleSource: files\.gw-flow: sentinel-golang has no gateway flow rules/,
     ],
     [
       'authority rules for sentinel-golang',

@@ -6,7 +6,6 @@ import type { SystemLimit, SystemRule } from '../system/system-rule';
 import {
   decimalKey,
   defaultRetryHint,
-  GATEWAY_REFUSALS,
   ignoredNumber,
   INT64,
   integerKey,
@@ -433,6 +432,12 @@ function writeHotspot(
       `has no sentinel-golang equivalent: its data sources read arguments by position (paramIndex), got ${show(rule.paramKey)}`,
     );
   }
+  if (rule.key !== undefined) {
+    reader.fail(
+      join(path, 'key'),
+      "has no sentinel-golang equivalent: it has no gateway rules (write the rules as Sentinel (Java)'s gw-flow), and its hotspot rules read arguments by position (paramIndex)",
+    );
+  }
   if (rule.cluster !== undefined) reader.fail(join(path, 'cluster'), NO_CLUSTER);
   const qps = rule.metric === 'qps';
   const durationInSec = qps ? toSeconds(rule.durationMs, path, 'durationMs', 'durationInSec', reader) : 0;
@@ -512,6 +517,9 @@ export const GO_DIALECT: DialectCodec = {
   },
   refused: {
     authority: 'sentinel-golang has no authority rules',
-    ...GATEWAY_REFUSALS,
+    'gw-flow':
+      "sentinel-golang has no gateway flow rules (they are Sentinel (Java)'s: read them with the 'sentinel' format)",
+    'gw-api-group':
+      "sentinel-golang has no gateway API definitions (they are Sentinel (Java)'s: read them with the 'sentinel' format)",
   },
 };

@@ -2,25 +2,27 @@ import type { AuthorityRule } from '../authority/authority';
 import type { CircuitBreakerRule } from '../circuit-breaker/circuit-breaker-rule';
 import type { FlowRule } from '../flow/flow-rule';
 import type { HotParamRule } from '../hot-param/hot-param-rule';
-import { HOT_PARAM_RULE_DEFAULTS } from '../hot-param/hot-param-rule';
 import type { ClusterRuleConfig } from '../cluster/cluster-contract';
 import { join, MAX_DURATION_MS, show, type RuleReader } from '../kernel/rule-reader';
 import type { SystemLimit, SystemRule } from '../system/system-rule';
+import { API_DEFINITION_CODEC, GATEWAY_FLOW_CODEC } from './gateway-rules';
 import {
   decimalKey,
   defaultRetryHint,
   ENTITY_FIELDS,
   everyCaller,
-  GATEWAY_REFUSALS,
+  GRADES,
   ignoredNumber,
   INT64,
   integerKey,
   isFractionKey,
   isIntegerKey,
   notRegex,
+  PARAM_BEHAVIORS,
   readConstant,
   readItems,
   seconds,
+  sentinelCapacity,
   sentinelObject,
   toSeconds,
   typeCodec,
@@ -45,10 +47,6 @@ import {
 const INT32 = [-(2n ** 31n), 2n ** 31n - 1n] as const;
 const JAVA_INT = { min: 0, max: 2 ** 31 - 1, integer: true } as const;
 
-const GRADES: readonly Constant<'qps' | 'concurrency'>[] = [
-  { value: 0, name: 'THREAD', means: 'concurrency' },
-  { value: 1, name: 'QPS', means: 'qps' },
-];
 const FLOW_STRATEGIES: readonly Constant<'direct' | 'relate'>[] = [
   { value: 0, name: 'DIRECT', means: 'direct' },
   { value: 1, name: 'RELATE', means: 'relate' },
@@ -69,13 +67,6 @@ const DEGRADE_GRADES: readonly Constant<CircuitBreakerRule['strategy']>[] = [
   { value: 0, name: 'RT', means: 'slowRequestRatio' },
   { value: 1, name: 'EXCEPTION_RATIO', means: 'errorRatio' },
   { value: 2, name: 'EXCEPTION_COUNT', means: 'errorCount' },
-];
-const NO_HOTSPOT_WARM_UP = "Sentinel's hotspot rules do not warm up (they act as 0, DEFAULT); write 0 or 2";
-const PARAM_BEHAVIORS: readonly Constant<HotParamRule['behavior']>[] = [
-  { value: 0, name: 'DEFAULT', means: 'reject' },
-  { value: 1, name: 'WARM_UP', refused: NO_HOTSPOT_WARM_UP },
-  { value: 2, name: 'RATE_LIMITER', means: 'throttle' },
-  { value: 3, name: 'WARM_UP_RATE_LIMITER', refused: NO_HOTSPOT_WARM_UP },
 ];
 const AUTHORITY_STRATEGIES: readonly Constant<AuthorityRule['strategy']>[] = [
   { value: 0, name: 'WHITE', means: 'allow' },
@@ -558,17 +549,7 @@ function writeParamFlow(
     );
   }
   const durationInSec = toSeconds(rule.durationMs, path, 'durationMs', 'durationInSec', reader);
-  const D = HOT_PARAM_RULE_DEFAULTS;
-  const sentinelCapacity =
-    rule.metric === 'concurrency'
-      ? D.concurrencyCapacity
-      : Math.min(D.capacityPerSecond * durationInSec, D.maxDefaultCapacity);
-  if (rule.capacity !== sentinelCapacity) {
-    reader.fail(
-      join(path, 'capacity'),
-      `must be ${sentinelCapacity}: Sentinel sizes its value cache itself (min(4000 × durationInSec, 200000); 4000 for THREAD), got ${rule.capacity}`,
-    );
-  }
+  sentinelCapacity(rule, durationInSec, path, reader);
   wholeNumber(rule.maxQueueingTimeMs, path, 'maxQueueingTimeMs', 'an int', reader);
   const paramFlowItemList = Object.entries(rule.specificItems).map(([key, count]) => {
     const carried = context.itemType(key);
@@ -725,13 +706,20 @@ export const JAVA_DIALECT: DialectCodec = {
   types: {
     flow: typeCodec('flow', readFlow, writeFlow),
     degrade: typeCodec('circuitBreakers', readDegrade, writeDegrade),
-    'param-flow': typeCodec('hotParams', wrappable(readParamFlow), writeParamFlow),
+    // A hotspot rule keyed by a request attribute is a gateway rule.
+    'param-flow': typeCodec<HotParamRule>(
+      'hotParams',
+      wrappable(readParamFlow),
+      writeParamFlow,
+      (rule) => rule.key === undefined,
+    ),
     system: typeCodec('system', readSystem, writeSystem),
     authority: typeCodec('authority', wrappable(readAuthority), writeAuthority),
+    'gw-flow': GATEWAY_FLOW_CODEC,
+    'gw-api-group': API_DEFINITION_CODEC,
   },
   refused: {
     isolation:
       "isolation rules are sentinel-golang's; Sentinel (Java) limits concurrency with flow rules of grade 0 (THREAD)",
-    ...GATEWAY_REFUSALS,
   },
 };

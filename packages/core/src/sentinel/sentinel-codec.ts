@@ -1,6 +1,7 @@
 import type { AnyRule, RuleKindKey } from '../engine/kinds';
 import { RESERVED_RULE_KEYS } from '../engine/rule-set-input';
 import { join, MAX_DURATION_MS, show, type NumberBounds, type RuleReader } from '../kernel/rule-reader';
+import { HOT_PARAM_RULE_DEFAULTS, type HotParamRule } from '../hot-param/hot-param-rule';
 import { SYSTEM_RULE_DEFAULTS, type SystemRule } from '../system/system-rule';
 
 /**
@@ -46,6 +47,8 @@ export interface ReadRule {
   readonly fields: Readonly<Record<string, string>>;
   /** What the rule carries that Floodgate keeps no field for, for writing it back. */
   readonly carried?: Carried;
+  /** The kind the rule reads into, when the type's codec reads into several (a gateway rule: `flow` or `hotParams`). */
+  readonly kind?: RuleKindKey;
 }
 
 /** What a Sentinel rule carries that Floodgate's rule does not, kept for writing back. */
@@ -56,20 +59,31 @@ export interface Carried {
   readonly itemTypes?: Readonly<Record<string, string | number>>;
 }
 
-/** What writing one rule may ask of the rules read before. */
+/** What writing one rule may ask of the rules read before, and of the rule set it is in. */
 export interface WriteContext {
+  /** The kind of the rule written. */
+  readonly kind: RuleKindKey;
+  /** Whether the rule set written holds an API group of this name (a gateway rule on it is in API mode). */
+  apiGroup(name: string): boolean;
   /** The `flowId` for this cluster rule: the one it had when read, else one derived from it. */
   flowId(): number;
   /** The value type the item with this key had when read, if it was. */
   itemType(key: string): string | number | undefined;
 }
 
-/** How one Sentinel rule type reads into, and writes from, one Floodgate rule kind. */
+/** How one Sentinel rule type reads into, and writes from, Floodgate rule kinds (usually one). */
 export interface TypeCodec {
-  /** The Floodgate kind its rules read into. */
+  /** The Floodgate kind its rules read into (unless a rule read says otherwise: {@link ReadRule.kind}). */
   readonly kind: RuleKindKey;
+  /** Every kind it writes: `kind`, and any other its rules may read into. */
+  readonly kinds: readonly RuleKindKey[];
+  /**
+   * Whether its list is written only when it holds rules or the rules read before held it (the
+   * gateway types, which only gateways use), rather than whenever its kind is given.
+   */
+  readonly optional?: boolean;
   /** Whether a Floodgate rule of `kind` is written under this type (several types may share a kind). */
-  writes(rule: AnyRule): boolean;
+  writes(rule: AnyRule, kind: RuleKindKey): boolean;
   /**
    * Reads one Sentinel rule (an object, its `null` fields dropped). Problems go to `reader` at
    * Sentinel's paths; fields that keep their meaning are passed on for Floodgate's validation.
@@ -94,6 +108,7 @@ export function typeCodec<R extends AnyRule>(
 ): TypeCodec {
   return {
     kind,
+    kinds: [kind],
     writes: (rule) => writes(rule as R),
     read,
     write: (rule, path, reader, context) => write(rule as R, path, reader, context),
@@ -106,14 +121,6 @@ export interface DialectCodec {
   /** Why each type without a codec is refused. */
   readonly refused: Readonly<Partial<Record<SentinelRuleType, string>>>;
 }
-
-/** Gateway rules and API definitions: refused by both dialects until Floodgate can enforce them. */
-export const GATEWAY_REFUSALS: Readonly<Partial<Record<SentinelRuleType, string>>> = Object.freeze({
-  'gw-flow':
-    "Sentinel's gateway flow rules are not supported yet: they count by request attributes (client IP, host, header, URL parameter, cookie) and by API groups, which Floodgate's loaded rules cannot name yet",
-  'gw-api-group':
-    "Sentinel's gateway API definitions are not supported yet: Floodgate has no API groups (a named set of route patterns sharing one resource) yet",
-});
 
 /** The fields a Sentinel dashboard entity adds to a rule (`FlowRuleEntity`...): kept by the dashboard, read by no client. */
 export const ENTITY_FIELDS = ['id', 'app', 'ip', 'port', 'gmtCreate', 'gmtModified'] as const;
@@ -336,4 +343,35 @@ export function isIntegerKey(key: string, [min, max]: readonly [bigint, bigint])
 /** Whether `key` is a finite number's canonical string form with a fraction or exponent (`1.5`, `1e+21`). */
 export function isFractionKey(key: string): boolean {
   return /[.e]/.test(key) && decimalKey(key) === key;
+}
+
+/** Sentinel's `grade` of flow, param-flow and gateway rules: `RuleConstant.FLOW_GRADE_THREAD` and `FLOW_GRADE_QPS`. */
+export const GRADES: readonly Constant<'qps' | 'concurrency'>[] = [
+  { value: 0, name: 'THREAD', means: 'concurrency' },
+  { value: 1, name: 'QPS', means: 'qps' },
+];
+
+const NO_HOTSPOT_WARM_UP = "Sentinel's hotspot rules do not warm up (they act as 0, DEFAULT); write 0 or 2";
+
+/** `controlBehavior` of a rule Sentinel checks as a hotspot rule (param-flow rules, and gateway rules, which it converts to them). */
+export const PARAM_BEHAVIORS: readonly Constant<HotParamRule['behavior']>[] = [
+  { value: 0, name: 'DEFAULT', means: 'reject' },
+  { value: 1, name: 'WARM_UP', refused: NO_HOTSPOT_WARM_UP },
+  { value: 2, name: 'RATE_LIMITER', means: 'throttle' },
+  { value: 3, name: 'WARM_UP_RATE_LIMITER', refused: NO_HOTSPOT_WARM_UP },
+];
+
+/** A problem at `path.capacity` unless a hotspot rule's value cache is the size Sentinel gives it (it sizes its own). */
+export function sentinelCapacity(rule: HotParamRule, durationInSec: number, path: string, reader: RuleReader): void {
+  const D = HOT_PARAM_RULE_DEFAULTS;
+  const capacity =
+    rule.metric === 'concurrency'
+      ? D.concurrencyCapacity
+      : Math.min(D.capacityPerSecond * durationInSec, D.maxDefaultCapacity);
+  if (rule.capacity !== capacity) {
+    reader.fail(
+      join(path, 'capacity'),
+      `must be ${capacity}: Sentinel sizes its value cache itself (min(4000 × durationInSec, 200000); 4000 for THREAD), got ${rule.capacity}`,
+    );
+  }
 }

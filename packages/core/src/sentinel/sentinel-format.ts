@@ -50,7 +50,7 @@ export interface SentinelFormat {
   ): { [T in SentinelRuleType]?: SentinelRuleText };
   /**
    * Checks the places a source is given by Sentinel rule type (`{ flow: 'flow-rules.json' }`):
-   * at least one, each a type of the dialect (gateway types refused for now), accepted by `ok`,
+   * at least one, each a type of the dialect (sentinel-golang has no gateway types), accepted by `ok`,
    * and none the place of another type.
    * @throws TypeError naming the first problem, with `where` as its prefix.
    */

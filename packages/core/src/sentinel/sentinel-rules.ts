@@ -63,8 +63,10 @@ const DIALECT_NAMES: Readonly<Record<SentinelDialect, string>> = { java: 'Sentin
  * `retryTimeoutMs`, `grade` 0 → `'concurrency'`...). Fields at values that change nothing load
  * (`limitApp: "default"`, `strategy: 0`, a `clusterConfig` on a rule not in cluster mode, the
  * dashboard's `id`, `app`, `gmtCreate`...); every field Floodgate cannot honour is refused by
- * name, never dropped; and so is whatever Sentinel itself would ignore as invalid. Gateway rules
- * (`gw-flow`, `gw-api-group`) are refused for now.
+ * name, never dropped; and so is whatever Sentinel itself would ignore as invalid. Sentinel's
+ * gateway rules read too: `gw-flow` (`GatewayFlowRule`) into `hotParams` rules whose `key` is
+ * its `paramItem` (or, without one, into `flow` rules), `gw-api-group` (`ApiDefinition`) into
+ * `apiGroups`; sentinel-golang has neither.
  * @throws RuleValidationError listing every problem at its Sentinel path
  * (`flow[0].strategy: 2 (CHAIN) is not supported: ...`), including what Floodgate's own
  * validation finds, named by the Sentinel field it came from.
@@ -82,10 +84,13 @@ export function fromSentinelRules(
   const result: Partial<Record<RuleKindKey, unknown[]>> = {};
   for (const [type, codec, list] of documents(rules, dialect, reader)) {
     const read = (result[codec.kind] ??= []);
+    for (const kind of codec.kinds) result[kind] ??= [];
     list.forEach((raw, i) => {
       const one = readOne(codec, raw, `${type}[${i}]`);
       reader.issues.push(...one.issues);
-      if (one.read !== undefined) read.push(one.read.rule);
+      if (one.read === undefined) return;
+      if (one.read.kind === undefined || one.read.kind === codec.kind) read.push(one.read.rule);
+      else (result[one.read.kind] ??= []).push(one.read.rule);
     });
   }
   reader.throwIfAny(`${DIALECT_NAMES[options.dialect ?? 'java']} rules rejected`);
@@ -110,33 +115,55 @@ export function toSentinelRules(rules: RuleSetOptions, options: ToSentinelOption
   const dialect = dialectOf(options, 'toSentinelRules');
   const name = DIALECT_NAMES[options.dialect ?? 'java'];
   const set = normalizeRuleSet(rules) as Partial<Record<RuleKindKey, readonly AnyRule[]>>;
-  const previous = new PreviousRules(options.previous, dialect);
+  const groups = new Set((set.apiGroups ?? []).map((group) => (group as { name: string }).name));
+  const previous = new PreviousRules(options.previous, dialect, groups);
   const reader = new RuleReader();
   const written: Partial<Record<SentinelRuleType, Record<string, unknown>[]>> = {};
   // First every rule that is written back as it was, so that new rules know which flowIds stay in use.
-  const entries: { type: SentinelRuleType; rule: AnyRule; path: string; kept?: Record<string, unknown> }[] = [];
+  const entries: {
+    type: SentinelRuleType;
+    kind: RuleKindKey;
+    rule: AnyRule;
+    path: string;
+    kept?: { readonly raw: Record<string, unknown>; readonly index: number };
+  }[] = [];
   for (const kind of RULE_KINDS) {
     const list = set[kind.key];
     if (list === undefined) continue;
-    const types = SENTINEL_RULE_TYPES.filter((type) => dialect.types[type]?.kind === kind.key);
-    for (const type of types) written[type] = [];
+    const types = SENTINEL_RULE_TYPES.filter((type) => dialect.types[type]?.kinds.includes(kind.key));
+    // A type's list is written (if empty) when its own kind is given, unless it is optional (see TypeCodec.optional).
+    for (const type of types) {
+      const codec = dialect.types[type]!;
+      if (codec.kind === kind.key && (codec.optional !== true || previous.holds(type))) written[type] ??= [];
+    }
     list.forEach((rule, i) => {
       const path = `${kind.key}[${i}]`;
       // Sentinel has no shadow: a rolled-out rule written as Sentinel's would refuse in full there.
       const rollout = rolloutField(rule);
-      const type = types.find((t) => dialect.types[t]!.writes(rule));
+      const writable = types.filter((t) => dialect.types[t]!.writes(rule, kind.key));
+      // Where the rule was read from, if it was (a gateway flow rule stays one); else the first type that takes it.
+      const type = writable.find((t) => previous.has(t, rule)) ?? writable[0];
       if (rollout !== undefined)
         reader.fail(
           `${path}.${rollout}`,
           `has no ${name} equivalent: ${name} enforces every rule it loads, so write this rule once it is enforced in full`,
         );
       else if (type === undefined) reader.fail(path, `has no ${name} equivalent (${name} has no ${kind.key} rules)`);
-      else entries.push({ type, rule, path, kept: previous.take(type, rule) });
+      else {
+        written[type] ??= [];
+        entries.push({ type, kind: kind.key, rule, path, kept: previous.take(type, rule) });
+      }
     });
   }
-  for (const { type, rule, path, kept } of entries) {
+  // A type written from several kinds (gateway rules) keeps the order its rules were read in; new rules follow.
+  const order = (entry: (typeof entries)[number]) =>
+    dialect.types[entry.type]!.kinds.length > 1 ? (entry.kept?.index ?? Infinity) : 0;
+  entries.sort((a, b) => order(a) - order(b));
+  for (const { type, kind, rule, path, kept } of entries) {
     written[type]!.push(
-      ...(kept !== undefined ? [kept] : dialect.types[type]!.write(rule, path, reader, previous.context(type, rule))),
+      ...(kept !== undefined
+        ? [kept.raw]
+        : dialect.types[type]!.write(rule, path, reader, previous.context(type, kind, rule))),
     );
   }
   reader.throwIfAny(`Rules cannot be written as ${name} rules`);
@@ -217,7 +244,8 @@ function readOne(codec: TypeCodec, raw: unknown, path: string): ReadOne {
   if (read === undefined) return { issues: reader.issues };
   const own = [...reader.issues];
   const checked = new RuleReader();
-  const normalized = KINDS_BY_KEY.get(codec.kind)!.normalize(read.rule, read.path, checked) as AnyRule | undefined;
+  const normalized = KINDS_BY_KEY.get(read.kind ?? codec.kind)!.normalize(read.rule, read.path, checked) as
+    AnyRule | undefined;
   const issues = [...own];
   for (const issue of checked.issues) {
     const at = sentinelPath(issue.path, read);
@@ -265,8 +293,14 @@ interface Candidate {
  * replaces: its resource, and its origin or parameter.
  */
 function carryKey(rule: AnyRule): string {
-  const r = rule as Partial<Record<'resource' | 'limitOrigin' | 'paramIndex' | 'paramKey', unknown>>;
-  return JSON.stringify([r.resource ?? null, r.limitOrigin ?? null, r.paramIndex ?? null, r.paramKey ?? null]);
+  const r = rule as Partial<Record<'resource' | 'name' | 'limitOrigin' | 'paramIndex' | 'paramKey' | 'key', unknown>>;
+  return JSON.stringify([
+    r.resource ?? r.name ?? null,
+    r.limitOrigin ?? null,
+    r.paramIndex ?? null,
+    r.paramKey ?? null,
+    r.key ?? null,
+  ]);
 }
 
 /** The rules {@link ToSentinelOptions.previous} holds, and what writing takes from them. */
@@ -276,7 +310,12 @@ class PreviousRules {
   private readonly flowIds = new Set<number>();
   private readonly replaced = new Set<number>();
 
-  constructor(previous: ToSentinelOptions['previous'], dialect: DialectCodec) {
+  constructor(
+    previous: ToSentinelOptions['previous'],
+    dialect: DialectCodec,
+    /** The names of the API groups of the rule set written. */
+    private readonly groups: ReadonlySet<string>,
+  ) {
     if (previous === undefined) return;
     for (const [type, codec, list] of documents(previous, dialect, new RuleReader())) {
       const candidates: Candidate[] = [];
@@ -297,20 +336,36 @@ class PreviousRules {
     }
   }
 
-  /** A copy of a previous rule that reads as `rule`, not taken yet, if there is one. */
-  take(type: SentinelRuleType, rule: AnyRule): Record<string, unknown> | undefined {
+  /** Whether the previous rules held a list of `type`. */
+  holds(type: SentinelRuleType): boolean {
+    return this.candidates.has(type);
+  }
+
+  /** Whether `type` held a previous rule that reads as `rule`, or that `rule` replaces (same identity). */
+  has(type: SentinelRuleType, rule: AnyRule): boolean {
     const json = JSON.stringify(rule);
-    const found = this.candidates.get(type)?.find((c) => !c.kept && c.json === json);
-    if (found === undefined) return undefined;
+    const key = carryKey(rule);
+    return (this.candidates.get(type) ?? []).some((c) => (!c.kept && c.json === json) || c.carryKey === key);
+  }
+
+  /** A copy of a previous rule that reads as `rule`, not taken yet, and its place in its list, if there is one. */
+  take(type: SentinelRuleType, rule: AnyRule): { raw: Record<string, unknown>; index: number } | undefined {
+    const json = JSON.stringify(rule);
+    const list = this.candidates.get(type) ?? [];
+    const index = list.findIndex((c) => !c.kept && c.json === json);
+    if (index < 0) return undefined;
+    const found = list[index]!;
     found.kept = true;
-    return structuredClone(found.raw);
+    return { raw: structuredClone(found.raw), index };
   }
 
   /** What writing `rule` afresh takes from the previous rules it replaces. */
-  context(type: SentinelRuleType, rule: AnyRule): WriteContext {
+  context(type: SentinelRuleType, kind: RuleKindKey, rule: AnyRule): WriteContext {
     const key = carryKey(rule);
     const same = (this.candidates.get(type) ?? []).filter((c) => c.carryKey === key);
     return {
+      kind,
+      apiGroup: (name) => this.groups.has(name),
       flowId: () => {
         const replaced = same.find(
           (c) => !c.kept && c.carried.flowId !== undefined && !this.replaced.has(c.carried.flowId),
