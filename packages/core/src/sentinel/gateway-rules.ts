@@ -5,9 +5,8 @@ import type { KeyMatchStrategy, KeySource, KeySourceFrom } from '../kernel/key-s
 import { join, MAX_DURATION_MS, show, type RuleReader } from '../kernel/rule-reader';
 import {
   ENTITY_FIELDS,
-  GRADES,
-  PARAM_BEHAVIORS,
   readConstant,
+  readHotspotCounting,
   sentinelCapacity,
   sentinelObject,
   toSeconds,
@@ -85,6 +84,14 @@ const ITEM_FIELDS = ['parseStrategy', 'fieldName', 'pattern', 'matchStrategy', '
 
 // ---- gw-flow ----
 
+/** Floodgate's fields of a gateway rule's counting, by Sentinel's name for each. */
+const COUNTING_FIELDS: Readonly<Record<string, string>> = {
+  threshold: 'count',
+  metric: 'grade',
+  behavior: 'controlBehavior',
+  maxQueueingTimeMs: 'maxQueueingTimeoutMs',
+};
+
 /** The rule's interval in seconds: `intervalSec`, or the dashboard's `interval` × `intervalUnit`. */
 function intervalOf(obj: Record<string, unknown>, path: string, reader: RuleReader): number | undefined {
   const max = Math.floor(MAX_DURATION_MS / 1000);
@@ -145,21 +152,7 @@ function readParamItem(value: unknown, path: string, reader: RuleReader): Record
 function readGatewayFlow(obj: Record<string, unknown>, path: string, reader: RuleReader): ReadRule | undefined {
   reader.knownKeys(obj, RULE_FIELDS, path);
   readConstant(obj, 'resourceMode', path, reader, RESOURCE_MODES, 0);
-  const metric = readConstant(obj, 'grade', path, reader, GRADES, 1);
-  let behavior = readConstant(obj, 'controlBehavior', path, reader, PARAM_BEHAVIORS, 0);
-  if (metric === 'concurrency' && behavior !== 'reject' && behavior !== undefined) {
-    reader.fail(
-      join(path, 'controlBehavior'),
-      'must be 0 (DEFAULT) for a THREAD-grade rule: Sentinel ignores it there (it rejects over the count)',
-    );
-    behavior = undefined;
-  }
-  if (typeof obj.count === 'number' && Number.isFinite(obj.count) && !Number.isInteger(obj.count)) {
-    reader.fail(
-      join(path, 'count'),
-      `must be a whole number: Sentinel truncates a gateway rule's count (to ${Math.trunc(obj.count)}), got ${obj.count}`,
-    );
-  }
+  const { metric, behavior } = readHotspotCounting(obj, path, reader, "a gateway rule's count");
   const intervalSec = intervalOf(obj, path, reader);
   const burst = reader.number(obj, 'burst', path, JAVA_INT, 0);
   const throttle = behavior === 'throttle';
@@ -189,12 +182,7 @@ function readGatewayFlow(obj: Record<string, unknown>, path: string, reader: Rul
         ...(throttle ? { maxQueueingTimeMs: queueing } : {}),
       },
       path,
-      fields: {
-        threshold: 'count',
-        metric: 'grade',
-        behavior: 'controlBehavior',
-        maxQueueingTimeMs: 'maxQueueingTimeoutMs',
-      },
+      fields: COUNTING_FIELDS,
     };
   }
   const key = readParamItem(obj.paramItem, join(path, 'paramItem'), reader);
@@ -212,12 +200,9 @@ function readGatewayFlow(obj: Record<string, unknown>, path: string, reader: Rul
     },
     path,
     fields: {
-      threshold: 'count',
-      metric: 'grade',
-      behavior: 'controlBehavior',
+      ...COUNTING_FIELDS,
       durationMs: intervalField,
       burstCount: 'burst',
-      maxQueueingTimeMs: 'maxQueueingTimeoutMs',
       key: 'paramItem',
       'key.from': 'paramItem.parseStrategy',
       'key.name': 'paramItem.fieldName',
@@ -240,21 +225,31 @@ function gatewayFlowRule(rule: FlowRule): boolean {
 
 /** A flow rule as a gateway rule without `paramItem` (written where one was read: see `gatewayFlowRule`). */
 function writeFlowAsGateway(rule: FlowRule, path: string, reader: RuleReader, context: WriteContext) {
-  const queueing = rule.maxQueueingTimeMs ?? DEFAULT_QUEUEING_MS;
+  return [gatewayRule(rule, 1, 0, rule.maxQueueingTimeMs ?? DEFAULT_QUEUEING_MS, path, reader, context)];
+}
+
+/** The fields every gateway rule written has, in the order Sentinel's file data source writes them. */
+function gatewayRule(
+  rule: FlowRule | HotParamRule,
+  intervalSec: number,
+  burst: number,
+  queueing: number,
+  path: string,
+  reader: RuleReader,
+  context: WriteContext,
+): Record<string, unknown> {
   wholeNumber(rule.threshold, path, 'threshold', 'a double Sentinel truncates', reader);
   wholeNumber(queueing, path, 'maxQueueingTimeMs', 'an int', reader);
-  return [
-    {
-      resource: rule.resource,
-      resourceMode: context.apiGroup(rule.resource) ? 1 : 0,
-      grade: rule.metric === 'qps' ? 1 : 0,
-      count: rule.threshold,
-      intervalSec: 1,
-      controlBehavior: rule.behavior === 'throttle' ? 2 : 0,
-      burst: 0,
-      maxQueueingTimeoutMs: queueing,
-    },
-  ];
+  return {
+    resource: rule.resource,
+    resourceMode: context.apiGroup(rule.resource) ? 1 : 0,
+    grade: rule.metric === 'qps' ? 1 : 0,
+    count: rule.threshold,
+    intervalSec,
+    controlBehavior: rule.behavior === 'throttle' ? 2 : 0,
+    burst,
+    maxQueueingTimeoutMs: queueing,
+  };
 }
 
 /** A hotspot rule keyed by a request attribute as a gateway rule with its `paramItem`. */
@@ -281,19 +276,10 @@ function writeHotParamAsGateway(rule: HotParamRule, path: string, reader: RuleRe
     reader.fail(join(path, 'cluster'), "is not supported by Sentinel's gateway rules here");
   const intervalSec = toSeconds(rule.durationMs, path, 'durationMs', 'intervalSec', reader);
   sentinelCapacity(rule, intervalSec, path, reader);
-  wholeNumber(rule.threshold, path, 'threshold', 'a double Sentinel truncates', reader);
   const queueing = rule.behavior === 'throttle' ? rule.maxQueueingTimeMs : DEFAULT_QUEUEING_MS;
-  wholeNumber(queueing, path, 'maxQueueingTimeMs', 'an int', reader);
   return [
     {
-      resource: rule.resource,
-      resourceMode: context.apiGroup(rule.resource) ? 1 : 0,
-      grade: rule.metric === 'qps' ? 1 : 0,
-      count: rule.threshold,
-      intervalSec,
-      controlBehavior: rule.behavior === 'throttle' ? 2 : 0,
-      burst: rule.burstCount,
-      maxQueueingTimeoutMs: queueing,
+      ...gatewayRule(rule, intervalSec, rule.burstCount, queueing, path, reader, context),
       paramItem: paramItemOf(key, strategy.value),
     },
   ];

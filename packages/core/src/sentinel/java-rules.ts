@@ -18,8 +18,8 @@ import {
   isFractionKey,
   isIntegerKey,
   notRegex,
-  PARAM_BEHAVIORS,
   readConstant,
+  readHotspotCounting,
   readItems,
   seconds,
   sentinelCapacity,
@@ -489,22 +489,8 @@ function readParamFlow(obj: Record<string, unknown>, path: string, reader: RuleR
   reader.knownKeys(obj, PARAM_FIELDS, path);
   notRegex(obj, path, reader);
   everyCaller(obj, 'a param-flow rule', path, reader);
-  const metric = readConstant(obj, 'grade', path, reader, GRADES, 1);
-  let behavior = readConstant(obj, 'controlBehavior', path, reader, PARAM_BEHAVIORS, 0);
-  if (metric === 'concurrency' && behavior !== 'reject' && behavior !== undefined) {
-    reader.fail(
-      join(path, 'controlBehavior'),
-      'must be 0 (DEFAULT) for a THREAD-grade rule: Sentinel ignores it there (it rejects over the count)',
-    );
-    behavior = undefined;
-  }
+  const { metric, behavior } = readHotspotCounting(obj, path, reader, 'a hotspot count');
   if (obj.paramIdx === undefined) reader.fail(join(path, 'paramIdx'), 'is required (an integer)');
-  if (typeof obj.count === 'number' && Number.isFinite(obj.count) && !Number.isInteger(obj.count)) {
-    reader.fail(
-      join(path, 'count'),
-      `must be a whole number: Sentinel truncates a hotspot count (to ${Math.trunc(obj.count)}), got ${obj.count}`,
-    );
-  }
   const durationMs = seconds(obj, 'durationInSec', path, reader, 1, Math.floor(Number.MAX_SAFE_INTEGER / 1000));
   const { items, types } = readItems(obj.paramFlowItemList, join(path, 'paramFlowItemList'), reader, JAVA_ITEMS);
   const carried: { flowId?: number; itemTypes?: Record<string, string | number> } = { itemTypes: types };

@@ -375,3 +375,32 @@ export function sentinelCapacity(rule: HotParamRule, durationInSec: number, path
     );
   }
 }
+
+/**
+ * How a rule Sentinel checks as a hotspot rule counts (param-flow rules, and gateway rules, which
+ * it converts to them): `grade` as the metric, `controlBehavior` (0 only for THREAD), and a
+ * `count` that must be whole (Sentinel truncates `what`).
+ */
+export function readHotspotCounting(
+  obj: Record<string, unknown>,
+  path: string,
+  reader: RuleReader,
+  what: string,
+): { metric: 'qps' | 'concurrency' | undefined; behavior: HotParamRule['behavior'] | undefined } {
+  const metric = readConstant(obj, 'grade', path, reader, GRADES, 1);
+  let behavior = readConstant(obj, 'controlBehavior', path, reader, PARAM_BEHAVIORS, 0);
+  if (metric === 'concurrency' && behavior !== 'reject' && behavior !== undefined) {
+    reader.fail(
+      join(path, 'controlBehavior'),
+      'must be 0 (DEFAULT) for a THREAD-grade rule: Sentinel ignores it there (it rejects over the count)',
+    );
+    behavior = undefined;
+  }
+  if (typeof obj.count === 'number' && Number.isFinite(obj.count) && !Number.isInteger(obj.count)) {
+    reader.fail(
+      join(path, 'count'),
+      `must be a whole number: Sentinel truncates ${what} (to ${Math.trunc(obj.count)}), got ${obj.count}`,
+    );
+  }
+  return { metric, behavior };
+}
