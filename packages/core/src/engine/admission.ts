@@ -4,7 +4,7 @@ import { isPriority, type Priority } from '../kernel/priority';
 import { isBlockError, type BlockError } from '../kernel/errors';
 import type { EventHub } from '../kernel/events';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
-import { DECIDE_LOCALLY, type AsyncCheckResult } from '../kernel/rule-kind';
+import { DECIDE_LOCALLY, isHandoverWait, type AsyncCheckResult, type HandoverWait } from '../kernel/rule-kind';
 import { RuleBlockCounts, ruleIdOf, type RulesOf } from './block-counts';
 import type { FloodgateEventMap } from './events';
 import type { ResourceState } from './resource-state';
@@ -173,9 +173,10 @@ export class Admission {
     }
     const now = this.clock.now();
     let wait = 0;
+    let handovers: HandoverWait[] | undefined;
     for (let i = 0; i < checkers.length; i++) {
       const checker = checkers[i]!;
-      let result: AsyncCheckResult;
+      let result: AsyncCheckResult | HandoverWait;
       if (checker.checkAsync !== undefined && decisions?.[i] !== DECIDE_LOCALLY) result = decisions?.[i];
       else {
         try {
@@ -187,9 +188,11 @@ export class Admission {
       }
       if (result === undefined) continue;
       if (typeof result === 'number') wait = Math.max(wait, result);
+      else if (isHandoverWait(result)) (handovers ??= []).push(result);
       else throw this.refuse(entry, result as BlockError, now, state);
     }
     this.admit(entry, now);
+    if (handovers !== undefined) await this.awaitHandovers(entry, handovers, signal, state);
     if (wait > 0) {
       try {
         await this.clock.sleep(wait, signal);
@@ -200,6 +203,28 @@ export class Admission {
       entry.waited(this.clock.now());
     }
     return entry;
+  }
+
+  /**
+   * Waits, admitted, for the slots queues hand over (concurrency rules with `maxQueueLength`),
+   * one after the other: a slot handed over is held while the next is awaited. A wait refused
+   * (its deadline, its rule gone) refuses the call as its check would have, and gives back what
+   * it took; an abort gives it back and rejects with the signal's reason.
+   */
+  private async awaitHandovers(
+    entry: Entry,
+    handovers: readonly HandoverWait[],
+    signal: AbortSignal | undefined,
+    state: ResourceState | undefined,
+  ): Promise<void> {
+    try {
+      for (let i = 0; i < handovers.length; i++) await handovers[i]!.handover(signal);
+    } catch (reason) {
+      if (isBlockError(reason)) throw this.refuse(entry, reason, this.clock.now(), state);
+      entry.cancel();
+      throw reason;
+    }
+    entry.waited(this.clock.now());
   }
 
   /** Calls `fn` in an admitted entry, or answers the block; shared by `run` and `runSync`. */

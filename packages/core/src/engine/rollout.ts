@@ -3,7 +3,7 @@ import type { BlockError } from '../kernel/errors';
 import { join, type RuleReader } from '../kernel/rule-reader';
 import { ROLLOUT_DEFAULTS, type RuleMode, type RuleRollout } from '../kernel/rule-rollout';
 export { ROLLOUT_DEFAULTS, type RolloutOptions, type RuleMode, type RuleRollout } from '../kernel/rule-rollout';
-import type { Checker, CheckResult, EventSink, RuleKind } from '../kernel/rule-kind';
+import { isHandoverWait, type Checker, type CheckResult, type EventSink, type RuleKind } from '../kernel/rule-kind';
 
 /*
  * Rolling a rule out: any rule of any kind can watch before it refuses (`mode: 'shadow'`), or
@@ -189,6 +189,7 @@ class RolloutChecker implements Checker {
     const result = this.inner.check(entry, now, canWait && own?.shadow !== true);
     if (result === undefined) return undefined;
     if (typeof result === 'number') return this.wait(entry, now, mark, result);
+    if (isHandoverWait(result)) return this.wait(entry, now, mark, undefined);
     const policy = own ?? this.policyOf(result.rule);
     if (policy === undefined || policy.enforces(result)) return result;
     release(entry, mark, now);
@@ -201,10 +202,10 @@ class RolloutChecker implements Checker {
    * not enforced, the slot reserved is given back and the call passes at once; if enforced, the
    * wait is reserved again, as it was (the rule's state is back where it was).
    */
-  private wait(entry: Entry, now: number, mark: number, waitMs: number): CheckResult {
+  private wait(entry: Entry, now: number, mark: number, waitMs: number | undefined): CheckResult {
     release(entry, mark, now);
     const refusal = this.inner.check(entry, now, false);
-    if (refusal === undefined || typeof refusal === 'number') return refusal;
+    if (refusal === undefined || typeof refusal === 'number' || isHandoverWait(refusal)) return refusal;
     const policy = this.own ?? this.policyOf(refusal.rule);
     if (policy === undefined || policy.enforces(refusal)) return this.inner.check(entry, now, true);
     this.report(entry, refusal, waitMs);

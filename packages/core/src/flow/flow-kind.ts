@@ -6,6 +6,7 @@ import type { StatisticNode } from '../kernel/statistic-node';
 import { PRIORITY_FACTORS_DEFAULTS } from '../kernel/priority';
 import { AdaptiveLimit } from './adaptive-limit';
 import { BorrowingWindow } from './borrowing-window';
+import { Bulkhead, BulkheadChecker } from './bulkhead';
 import {
   FLOW_RULE_DEFAULTS,
   FlowBlockError,
@@ -157,7 +158,13 @@ function namedOrigins(rules: readonly FlowRule[]): Set<string> {
  */
 function compileFlowRules(rules: readonly FlowRule[], ctx: CompileContext) {
   const named = namedOrigins(rules);
-  const checkers = rules.map((rule) => {
+  const checkers = rules.map((rule): Checker => {
+    if (rule.maxQueueLength !== undefined) {
+      // One queue per origin the rule limits, kept across reloads that change its bounds.
+      const bulkhead = ctx.reuse({ bulkhead: rule.limitOrigin }, () => new Bulkhead(ctx.clock));
+      bulkhead.configure(rule);
+      return new BulkheadChecker(rule, bulkhead);
+    }
     const controller = ctx.reuse(rule, () => createTrafficController(rule));
     return new FlowRuleChecker(rule, controller, (resource) => ctx.lookupNode(resource), named);
   });

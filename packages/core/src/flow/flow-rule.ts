@@ -43,8 +43,19 @@ export interface FlowRuleOptions extends RolloutOptions {
   readonly warmUpPeriodMs?: number;
   /** A cold system admits about `threshold / coldFactor`; must be > 1. @defaultValue 3 */
   readonly coldFactor?: number;
-  /** Longest wait in the throttling queue for `enter()`, in ms. @defaultValue 500 */
+  /**
+   * Longest wait in the queue for `enter()` and `run()`, in ms: the throttling queue of
+   * `throttle` and `warmUpThrottle`, or the queue of a concurrency `reject` rule with
+   * `maxQueueLength`. @defaultValue 500
+   */
   readonly maxQueueingTimeMs?: number;
+  /**
+   * Concurrency `reject` rules only: how many calls may wait, first in first out, for a call in
+   * flight to end (a bulkhead's bounded queue), each at most `maxQueueingTimeMs`; `0` refuses at
+   * once. A safe integer >= 0; the queue is always bounded. Only `enter()` and `run()` wait.
+   * @defaultValue 0
+   */
+  readonly maxQueueLength?: number;
   /** Whose traffic the rule counts: the resource's own (`direct`) or `refResource`'s (`relate`). @defaultValue 'direct' */
   readonly strategy?: 'direct' | 'relate';
   /** Required for `relate`: the resource whose traffic is counted. */
@@ -102,8 +113,10 @@ export interface FlowRule extends RuleRollout {
   readonly warmUpPeriodMs?: number;
   /** Set for `warmUp` and `warmUpThrottle` only. */
   readonly coldFactor?: number;
-  /** Set for `throttle` and `warmUpThrottle` only. */
+  /** Set for `throttle`, `warmUpThrottle` and concurrency rules with a queue only. */
   readonly maxQueueingTimeMs?: number;
+  /** Set for concurrency `reject` rules with a queue (`maxQueueLength` > 0) only. */
+  readonly maxQueueLength?: number;
   /** Set for `adaptive` only. */
   readonly minLimit?: number;
   /** Set for `adaptive` only. */
@@ -143,6 +156,8 @@ export const FLOW_RULE_DEFAULTS = Object.freeze({
   coldFactor: 3,
   /** Sentinel's `FlowRule.maxQueueingTimeMs`. */
   maxQueueingTimeMs: 500,
+  /** No queue: a concurrency rule refuses at once (Sentinel's). */
+  maxQueueLength: 0,
   /** Envoy adaptive concurrency's `min_concurrency`. */
   minLimit: 3,
   /** Envoy adaptive concurrency's `max_concurrency_limit`. */
@@ -204,6 +219,7 @@ const FIELDS = [
   'warmUpPeriodMs',
   'coldFactor',
   'maxQueueingTimeMs',
+  'maxQueueLength',
   'minLimit',
   'maxLimit',
   'strategy',
@@ -297,6 +313,27 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
     D.maxQueueingTimeMs,
   );
   const limitOrigin = reader.string(obj, 'limitOrigin', path, D.limitOrigin);
+  const maxQueueLength = reader.number(obj, 'maxQueueLength', path, { min: 0, integer: true }, D.maxQueueLength);
+  reader.countLimit(maxQueueLength, `${path}.maxQueueLength`);
+  const bulkhead = obj.maxQueueLength !== undefined && maxQueueLength > 0;
+  if (obj.maxQueueLength !== undefined) {
+    if (metric !== 'concurrency' || behavior !== 'reject')
+      reader.fail(
+        `${path}.maxQueueLength`,
+        `applies to concurrency rules with behavior 'reject' only, got metric '${metric}' and behavior '${behavior}'`,
+      );
+    else if (strategy !== 'direct')
+      reader.fail(
+        `${path}.maxQueueLength`,
+        `applies to strategy 'direct' only (the queue waits for the resource's own calls), got '${strategy}'`,
+      );
+    else if (limitOrigin === 'other')
+      reader.fail(`${path}.maxQueueLength`, "does not apply to limitOrigin 'other' (one queue per rule)");
+    if (obj.cluster !== undefined)
+      reader.fail(`${path}.maxQueueLength`, 'does not apply to cluster rules (the queue is local)');
+    if (obj.partitions !== undefined)
+      reader.fail(`${path}.maxQueueLength`, 'does not combine with partitions (one queue, not one per priority)');
+  }
   const cluster = normalizeClusterOptions(obj.cluster, path, reader, clusterSupport(metric, behavior, strategy));
   const priority = readPriorityFields(obj, path, reader, metric, behavior, strategy);
   return {
@@ -305,7 +342,8 @@ export function normalizeFlowRule(input: unknown, path: string, reader: RuleRead
     threshold,
     behavior,
     ...(warm ? { warmUpPeriodMs, coldFactor } : {}),
-    ...(queued ? { maxQueueingTimeMs } : {}),
+    ...(queued || bulkhead ? { maxQueueingTimeMs } : {}),
+    ...(bulkhead ? { maxQueueLength } : {}),
     ...(adaptive ? { minLimit, maxLimit } : {}),
     strategy,
     ...(strategy === 'relate' && refResource !== undefined ? { refResource } : {}),

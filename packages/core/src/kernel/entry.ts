@@ -271,13 +271,19 @@ export class Entry {
     this.startedAt = now;
   }
 
-  /** @internal A check refused the call before it was admitted: counts the block in its statistics, and gives back what earlier checks took. */
+  /**
+   * @internal A check refused the call: counts the block in its statistics, and gives back what
+   * the checks took. Before admission, at its check; after, when the call was admitted to wait
+   * in a queue and its wait was refused (its deadline passed): its admission is undone first.
+   */
   blocked(now: number): void {
     const count = this.acquireCount;
+    if (this.phase === Phase.Admitted) this.cancel();
+    else if (this.phase !== Phase.Checking) return;
     this.node?.addBlock(now, count);
     this.originNode?.addBlock(now, count);
     this.inboundNode?.addBlock(now, count);
-    this.refused(now);
+    if (this.phase === Phase.Checking) this.refused(now);
   }
 
   /** @internal A check threw before the call was admitted: gives back what earlier checks took. */

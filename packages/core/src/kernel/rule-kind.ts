@@ -7,17 +7,39 @@ import type { RuleReader } from './rule-reader';
 import type { StatisticNode } from './statistic-node';
 
 /**
- * What a check decides: `undefined` to pass, a {@link BlockError} to refuse, or a wait in ms
- * (> 0, only when the caller can wait) after which the call passes, its slot reserved.
+ * What a check decides: `undefined` to pass, a {@link BlockError} to refuse, a wait in ms
+ * (> 0, only when the caller can wait) after which the call passes, its slot reserved, or a
+ * {@link HandoverWait} (only when the caller can wait): the call's place in a queue.
  */
-export type CheckResult = BlockError | number | undefined;
+export type CheckResult = BlockError | number | HandoverWait | undefined;
 
 /**
- * What an asynchronous check decides: as {@link CheckResult}, or {@link DECIDE_LOCALLY} when
+ * A wait that ends when another call frees a slot, not at a time: a concurrency rule's queue.
+ * The call is admitted and then awaits `handover`; the slot is the call's from the moment it
+ * resolves (handed over by the call that freed it, so no other call takes it in between).
+ */
+export interface HandoverWait {
+  /**
+   * Resolves once the slot is the call's; rejects with a block error when the wait reaches its
+   * deadline (or the rule leaves), or with the signal's reason when `signal` aborts. Either way
+   * the call has left the queue.
+   */
+  handover(signal: AbortSignal | undefined): Promise<void>;
+}
+
+/** Whether a check's result is a {@link HandoverWait}. */
+export function isHandoverWait(result: unknown): result is HandoverWait {
+  return (
+    typeof result === 'object' && result !== null && typeof (result as Partial<HandoverWait>).handover === 'function'
+  );
+}
+
+/**
+ * What an asynchronous check decides: as {@link CheckResult} (never a queue), or {@link DECIDE_LOCALLY} when
  * the shared store could not answer and the rule falls back to its local check, which the
  * engine then runs together with every other local check, at admission.
  */
-export type AsyncCheckResult = CheckResult | typeof DECIDE_LOCALLY;
+export type AsyncCheckResult = BlockError | number | undefined | typeof DECIDE_LOCALLY;
 
 /** See {@link AsyncCheckResult}. */
 export const DECIDE_LOCALLY: unique symbol = Symbol('floodgate.decideLocally');
