@@ -136,6 +136,45 @@ describe('floodgateInterceptor', () => {
       await b.body.text();
       expect(h.concurrency(slow.host)).toBe(0);
     });
+
+    it('queue calls over maxConcurrency and send them as slots free up; calls beyond the queue, or waiting too long, are refused', async () => {
+      const slow = (await h.upstream()).always('hang');
+      const { dispatcher } = h.agent({
+        maxConcurrency: 2,
+        queue: { maxLength: 1, maxQueueingTimeMs: 1000 },
+        retry: false,
+      });
+      const first = call(h, dispatcher, `${slow.origin}/1`);
+      const second = call(h, dispatcher, `${slow.origin}/2`);
+      await waitFor(() => slow.inFlight === 2);
+      expect(h.fg.getRules().flow).toEqual([
+        expect.objectContaining({ resource: slow.host, threshold: 2, maxQueueLength: 1, maxQueueingTimeMs: 1000 }),
+      ]);
+      const third = call(h, dispatcher, `${slow.origin}/3`);
+      await waitFor(() => h.fg.stats(slow.host)!.concurrency === 3);
+      const fourth = await failure(h, dispatcher, `${slow.origin}/4`);
+      expect(fourth).toBeInstanceOf(FlowBlockError);
+      expect(fourth).toMatchObject({ resource: slow.host, retryAfterMs: undefined });
+      expect(slow.hits).toBe(2);
+      slow.release('done');
+      expect(await first).toEqual({ status: 200, body: 'done' });
+      expect(await second).toEqual({ status: 200, body: 'done' });
+      await waitFor(() => slow.inFlight === 1);
+      expect(slow.hits).toBe(3);
+      slow.release('third');
+      expect(await third).toEqual({ status: 200, body: 'third' });
+      // A call that waits past maxQueueingTimeMs is refused, and never reaches the upstream.
+      const holders = [call(h, dispatcher, `${slow.origin}/5`), call(h, dispatcher, `${slow.origin}/6`)];
+      await waitFor(() => slow.inFlight === 2);
+      const late = failure(h, dispatcher, `${slow.origin}/7`);
+      await waitFor(() => h.fg.stats(slow.host)!.concurrency === 3);
+      await h.clock.advance(1000);
+      expect(await late).toBeInstanceOf(FlowBlockError);
+      expect(slow.hits).toBe(5);
+      slow.release('done');
+      await Promise.all(holders);
+      expect(h.concurrency(slow.host)).toBe(0);
+    });
   });
 
   describe('upstream pushback', () => {

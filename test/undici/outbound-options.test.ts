@@ -72,7 +72,7 @@ describe('outbound options', () => {
         wrong: true,
       } as never),
     ).toEqual([
-      'wrong: unknown field (allowed: circuitBreaker, maxConcurrency, retry, pushback, adaptiveThrottling, hedge, timeoutMs, isFailure, measure, floodgate, hosts, maxHosts)',
+      'wrong: unknown field (allowed: circuitBreaker, maxConcurrency, queue, retry, pushback, adaptiveThrottling, hedge, timeoutMs, isFailure, measure, floodgate, hosts, maxHosts)',
       "measure: must be 'headers' or 'body', got \"socket\"",
       'maxConcurrency: must be a safe integer >= 0, got 1.5',
       'retry.extra: unknown field (allowed: maxRetries, baseDelayMs, maxDelayMs, maxRetryAfterMs, methods, statusCodes, idempotencyKeyHeader, budget)',
@@ -98,6 +98,19 @@ describe('outbound options', () => {
       'circuitBreaker.threshold: must be a finite number within [0, 1], got 2',
       'retry.budget.retryRatio: must be a finite number within [0, 1000], got -1',
       'adaptiveThrottling.k: must be a finite number >= 1, got 0',
+    ]);
+  });
+
+  it("validates a bulkhead's queue under its own path, and refuses a queue without maxConcurrency", () => {
+    expect(issues({ maxConcurrency: 2, queue: { maxLength: -1, maxQueueingTimeMs: -5 } })).toEqual([
+      'queue.maxQueueingTimeMs: must be a finite number within [0, 2147483647], got -5',
+      'queue.maxLength: must be a safe integer >= 0, got -1',
+    ]);
+    expect(issues({ queue: { maxLength: 1 } })).toEqual([
+      'queue: needs maxConcurrency (the limit its calls wait under)',
+    ]);
+    expect(issues({ maxConcurrency: 2, queue: {} as never })).toEqual([
+      'queue.maxLength: is required (a safe integer >= 0)',
     ]);
   });
 });

@@ -17,4 +17,5 @@ export {
   type HostPolicy,
   type RetryOptions,
   type HedgeOptions,
+  type QueueOptions,
 } from './outbound-options';

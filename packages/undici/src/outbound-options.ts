@@ -23,10 +23,18 @@ export interface OutboundPolicy {
   /**
    * A bulkhead: the most calls to the resource in flight at once, a flow rule with
    * `metric: 'concurrency'`. A call holds its slot until its response body is read to the end,
-   * cancelled or garbage-collected. Calls over it are refused with `FlowBlockError`.
+   * cancelled or garbage-collected. Calls over it are refused with `FlowBlockError`, or wait
+   * in its `queue`.
    * @defaultValue no limit
    */
   readonly maxConcurrency?: number | false;
+  /**
+   * The bulkhead's bounded queue (needs `maxConcurrency`): calls over the limit wait, first in
+   * first out, for a call in flight to end, and are refused with `FlowBlockError` when the queue
+   * is full or their wait reaches its bound; or `false` for none.
+   * @defaultValue false
+   */
+  readonly queue?: QueueOptions | false;
   /** Retries of failed calls, within the resource's retry budget, or `false` for none. @defaultValue see {@link RetryOptions} */
   readonly retry?: RetryOptions | false;
   /**
@@ -112,6 +120,14 @@ export interface RetryOptions {
   readonly budget?: Omit<RetryBudgetRuleOptions, 'resource'>;
 }
 
+/** A bulkhead's queue: the flow rule's `maxQueueLength` and `maxQueueingTimeMs`. */
+export interface QueueOptions {
+  /** How many calls may wait at once: a safe integer >= 0 (0: none wait). */
+  readonly maxLength: number;
+  /** The longest a call waits for a slot, in ms (its request's `signal` can end the wait sooner). @defaultValue 500 */
+  readonly maxQueueingTimeMs?: number;
+}
+
 /** Hedging: a second attempt after a delay, fixed or a percentile of the resource's response times. */
 export interface HedgeOptions {
   /**
@@ -186,6 +202,7 @@ export const OUTBOUND_DEFAULTS = Object.freeze({
 export interface ResolvedPolicy {
   readonly circuitBreaker: Omit<CircuitBreakerRuleOptions, 'resource'> | undefined;
   readonly maxConcurrency: number | undefined;
+  readonly queue: QueueOptions | undefined;
   readonly retry: ResolvedRetry | undefined;
   readonly pushback: Omit<PushbackRuleOptions, 'resource'> | undefined;
   readonly adaptiveThrottling: Omit<AdaptiveThrottlingRuleOptions, 'resource'> | undefined;
@@ -230,6 +247,7 @@ export interface ResolvedOptions {
 const POLICY_KEYS = [
   'circuitBreaker',
   'maxConcurrency',
+  'queue',
   'retry',
   'pushback',
   'adaptiveThrottling',
@@ -256,7 +274,23 @@ export function rulesOf(policy: ResolvedPolicy, resource: string): RuleSetOption
   return {
     ...(policy.circuitBreaker ? { circuitBreakers: [{ ...policy.circuitBreaker, resource }] } : {}),
     ...(policy.maxConcurrency !== undefined
-      ? { flow: [{ resource, metric: 'concurrency' as const, threshold: policy.maxConcurrency }] }
+      ? {
+          flow: [
+            {
+              resource,
+              metric: 'concurrency' as const,
+              threshold: policy.maxConcurrency,
+              ...(policy.queue === undefined
+                ? {}
+                : {
+                    maxQueueLength: policy.queue.maxLength,
+                    ...(policy.queue.maxQueueingTimeMs === undefined
+                      ? {}
+                      : { maxQueueingTimeMs: policy.queue.maxQueueingTimeMs }),
+                  }),
+            },
+          ],
+        }
       : {}),
     ...(policy.retry ? { retryBudgets: [{ ...policy.retry.budget, resource }] } : {}),
     ...(policy.pushback ? { pushback: [{ ...policy.pushback, resource }] } : {}),
@@ -334,6 +368,7 @@ function resolvePolicy(
     given[key] !== undefined ? given[key] : undefined;
   const circuitBreaker = pick('circuitBreaker');
   const maxConcurrency = pick('maxConcurrency');
+  const queue = pick('queue');
   const retry = pick('retry');
   const pushback = pick('pushback');
   const adaptiveThrottling = pick('adaptiveThrottling');
@@ -353,6 +388,7 @@ function resolvePolicy(
         : maxConcurrency === false
           ? undefined
           : check.number(maxConcurrency, at('maxConcurrency'), { min: 0, integer: true }),
+    queue: queue === undefined ? base?.queue : queue === false ? undefined : resolveQueue(queue, at('queue'), check),
     retry:
       retry === undefined
         ? base === undefined
@@ -373,6 +409,8 @@ function resolvePolicy(
     isFailure: typeof isFailure === 'function' ? isFailure : (base?.isFailure ?? DEFAULT_IS_FAILURE),
     measure: measure === 'body' || measure === 'headers' ? measure : (base?.measure ?? OUTBOUND_DEFAULTS.measure),
   };
+  if (resolved.queue !== undefined && resolved.maxConcurrency === undefined)
+    check.fail(at('queue'), 'needs maxConcurrency (the limit its calls wait under)');
   // The rule fields are core's to validate: its messages, under this option's path.
   for (const [kind, rules] of Object.entries(rulesOf(resolved, 'r')) as [string, readonly object[]][]) {
     try {
@@ -380,8 +418,12 @@ function resolvePolicy(
     } catch (error) {
       if (!(error instanceof RuleValidationError)) throw error;
       const field = FIELD_OF_KIND[kind]!;
-      for (const issue of error.issues)
-        check.fail(at(issue.path.replace(/^[A-Za-z]+\[0\]/, field)), issue.message.replace('"r"', 'the resource'));
+      for (const issue of error.issues) {
+        const queueField = QUEUE_FIELDS[issue.path.replace(/^[A-Za-z]+\[0\]\./, '')];
+        const fieldPath =
+          kind === 'flow' && queueField !== undefined ? queueField : issue.path.replace(/^[A-Za-z]+\[0\]/, field);
+        check.fail(at(fieldPath), issue.message.replace('"r"', 'the resource'));
+      }
     }
   }
   return resolved;
@@ -395,6 +437,29 @@ const FIELD_OF_KIND: Readonly<Record<string, string>> = {
   pushback: 'pushback',
   adaptiveThrottling: 'adaptiveThrottling',
 };
+
+/** The flow rule's queue fields, by the `queue` option's. */
+const QUEUE_FIELDS: Readonly<Record<string, string>> = {
+  maxQueueLength: 'queue.maxLength',
+  maxQueueingTimeMs: 'queue.maxQueueingTimeMs',
+};
+
+/** A queue's fields, checked for shape: their values are core's to validate (as the flow rule's). */
+function resolveQueue(input: QueueOptions, path: string, check: Checks): QueueOptions | undefined {
+  if (typeof input !== 'object' || input === null) {
+    check.fail(path, 'must be an object of queue options ({ maxLength, maxQueueingTimeMs }), or false');
+    return undefined;
+  }
+  check.known(input, ['maxLength', 'maxQueueingTimeMs'], path);
+  if (input.maxLength === undefined) {
+    check.fail(`${path}.maxLength`, 'is required (a safe integer >= 0)');
+    return undefined;
+  }
+  return {
+    maxLength: input.maxLength,
+    ...(input.maxQueueingTimeMs === undefined ? {} : { maxQueueingTimeMs: input.maxQueueingTimeMs }),
+  };
+}
 
 function resolveRetry(input: RetryOptions, path: string, check: Checks): ResolvedRetry | undefined {
   if (typeof input !== 'object' || input === null) {
