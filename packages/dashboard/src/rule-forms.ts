@@ -261,8 +261,15 @@ const SOURCES: Sources = {
         name: 'maxQueueingTimeMs',
         type: 'number',
         defaultIn: { behavior: 'throttle' },
-        when: { behavior: QUEUED },
-        help: 'longest wait in the pacing queue of enter(), in ms',
+        when: { behavior: [...QUEUED, 'reject'] },
+        help: 'longest wait of enter() and run(), in ms: in the pacing queue (throttle), or in the queue of a concurrency rule with maxQueueLength',
+      },
+      {
+        name: 'maxQueueLength',
+        type: 'number',
+        placeholder: '0: no queue',
+        when: { metric: ['concurrency'], behavior: ['reject'] },
+        help: 'concurrency rules: how many calls of enter() and run() may wait for a call in flight to end (0: none)',
       },
       {
         name: 'minLimit',

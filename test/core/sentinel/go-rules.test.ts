@@ -195,6 +195,11 @@ describe('sentinel-golang flow and isolation rules', () => {
       { path: 'flow[0].behavior', message: "'adaptive' has no sentinel-golang equivalent" },
     ],
     [
+      'a concurrency rule with a queue',
+      { resource: 'r', metric: 'concurrency', threshold: 10, maxQueueLength: 5 },
+      { path: 'flow[0].maxQueueLength', message: expect.stringContaining('has no sentinel-golang equivalent') },
+    ],
+    [
       'a fractional concurrency limit',
       { resource: 'r', metric: 'concurrency', threshold: 2.5 },
       {

@@ -299,6 +299,11 @@ describe('Sentinel (Java) flow rules', () => {
       { path: 'flow[0].behavior', message: "'adaptive' has no Sentinel equivalent" },
     ],
     [
+      'a concurrency rule with a queue',
+      { resource: 'r', metric: 'concurrency', threshold: 10, maxQueueLength: 5 },
+      { path: 'flow[0].maxQueueLength', message: expect.stringContaining('has no Sentinel equivalent') },
+    ],
+    [
       'a cold factor other than 3',
       { resource: 'r', threshold: 10, behavior: 'warmUp', warmUpPeriodMs: 1000, coldFactor: 4 },
       {

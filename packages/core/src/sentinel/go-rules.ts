@@ -184,6 +184,11 @@ function readIsolation(obj: Record<string, unknown>, path: string, reader: RuleR
 }
 
 function writeIsolation(rule: FlowRule, path: string, reader: RuleReader): Record<string, unknown>[] {
+  if (rule.maxQueueLength !== undefined)
+    reader.fail(
+      join(path, 'maxQueueLength'),
+      'has no sentinel-golang equivalent: its isolation rules refuse at once and have no queue; remove maxQueueLength (and maxQueueingTimeMs) to write the rule',
+    );
   if (rule.behavior !== 'reject') {
     reader.fail(join(path, 'behavior'), `'${rule.behavior}' has no sentinel-golang equivalent`);
   }

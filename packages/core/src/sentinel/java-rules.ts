@@ -259,6 +259,10 @@ const NO_PRIORITY_FIELD = {
   priorityFactors: "has no Sentinel equivalent: Sentinel's calls carry no priority but 'prioritized'",
 } as const;
 
+/** Why a concurrency rule with a queue cannot be written for Sentinel. */
+const NO_CONCURRENCY_QUEUE =
+  "has no Sentinel equivalent: Sentinel's concurrency (thread count) rules refuse at once and have no queue; remove maxQueueLength (and maxQueueingTimeMs) to write the rule";
+
 function writeFlow(rule: FlowRule, path: string, reader: RuleReader, context: WriteContext): Record<string, unknown>[] {
   for (const field of ['prioritized', 'partitions', 'priorityFactors'] as const)
     if (rule[field] !== undefined) reader.fail(join(path, field), NO_PRIORITY_FIELD[field]);
@@ -277,6 +281,11 @@ function writeFlow(rule: FlowRule, path: string, reader: RuleReader, context: Wr
     rule.warmUpPeriodMs === undefined
       ? 10
       : toSeconds(rule.warmUpPeriodMs, path, 'warmUpPeriodMs', 'warmUpPeriodSec', reader);
+  if (rule.maxQueueLength !== undefined) {
+    // Sentinel's concurrency (thread count) rules refuse at once: it queues only paced QPS rules.
+    reader.fail(join(path, 'maxQueueLength'), NO_CONCURRENCY_QUEUE);
+    return [];
+  }
   const maxQueueingTimeMs = rule.maxQueueingTimeMs ?? 500;
   if (rule.maxQueueingTimeMs !== undefined) {
     wholeNumber(maxQueueingTimeMs, path, 'maxQueueingTimeMs', 'an int', reader);
