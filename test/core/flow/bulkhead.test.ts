@@ -256,10 +256,11 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     ]);
   });
 
-  it('shows its fields in getRules(), maxQueueingTimeMs defaulting to 500', () => {
+  it('shows its fields in getRules() and describeRules(), maxQueueingTimeMs defaulting to 500', () => {
     const fg = new Floodgate();
     fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2, maxQueueLength: 5 }]);
     expect(fg.getRules().flow[0]).toMatchObject({ maxQueueLength: 5, maxQueueingTimeMs: 500 });
+    expect(fg.describeRules()[0]!.rule).toMatchObject({ maxQueueLength: 5, maxQueueingTimeMs: 500 });
     fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2 }]);
     expect(fg.getRules().flow[0]).not.toHaveProperty('maxQueueLength');
     expect(fg.getRules().flow[0]).not.toHaveProperty('maxQueueingTimeMs');
