@@ -218,6 +218,21 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     expect(fg.stats('r')!.concurrency).toBe(0);
   });
 
+  it('does not add a pacing wait already spent in the queue (a throttle rule beside it)', async () => {
+    const { fg, clock } = engineWith([
+      { ...BULKHEAD, threshold: 1 },
+      { resource: 'r', behavior: 'throttle', threshold: 10 },
+    ]);
+    const log: string[] = [];
+    const a = await fg.enter('r');
+    const b = tracked(fg, log, 'b'); // queued, its pacing slot due at 100 ms
+    await clock.advance(150);
+    a.exit();
+    await b;
+    expect(log).toEqual(['b:in']);
+    expect(clock.now()).toBe(150);
+  });
+
   it('validates its fields by path', () => {
     const issues = (rules: FlowRuleOptions[]): unknown => {
       try {

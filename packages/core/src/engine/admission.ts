@@ -192,7 +192,11 @@ export class Admission {
       else throw this.refuse(entry, result as BlockError, now, state);
     }
     this.admit(entry, now);
-    if (handovers !== undefined) await this.awaitHandovers(entry, handovers, signal, state);
+    if (handovers !== undefined) {
+      await this.awaitHandovers(entry, handovers, signal, state);
+      // A pacing slot reserved at `now` is due `wait` ms after it, however long the queue took.
+      wait -= this.clock.now() - now;
+    }
     if (wait > 0) {
       try {
         await this.clock.sleep(wait, signal);
