@@ -23,11 +23,11 @@ export {
 export { normalizeRuleSet, parseRulesJson, ruleSetJson } from './engine/rule-set-input';
 export type { OutcomeHandlers } from './engine/run-outcome';
 export { Entry, type EntryAttempt } from './kernel/entry';
-export { PRIORITIES, type Priority, type PriorityFactorsOptions } from './kernel/priority';
+export type { Priority, PriorityFactorsOptions } from './kernel/priority';
 
 // Rules (as they are in force, validated and resolved: `@floodgate/core/metrics`)
 export type { RuleSet, RuleSetOptions } from './engine/kinds';
-export { ROLLOUT_DEFAULTS, type RolloutOptions, type RuleMode } from './engine/rollout';
+export type { RolloutOptions, RuleMode } from './engine/rollout';
 export type { FlowRuleOptions } from './flow/flow-rule';
 export type { CircuitBreakerRuleOptions } from './circuit-breaker/circuit-breaker-rule';
 export type { HotParamRuleOptions } from './hot-param/hot-param-rule';
