@@ -1,13 +1,13 @@
-/** A table: a header row and rows of cells, rendered as GitHub markdown (readable on a terminal too). */
+/**
+ * A table: a header row and rows of cells, rendered as GitHub markdown. Cells are not padded to
+ * their column's width: the committed report is read rendered, and padding made a third of its size.
+ */
 export function markdownTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
   align?: readonly ('l' | 'r')[],
 ): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const pad = (cell: string, i: number): string =>
-    (align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!);
-  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => pad(c, i)).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  const rule = `|${header.map((_, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'l' ? ':--' : '--:')).join('|')}|`;
   return [line(header), rule, ...rows.map((row) => line(header.map((_, i) => row[i] ?? '')))].join('\n');
 }

@@ -41,7 +41,7 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     }
     checks.push({
       target,
-      figure: `${formatNs(c.medianNs)} (samples ${c.samples.map((s) => formatNs(s)).join(', ')})`,
+      figure: `${formatNs(c.medianNs)} (${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))})`,
       verdict: c.medianNs <= limitNs ? 'met' : 'missed',
     });
   };

@@ -472,7 +472,7 @@ function renderOutbound(outbound: OutboundSuiteResult, run: BenchRun): string {
     c.name,
     `${c.cpuUsPerCall.toFixed(2)} µs`,
     c.id.endsWith('.bare') ? '' : `${formatSigned(Number((c.cpuUsPerCall - bare(c.id)).toFixed(2)))} µs`,
-    c.samples.map((s) => s.toFixed(2)).join(', '),
+    `${Math.min(...c.samples).toFixed(1)} – ${Math.max(...c.samples).toFixed(1)}`,
   ]);
   const s = run.outboundSettings;
   const a = outbound.amplification;
@@ -482,7 +482,7 @@ function renderOutbound(outbound: OutboundSuiteResult, run: BenchRun): string {
       : `bench/outbound: ${plural(s.processes, 'fresh process', 'fresh processes')} on core 1, each ${plural(s.rounds, 'round', 'rounds')} of ${s.calls.toLocaleString('en-US')} calls per case (16 in flight, every case warmed first, interleaved, reversed on odd rounds), against a local \`node:http\` server in its own process on core 0; CPU per call is the caller process's \`process.cpuUsage()\` (user + system) over the calls, median over every round. ` +
         'The guard: a circuit breaker, retries (2) within the retry budget, a 5 s timeout and pushback on the host; cockatiel: `wrap(retry(2), circuitBreaker, timeout(5 s))` around the same bare `fetch()`. ';
   return [
-    markdownTable(['calls', 'CPU per call', 'over bare', 'samples (µs)'], rows, ['l', 'r', 'r', 'l']),
+    markdownTable(['calls', 'CPU per call', 'over bare', 'range (µs)'], rows, ['l', 'r', 'r', 'r']),
     '',
     `Load amplification of a failing upstream (every answer 503, ${a.calls.toLocaleString('en-US')} calls, 16 in flight, retries on): ` +
       `**${a.floodgate.toFixed(3)}** requests per call through Floodgate (2 retries at most, within the default retry budget: 20 % of first attempts plus 10 a second), ` +
