@@ -625,6 +625,45 @@ export function runScenarios(harness: Harness): void {
     });
   });
 
+  describe(`${harness.name}: a bulkhead's queue (#26)`, () => {
+    it('takes a client that leaves out of the queue: its place goes to the next, and the slot is handed on', async () => {
+      const gates: (() => void)[] = [];
+      let handled = 0;
+      const server = await start({
+        routes: [
+          {
+            method: 'GET',
+            path: '/held',
+            guard: {
+              rateLimit: { metric: 'concurrency', threshold: 1, maxQueueLength: 1, maxQueueingTimeMs: 5000 },
+            },
+            handler: async () => {
+              handled++;
+              await new Promise<void>((resolve) => gates.push(resolve));
+              return { body: { n: handled } };
+            },
+          },
+        ],
+      });
+      const first = rawGet(server, '/held');
+      await until(() => gates.length === 1, 'the first request to reach its handler');
+      const leaving = rawGet(server, '/held');
+      await until(() => clock.pendingSleeps === 1, 'the second request to queue');
+      leaving.leave();
+      await until(() => clock.pendingSleeps === 0, 'the leaving request to leave the queue');
+      // The queue holds one: had the leaver kept its place, this request would be refused.
+      const next = rawGet(server, '/held');
+      await until(() => clock.pendingSleeps === 1, 'the next request to take the place');
+      gates.shift()!();
+      await expect(first.answered).resolves.toBe(200);
+      await until(() => gates.length === 1, 'the slot to be handed to the next request');
+      gates.shift()!();
+      await expect(next.answered).resolves.toBe(200);
+      expect(handled).toBe(2);
+      await until(() => concurrency('GET /held') === 0, 'every slot to be given back');
+    });
+  });
+
   describe(`${harness.name}: extreme numbers (#24)`, () => {
     it.each([1e-306, 5e-324, 1e-310, 1e-300])(
       'refuses a throttle route of %s calls per second at start-up, naming threshold, instead of admitting every queued request',
