@@ -4,8 +4,8 @@
  * `SLICES` steps, awaiting between them (as a handler awaiting its database), so requests in
  * flight share the one JavaScript thread. Guarded by nothing, by a system rule, or by an adaptive
  * concurrency rule, through `resilience()`; for mixed traffic (requests marked by `x-priority`),
- * by the adaptive rule blind to priorities, the adaptive rule reading them, or a concurrency
- * limit partitioned by priority. Listens on 127.0.0.1, prints `{"port":N}`, serves until SIGTERM.
+ * by the adaptive rule blind to priorities, the adaptive rule reading them, a concurrency
+ * limit partitioned by priority, or a concurrency limit whose queue serves by priority. Listens on 127.0.0.1, prints `{"port":N}`, serves until SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -18,8 +18,8 @@ export type OverloadVariant = 'none' | 'system' | 'adaptive';
 export const OVERLOAD_VARIANTS: readonly OverloadVariant[] = ['none', 'system', 'adaptive'];
 
 /** The guards compared under mixed traffic (20 % critical, 80 % sheddable). */
-export type MixedVariant = 'none' | 'blind' | 'priority' | 'partitioned';
-export const MIXED_VARIANTS: readonly MixedVariant[] = ['none', 'blind', 'priority', 'partitioned'];
+export type MixedVariant = 'none' | 'blind' | 'priority' | 'partitioned' | 'queued';
+export const MIXED_VARIANTS: readonly MixedVariant[] = ['none', 'blind', 'priority', 'partitioned', 'queued'];
 
 /** CPU per request, in ms, and the steps it is done in. */
 export const WORK_MS = 10;
@@ -51,6 +51,20 @@ export const MIXED_PARTITIONED_RULE: Omit<FlowRuleOptions, 'resource'> = {
   metric: 'concurrency',
   threshold: 6,
   partitions: { critical: 0.7, sheddable: 0.3 },
+};
+
+/**
+ * The rule of the `queued` variant: one request in flight (the route is CPU-bound: a second one
+ * would only share the core), up to 10 waiting, served by priority (`prioritized`): a critical
+ * request waits only for the one in flight, and takes the place of the newest sheddable waiter
+ * when the queue is full.
+ */
+export const MIXED_QUEUED_RULE: Omit<FlowRuleOptions, 'resource'> = {
+  metric: 'concurrency',
+  threshold: 1,
+  maxQueueLength: 10,
+  maxQueueingTimeMs: 500,
+  prioritized: true,
 };
 
 /**
@@ -89,11 +103,13 @@ async function main(): Promise<void> {
           ? MIXED_PRIORITY_RULE
           : variant === 'partitioned'
             ? MIXED_PARTITIONED_RULE
-            : undefined;
+            : variant === 'queued'
+              ? MIXED_QUEUED_RULE
+              : undefined;
     app.use(
       resilience({
         floodgate,
-        ...(variant === 'priority' || variant === 'partitioned'
+        ...(variant === 'priority' || variant === 'partitioned' || variant === 'queued'
           ? { priority: { header: 'x-priority', max: 'critical' } as const }
           : {}),
         routes: { 'GET /report': rateLimit === undefined ? {} : { rateLimit } },

@@ -427,6 +427,7 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
     blind: 'adaptive concurrency, priority-blind',
     priority: 'adaptive concurrency reading `x-priority`, `priorityFactors: { sheddable: 0.5, critical: 2 }`',
     partitioned: 'concurrency 6, `partitions: { critical: 0.7, sheddable: 0.3 }`, reading `x-priority`',
+    queued: 'concurrency 1, a queue of 10 served by priority (`prioritized`), reading `x-priority`',
   } as const;
   const med = (runs: readonly MixedRun[], pick: (r: MixedRun) => number): number => median(runs.map(pick));
   const rows = mixed.map((m) => [

@@ -326,7 +326,7 @@ const SOURCES: Sources = {
       {
         name: 'prioritized',
         type: 'boolean',
-        help: 'critical calls borrow from the next window, waiting up to 500 ms (qps, reject only)',
+        help: 'qps reject rules: critical calls borrow from the next window, waiting up to 500 ms; concurrency rules with a queue: waiters served by priority',
       },
     ],
   },

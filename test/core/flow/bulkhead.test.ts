@@ -1,4 +1,11 @@
-import { Floodgate, FlowBlockError, RuleValidationError, type Entry, type FlowRuleOptions } from '@floodgate/core';
+import {
+  Floodgate,
+  FlowBlockError,
+  RuleValidationError,
+  type Entry,
+  type FlowRuleOptions,
+  type Priority,
+} from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 
 const BULKHEAD: FlowRuleOptions = {
@@ -279,5 +286,134 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2 }]);
     expect(fg.getRules().flow[0]).not.toHaveProperty('maxQueueLength');
     expect(fg.getRules().flow[0]).not.toHaveProperty('maxQueueingTimeMs');
+  });
+});
+
+describe('concurrency rules whose queue serves by priority (prioritized)', () => {
+  const PRIORITIZED: FlowRuleOptions = { ...BULKHEAD, threshold: 1, maxQueueLength: 3, prioritized: true };
+
+  /** Enters with a priority and records, in order, which calls were admitted or refused. */
+  function trackedAt(fg: Floodgate, log: string[], name: string, priority: Priority): Promise<Entry | undefined> {
+    return fg.enter('r', { priority }).then(
+      (entry) => {
+        log.push(`${name}:in`);
+        return entry;
+      },
+      (error: unknown) => {
+        log.push(`${name}:${(error as { code?: string }).code ?? 'aborted'}`);
+        return undefined;
+      },
+    );
+  }
+
+  /** Exits the call holding the slot, lets the next one in, and returns it. */
+  async function next(held: Entry | undefined, waiting: Promise<Entry | undefined>): Promise<Entry | undefined> {
+    held!.exit();
+    await flush();
+    return waiting;
+  }
+
+  it('serves critical waiters first, then default, then sheddable, in arrival order within each', async () => {
+    const { fg } = engineWith([{ ...PRIORITIZED, maxQueueLength: 5 }]);
+    const log: string[] = [];
+    const first = await fg.enter('r');
+    const s1 = trackedAt(fg, log, 's1', 'sheddable');
+    const d1 = trackedAt(fg, log, 'd1', 'default');
+    const s2 = trackedAt(fg, log, 's2', 'sheddable');
+    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    const c2 = trackedAt(fg, log, 'c2', 'critical');
+    await flush();
+    expect(log).toEqual([]);
+    let held = await next(first, c1);
+    for (const waiting of [c2, d1, s1, s2]) held = await next(held, waiting);
+    held!.exit();
+    expect(log).toEqual(['c1:in', 'c2:in', 'd1:in', 's1:in', 's2:in']);
+    expect(fg.stats('r')!.concurrency).toBe(0);
+  });
+
+  it('makes room in a full queue for a more important call by refusing the newest least important waiter', async () => {
+    const { fg } = engineWith([PRIORITIZED]);
+    const log: string[] = [];
+    const first = await fg.enter('r');
+    const s1 = trackedAt(fg, log, 's1', 'sheddable');
+    const s2 = trackedAt(fg, log, 's2', 'sheddable');
+    const d1 = trackedAt(fg, log, 'd1', 'default');
+    // Full (3): a critical call takes the place of s2, the newest sheddable one.
+    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    await flush();
+    expect(log).toEqual(['s2:ERR_FLOW_BLOCKED']);
+    // A sheddable newcomer finds no one less important to replace: refused at once.
+    const s3 = trackedAt(fg, log, 's3', 'sheddable');
+    await flush();
+    expect(log).toEqual(['s2:ERR_FLOW_BLOCKED', 's3:ERR_FLOW_BLOCKED']);
+    let held = await next(first, c1);
+    held = await next(held, d1);
+    held = await next(held, s1);
+    held!.exit();
+    await Promise.all([s2, s3]);
+    expect(log).toEqual(['s2:ERR_FLOW_BLOCKED', 's3:ERR_FLOW_BLOCKED', 'c1:in', 'd1:in', 's1:in']);
+    expect(fg.stats('r')!.concurrency).toBe(0);
+    // Counted as blocks of the resource, as any refusal.
+    expect(fg.stats('r')!.lastSecond.block).toBe(2);
+  });
+
+  it('refuses a newcomer as important as the last waiter when full: an equal never replaces an earlier one', async () => {
+    const { fg } = engineWith([{ ...PRIORITIZED, maxQueueLength: 1 }]);
+    const log: string[] = [];
+    const first = await fg.enter('r');
+    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    const c2 = trackedAt(fg, log, 'c2', 'critical');
+    await flush();
+    expect(log).toEqual(['c2:ERR_FLOW_BLOCKED']);
+    expect(await c2).toBeUndefined();
+    (await next(first, c1))!.exit();
+    expect(log).toEqual(['c2:ERR_FLOW_BLOCKED', 'c1:in']);
+  });
+
+  it('gives a critical waiter its deadline like any other, and the refused one nothing held', async () => {
+    const { fg, clock } = engineWith([PRIORITIZED]);
+    const log: string[] = [];
+    const first = await fg.enter('r');
+    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    await clock.advance(1000);
+    await c1;
+    expect(log).toEqual(['c1:ERR_FLOW_BLOCKED']);
+    first.exit();
+    expect(fg.stats('r')!.concurrency).toBe(0);
+    expect(clock.pendingSleeps).toBe(0);
+  });
+
+  it('is refused on rules it does not apply to, by path', () => {
+    const fg = new Floodgate();
+    let thrown: unknown;
+    try {
+      fg.loadFlowRules([
+        { resource: 'a', metric: 'concurrency', threshold: 1, prioritized: true },
+        { resource: 'b', metric: 'concurrency', threshold: 1, maxQueueLength: 0, prioritized: true },
+        {
+          resource: 'c',
+          metric: 'concurrency',
+          threshold: 1,
+          maxQueueLength: 2,
+          prioritized: true,
+          occupyTimeoutMs: 5,
+        },
+      ]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(RuleValidationError);
+    expect((thrown as RuleValidationError).issues.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      "flow[0].prioritized: applies to concurrency rules with a queue only (behavior 'reject', maxQueueLength > 0)",
+      "flow[1].prioritized: applies to concurrency rules with a queue only (behavior 'reject', maxQueueLength > 0)",
+      "flow[2].occupyTimeoutMs: applies to prioritized qps rules only (a queue's longest wait is maxQueueingTimeMs)",
+    ]);
+    expect(fg.getRules().flow).toEqual([]);
+  });
+
+  it('shows prioritized in getRules() on a queued concurrency rule, without occupyTimeoutMs', () => {
+    const { fg } = engineWith([PRIORITIZED]);
+    expect(fg.getRules().flow[0]).toMatchObject({ prioritized: true, maxQueueLength: 3 });
+    expect(fg.getRules().flow[0]).not.toHaveProperty('occupyTimeoutMs');
   });
 });

@@ -272,7 +272,7 @@ describe('validation of the priority fields', () => {
       "flow[0].priorityFactors: applies to behavior 'adaptive' only, got 'reject'",
       "flow[1].partitions: applies to concurrency rules with behavior 'reject' only",
       'flow[2].partitions: shares must sum to at most 1, got 1.4',
-      "flow[3].prioritized: applies to qps rules with behavior 'reject' only",
+      "flow[3].prioritized: applies to concurrency rules with a queue only (behavior 'reject', maxQueueLength > 0)",
       'flow[4].occupyTimeoutMs: applies to prioritized rules only (prioritized: true)',
       expect.stringMatching(/^flow\[5\]\.occupyTimeoutMs: must be/),
       "flow[6].prioritized: applies to the resource's own calls only (strategy 'direct', limitOrigin not 'other')",

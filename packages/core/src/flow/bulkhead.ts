@@ -1,5 +1,6 @@
 import type { Clock } from '../kernel/clock';
 import type { Entry, EntryAttachment } from '../kernel/entry';
+import { priorityIndex } from '../kernel/priority';
 import type { Checker, CheckResult, HandoverWait } from '../kernel/rule-kind';
 import { FlowBlockError, type FlowRule } from './flow-rule';
 
@@ -11,6 +12,12 @@ import { FlowBlockError, type FlowRule } from './flow-rule';
  * newcomer takes it between the release and the waiter's wake-up), and newcomers queue behind
  * waiters even when a slot is free for them (strict FIFO, as Resilience4j's and Polly's
  * bulkheads). Time is read from the engine's clock; the only timer is a waiter's deadline.
+ *
+ * A `prioritized` rule's queue serves waiters by priority instead: critical ones first, then
+ * default, then sheddable, first in first out within a priority; and a full queue makes room for
+ * a newcomer more important than its last waiter by refusing that waiter (the newest of the least
+ * important), so under overload the sheddable calls absorb the refusals and critical ones wait
+ * only for a slot to free up.
  *
  * The bulkhead counts the slots its own calls hold, not the resource's statistics: a call in
  * flight when the rule came into force is not counted by it. It is kept across reloads of a rule
@@ -53,21 +60,27 @@ export class Bulkhead {
     const count = entry.acquireCount;
     if (count === 0) return undefined;
     const rule = this.rule;
-    if (this.waiters.length === 0 && this.inUse + count <= rule.threshold) {
+    const waiters = this.waiters;
+    if (waiters.length === 0 && this.inUse + count <= rule.threshold) {
       this.inUse += count;
       entry.attach(new Waiter(this, entry, now, true));
       return undefined;
     }
-    if (
-      !canWait ||
-      count > rule.threshold ||
-      !(rule.maxQueueingTimeMs! > 0) ||
-      this.waiters.length >= rule.maxQueueLength!
-    )
-      return this.refusal(entry);
-    const waiter = new Waiter(this, entry, now, false);
-    this.waiters.push(waiter);
+    if (!canWait || count > rule.threshold || !(rule.maxQueueingTimeMs! > 0)) return this.refusal(entry);
+    const rank = rule.prioritized === true ? priorityIndex(entry.priority) : 0;
+    if (waiters.length >= rule.maxQueueLength!) {
+      // Full: only a prioritized queue makes room, and only for a call more important than its last waiter.
+      if (rank >= waiters[waiters.length - 1]!.rank) return this.refusal(entry);
+      waiters.pop()!.settle(false);
+    }
+    const waiter = new Waiter(this, entry, now, false, rank);
+    // Behind every waiter of the same or a more important priority (all of them in a FIFO queue).
+    let at = waiters.length;
+    while (at > 0 && waiters[at - 1]!.rank > rank) at--;
+    waiters.splice(at, 0, waiter);
     entry.attach(waiter);
+    // A newcomer put first may fit where the waiter it passed did not (that one asked for more slots).
+    if (at === 0) this.drain();
     return waiter;
   }
 
@@ -129,6 +142,8 @@ const enum WaiterState {
 /** One call's place in a {@link Bulkhead}: its wait, then the slots it holds until it ends. */
 class Waiter implements EntryAttachment, HandoverWait {
   readonly count: number;
+  /** Its place among priorities in a prioritized queue (`priorityIndex`: 0 is served first); 0 in a FIFO queue. */
+  readonly rank: number;
   private state: WaiterState;
   private readonly deadline: number;
   private onSettle: ((granted: boolean) => void) | undefined;
@@ -138,8 +153,10 @@ class Waiter implements EntryAttachment, HandoverWait {
     private readonly entry: Entry,
     now: number,
     holding: boolean,
+    rank = 0,
   ) {
     this.count = entry.acquireCount;
+    this.rank = rank;
     this.state = holding ? WaiterState.Holding : WaiterState.Queued;
     this.deadline = now + bulkhead.maxWaitMs;
   }

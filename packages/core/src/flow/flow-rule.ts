@@ -50,9 +50,9 @@ export interface FlowRuleOptions extends RolloutOptions {
    */
   readonly maxQueueingTimeMs?: number;
   /**
-   * Concurrency `reject` rules only: how many calls may wait, first in first out, for a call in
-   * flight to end (a bulkhead's bounded queue), each at most `maxQueueingTimeMs`; `0` refuses at
-   * once. A safe integer >= 0; the queue is always bounded. Only `enter()` and `run()` wait.
+   * Concurrency `reject` rules only: how many calls may wait, first in first out (by priority
+   * with `prioritized`), for a call in flight to end (a bulkhead's bounded queue), each at most
+   * `maxQueueingTimeMs`; `0` refuses at once. A safe integer >= 0; the queue is always bounded. Only `enter()` and `run()` wait.
    * @defaultValue 0
    */
   readonly maxQueueLength?: number;
@@ -84,10 +84,14 @@ export interface FlowRuleOptions extends RolloutOptions {
    */
   readonly partitions?: Readonly<Partial<Record<Priority, number>>>;
   /**
-   * `qps` + `reject` only (Sentinel's prioritized entries): a `'critical'` call over the threshold
-   * takes a token of a coming window and waits for it, up to `occupyTimeoutMs`, instead of being
-   * refused (`enter()` and `run()` only; `entry()` cannot wait). Borrowed tokens count against
-   * the window they were borrowed from.
+   * Lets a call's priority decide how it is served:
+   * - on `qps` + `reject` rules (Sentinel's prioritized entries), a `'critical'` call over the
+   *   threshold takes a token of a coming window and waits for it, up to `occupyTimeoutMs`,
+   *   instead of being refused (`enter()` and `run()` only; `entry()` cannot wait). Borrowed tokens
+   *   count against the window they were borrowed from;
+   * - on concurrency `reject` rules with a queue (`maxQueueLength` > 0), the queue serves critical
+   *   calls first, then default, then sheddable ones (first in first out within a priority), and a
+   *   full queue refuses its newest least important waiter to make room for a more important call.
    * @defaultValue false
    */
   readonly prioritized?: boolean;
@@ -133,7 +137,7 @@ export interface FlowRule extends RuleRollout {
   readonly priorityFactors?: PriorityFactors;
   /** Set for a partitioned concurrency rule: every priority's share, 0 where not given. */
   readonly partitions?: Readonly<Record<Priority, number>>;
-  /** Set (to `true`) for a prioritized QPS rule. */
+  /** Set (to `true`) for a prioritized QPS rule, or a concurrency rule whose queue serves by priority. */
   readonly prioritized?: true;
   /** Set for a prioritized QPS rule. */
   readonly occupyTimeoutMs?: number;
@@ -387,7 +391,21 @@ function readPriorityFields(
     else fields.partitions = readPartitions(obj.partitions, `${path}.partitions`, reader);
   }
   const prioritized = reader.boolean(obj, 'prioritized', path, false);
-  if (prioritized) {
+  const queued = metric === 'concurrency' && typeof obj.maxQueueLength === 'number' && obj.maxQueueLength > 0;
+  if (prioritized && metric === 'concurrency') {
+    // A bulkhead serving its queue by priority (the queue's own checks are maxQueueLength's).
+    if (behavior !== 'reject' || !queued)
+      reader.fail(
+        `${path}.prioritized`,
+        "applies to concurrency rules with a queue only (behavior 'reject', maxQueueLength > 0)",
+      );
+    else fields.prioritized = true;
+    if (obj.occupyTimeoutMs !== undefined)
+      reader.fail(
+        `${path}.occupyTimeoutMs`,
+        "applies to prioritized qps rules only (a queue's longest wait is maxQueueingTimeMs)",
+      );
+  } else if (prioritized) {
     if (metric !== 'qps' || behavior !== 'reject')
       reader.fail(`${path}.prioritized`, `applies to qps rules with behavior 'reject' only`);
     else if (strategy !== 'direct' || obj.limitOrigin === 'other')
