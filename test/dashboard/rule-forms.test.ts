@@ -104,6 +104,21 @@ describe('the rule forms', () => {
     expect(field('flow', 'threshold')).not.toHaveProperty('default');
   });
 
+  it('offers the rollout fields on every kind whose rules take them, and on no other', () => {
+    for (const kind of KINDS) {
+      const names = FORMS[kind]!.fields.map((f) => f.name);
+      const takes = issuesOf(kind, { ...VALID[kind], mode: 'shadow' }).length === 0;
+      expect([kind, names.includes('mode'), names.includes('enforcePercent')]).toEqual([kind, takes, takes]);
+    }
+    expect(FORMS.apiGroups!.fields.map((f) => f.name)).not.toContain('mode');
+    const field = (name: string) => FORMS.flow!.fields.find((f) => f.name === name)!;
+    expect(field('mode')).toMatchObject({ type: 'select', options: ['enforce', 'shadow'], placeholder: 'enforce' });
+    // Hidden in shadow, where the engine refuses it.
+    expect(field('enforcePercent').when).toEqual({ mode: ['', 'enforce'] });
+    expect(issuesOf('flow', { ...VALID.flow, mode: 'shadow', enforcePercent: 50 })).not.toEqual([]);
+    expect(issuesOf('flow', { ...VALID.flow, mode: 'enforce', enforcePercent: 50 })).toEqual([]);
+  });
+
   it('gives each default as the engine resolves a rule that leaves the field out', () => {
     for (const [kind, field] of fields()) {
       if (field.default === undefined) continue;

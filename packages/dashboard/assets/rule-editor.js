@@ -206,7 +206,13 @@ window.floodgateRuleEditor = function floodgateRuleEditor(page) {
       const empty = el(
         'option',
         undefined,
-        field.default !== undefined ? `(default: ${field.default})` : field.required ? '(choose)' : '(none)',
+        field.default !== undefined
+          ? `(default: ${field.default})`
+          : field.placeholder !== undefined
+            ? `(default: ${field.placeholder})`
+            : field.required
+              ? '(choose)'
+              : '(none)',
       );
       empty.value = '';
       input.appendChild(empty);

@@ -1,4 +1,4 @@
-import { normalizeRuleSet, type RuleSetOptions } from '@floodgate/core';
+import { normalizeRuleSet, type RolloutOptions, type RuleSetOptions } from '@floodgate/core';
 
 /*
  * The forms of the page, one per rule kind: every field a kind's rules take, how the page shows
@@ -94,6 +94,28 @@ const SYSTEM_LIMITS = [
   ['maxEventLoopUtilization', 'load limit: share of time the event loop is busy, 0 to 1'],
   ['maxCpuUsage', "load limit: the process's CPU, as a share of one core, 0 to 1"],
 ] as const;
+
+/**
+ * The rollout fields the rules of every kind that checks calls take (the engine says which): a
+ * rule shipped in shadow, then enforced by steps. Their defaults are not resolved into a rule in force
+ * (an enforced rule reads as it did before rollout existed), so the placeholders say them.
+ */
+const ROLLOUT: readonly FieldSource<RolloutOptions>[] = [
+  {
+    name: 'mode',
+    type: 'select',
+    options: ['enforce', 'shadow'],
+    placeholder: 'enforce',
+    help: 'shadow: checked and counted as if enforced, refuses nothing, reports each call it would refuse (wouldBlock)',
+  },
+  {
+    name: 'enforcePercent',
+    type: 'number',
+    placeholder: '100',
+    when: { mode: ['', 'enforce'] },
+    help: 'the share of what it would refuse that it refuses, 0 to 100 (the rest pass, reported as wouldBlock); not with cluster',
+  },
+];
 
 const SOURCES: Sources = {
   authority: {
@@ -444,9 +466,20 @@ export function ruleForms(kinds: readonly string[]): Readonly<Record<string, Rul
   for (const kind of kinds) {
     if (!Object.hasOwn(SOURCES, kind)) continue;
     const source = SOURCES[kind as keyof Sources] as unknown as FormSource<Record<string, unknown>>;
-    forms[kind] = { fields: source.fields.map((field) => resolve(kind, source.example, field)) };
+    const rollout = takesRollout(kind, source.example) ? (ROLLOUT as unknown as typeof source.fields) : [];
+    forms[kind] = { fields: [...source.fields, ...rollout].map((field) => resolve(kind, source.example, field)) };
   }
   return forms;
+}
+
+/** Whether the engine takes the rollout fields on rules of `kind` (every kind but API groups). */
+function takesRollout(kind: string, example: object): boolean {
+  try {
+    normalizeRuleSet({ [kind]: [{ ...example, mode: 'shadow' }] });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function resolve(kind: string, example: object, field: FieldSource<Record<string, unknown>>): RuleField {
