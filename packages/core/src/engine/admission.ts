@@ -77,7 +77,15 @@ export class Admission {
 
   /** See `Floodgate.tryEntry`. */
   tryEntry(resource: string, options: EntryOptions | undefined): Entry | BlockError {
-    const state = this.resources.stateOf(resource);
+    return this.tryEntryIn(this.resources.stateOf(resource), resource, options);
+  }
+
+  /** `tryEntry` on the resource's state already looked up (`run` looks it up once for both). */
+  private tryEntryIn(
+    state: ResourceState | undefined,
+    resource: string,
+    options: EntryOptions | undefined,
+  ): Entry | BlockError {
     const now = this.clock.now();
     const entry = this.newEntry(resource, options, state, now);
     const checkers = this.resources.checkersOf(state, entry.inbound);
@@ -103,7 +111,7 @@ export class Admission {
       const state = this.resources.stateOf(resource);
       if (this.resources.mayWaitOn(state, options?.inbound === true))
         return this.enterWaiting(state, resource, options, signal);
-      const result = this.tryEntry(resource, options);
+      const result = this.tryEntryIn(state, resource, options);
       return result instanceof Entry ? Promise.resolve(result) : Promise.reject(result);
     } catch (error) {
       return Promise.reject(error);
@@ -122,7 +130,7 @@ export class Admission {
       checkTimeout(options.timeoutMs);
       const state = this.resources.stateOf(resource);
       if (!this.resources.mayWaitOn(state, options.inbound === true))
-        return Promise.resolve(this.call(this.tryEntry(resource, options), fn, options));
+        return Promise.resolve(this.call(this.tryEntryIn(state, resource, options), fn, options));
       return this.enterWaiting(state, resource, options, signal).then(
         (entry) => this.call(entry, fn, options),
         (error: unknown) => (isBlockError(error) ? answerBlock(error, options) : Promise.reject(error)),

@@ -28,6 +28,9 @@ import { RuleManagement, type LoadOptions } from './rule-management';
 import { RuleStore, type RuleDescription } from './rule-store';
 import { TrackedResources } from './tracked-resources';
 
+/** The options of a `run()` or `runSync()` given none: shared, so such a call allocates none. */
+const NO_OPTIONS: RunOptions<never> & RunSyncOptions<never> = Object.freeze({});
+
 export type { FloodgateOptions } from './engine-options';
 export type { EnterOptions, EntryOptions, RunOptions, RunSyncOptions } from './admission';
 export type { LoadOptions } from './rule-management';
@@ -131,7 +134,7 @@ export class Floodgate {
   run<T>(
     resource: string,
     fn: (entry: Entry, signal: AbortSignal | undefined) => T | Promise<T>,
-    options: RunOptions<T> = {},
+    options: RunOptions<T> = NO_OPTIONS,
   ): Promise<T> {
     return this.admission.run(resource, fn, options);
   }
@@ -143,7 +146,7 @@ export class Floodgate {
   runSync<T>(
     resource: string,
     fn: (entry: Entry, signal: AbortSignal | undefined) => T,
-    options: RunSyncOptions<T> = {},
+    options: RunSyncOptions<T> = NO_OPTIONS,
   ): T {
     return this.admission.runSync(resource, fn, options);
   }
