@@ -121,6 +121,8 @@ export class GuardedRequest {
   private cutOff = false;
   /** Adapters waiting for the handler to settle ({@link GuardedRequest.handlerStarts}). */
   private running = 0;
+  /** Whether the handler's `end()` is watched through the response's prototype (see {@link watchEndOn}). */
+  private watchingEnd = false;
 
   private constructor(
     /** The response the request is answered with. */
@@ -128,6 +130,8 @@ export class GuardedRequest {
     private readonly isFailure: (status: number, error: unknown) => boolean,
     /** The connection, if it can be listened to. */
     private readonly connection: TrackedSocket | undefined,
+    /** Node's request the response answers (`res.req`), read once: key sources and priority headers read it. */
+    readonly request: HttpResponseLike['req'],
   ) {}
 
   /**
@@ -136,10 +140,11 @@ export class GuardedRequest {
    * (behind an asynchronous middleware: nothing may be entered then).
    */
   static of(res: HttpResponseLike, isFailure: (status: number, error: unknown) => boolean): GuardedRequest {
-    const socket = connectionOf(res);
+    const req = res.req;
+    const socket = connectionOf(req);
     const found = GuardedRequest.find(res, socket);
     if (found !== undefined) return found;
-    const state = new GuardedRequest(res, isFailure, socket);
+    const state = new GuardedRequest(res, isFailure, socket, req);
     if (socket?.destroyed === true || res.finished) state.closed = true;
     return state;
   }
@@ -148,7 +153,7 @@ export class GuardedRequest {
    * The state of `res`, if a Floodgate middleware guarded it (and, on a swapped response, it has
    * not ended). `socket` is its connection, when the caller has read it already.
    */
-  static find(res: HttpResponseLike, socket = connectionOf(res)): GuardedRequest | undefined {
+  static find(res: HttpResponseLike, socket = connectionOf(res.req)): GuardedRequest | undefined {
     return socket !== undefined && swapped(res) ? openOn(socket, res) : (res as Carrier)[STATE];
   }
 
@@ -158,6 +163,15 @@ export class GuardedRequest {
    */
   static findHolding(res: HttpResponseLike): GuardedRequest | undefined {
     return GuardedRequest.find(res) ?? (res as Carrier)[STATE];
+  }
+
+  /**
+   * Whether any request has had a timeout armed, in this copy of the package: until one has,
+   * no request's handler needs watching ({@link GuardedRequest.handlerStarts} would say `false`),
+   * and adapters need not look the request up to be told so.
+   */
+  static get anyArmed(): boolean {
+    return timeoutsArmed;
   }
 
   /**
@@ -178,8 +192,9 @@ export class GuardedRequest {
     res.on('prefinish', () => this.answered());
     // A response on its connection closes with it; one waiting behind another does not, and
     // tells of its end only once it is on the connection: its handler's `end()` is watched.
-    if (socket !== undefined && (onConnection || res.socket == null)) this.track();
-    if (res.socket == null) this.watchEnd();
+    const waiting = res.socket == null;
+    if (socket !== undefined && (onConnection || waiting)) this.track();
+    if (waiting) this.watchEnd(onConnection);
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
@@ -233,6 +248,7 @@ export class GuardedRequest {
     if (this.closed || this.concluded) return;
     const deadline = clock.now() + timeoutMs;
     if (deadline >= this.deadline) return;
+    timeoutsArmed = true;
     this.stopTimer();
     this.deadline = deadline;
     const timer = (this.timer = new AbortController());
@@ -277,6 +293,7 @@ export class GuardedRequest {
     this.controller?.abort();
     this.stopTimer();
     this.untrack();
+    this.unwatchEnd();
     if (this.entries.length === 0) return;
     if (this.queued) {
       this.refuse();
@@ -299,8 +316,12 @@ export class GuardedRequest {
     return this.timedOut && this.running > 0;
   }
 
-  /** The handler ended the response (`prefinish`, or its `end()`): the outcome is recorded now. */
-  private answered(): void {
+  /**
+   * The handler ended the response (`prefinish`, or its `end()`): the outcome is recorded now,
+   * once. Called by the response's events and by the wrapped `end()` that watches it.
+   */
+  answered(): void {
+    this.unwatchEnd();
     if (this.concluded || this.closed || this.entries.length === 0 || this.queued) return;
     this.stopTimer();
     this.conclude(this.failed(this.res.statusCode));
@@ -376,9 +397,19 @@ export class GuardedRequest {
   /**
    * A pipelined response waiting behind another tells of its `end()` only once it is on its
    * connection, which a client that does not read the response before it delays at will: its
-   * own `end()` is watched instead. (An own property: such responses are rare.)
+   * own `end()` is watched instead. On a response whose prototype was swapped (Express), through
+   * that prototype, once (see {@link watchEndOn}): an own property added to such a response,
+   * which has a hidden class of its own, costs V8 a copy of its class (about 2 µs a request
+   * under pipelining, measured). Elsewhere as an own property of the response, whose class
+   * V8 shares (the transition is cached): cheap.
    */
-  private watchEnd(): void {
+  private watchEnd(onConnection: boolean): void {
+    if (onConnection) {
+      watchEndOn(Object.getPrototypeOf(this.res) as object);
+      this.watchingEnd = true;
+      waitingEnds++;
+      return;
+    }
     const res = this.res as unknown as Record<'end', (this: unknown, ...args: unknown[]) => unknown>;
     const end = res.end;
     const answered = (): void => this.answered();
@@ -387,6 +418,13 @@ export class GuardedRequest {
       answered();
       return result;
     };
+  }
+
+  /** The end is no longer watched through the prototype (it came, or the request closed). */
+  private unwatchEnd(): void {
+    if (!this.watchingEnd) return;
+    this.watchingEnd = false;
+    waitingEnds--;
   }
 
   private stopTimer(): void {
@@ -463,9 +501,9 @@ function callBack(args: readonly unknown[]): void {
   if (typeof last === 'function') process.nextTick(last);
 }
 
-/** The connection of `res` (its request's socket, also while the response waits behind another), if it can be listened to. */
-function connectionOf(res: HttpResponseLike): TrackedSocket | undefined {
-  const socket: TrackedSocket | null | undefined = res.req?.socket;
+/** The connection of a response's request `req` (its socket, also while the response waits behind another), if it can be listened to. */
+function connectionOf(req: HttpResponseLike['req']): TrackedSocket | undefined {
+  const socket: TrackedSocket | null | undefined = req?.socket;
   return socket != null && typeof socket.on === 'function' ? socket : undefined;
 }
 
@@ -492,6 +530,41 @@ function openOn(socket: TrackedSocket, res: HttpResponseLike): GuardedRequest | 
   const open = socket[OPEN];
   if (open !== undefined) for (let i = open.length - 1; i >= 0; i--) if (open[i]!.res === res) return open[i];
   return undefined;
+}
+
+/** Whether a request has had a timeout armed (see {@link GuardedRequest.anyArmed}). */
+let timeoutsArmed = false;
+/** How many requests watch their handler's `end()` through their response's prototype. */
+let waitingEnds = 0;
+/** The swapped prototypes whose `end` this copy of the package watches (see {@link watchEndOn}). */
+const endWatched = new WeakSet<object>();
+
+/**
+ * Watches `end()` on the responses of a swapped prototype (Express's `app.response`), once per
+ * prototype: the `end` they inherit, wrapped, tells the request whose waiting response it ended
+ * (looked up on its connection only while some request waits for its end). A response's own
+ * `end` (another middleware's wrapper) still calls it, as it calls whatever `end` it found.
+ */
+function watchEndOn(prototype: object): void {
+  if (endWatched.has(prototype)) return;
+  endWatched.add(prototype);
+  const target = prototype as Record<'end', (this: unknown, ...args: unknown[]) => unknown>;
+  const inherited = target.end;
+  Object.defineProperty(prototype, 'end', {
+    configurable: true,
+    enumerable: false,
+    writable: true,
+    value: function end(this: HttpResponseLike, ...args: unknown[]): unknown {
+      const result = inherited.apply(this, args);
+      if (waitingEnds > 0) {
+        const socket = connectionOf(this.req);
+        const state = socket === undefined ? undefined : openOn(socket, this);
+        // Another copy of the package keeps its own requests on the connection too.
+        if (state instanceof GuardedRequest) state.answered();
+      }
+      return result;
+    },
+  });
 }
 
 function onSocketClose(this: TrackedSocket): void {

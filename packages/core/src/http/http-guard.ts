@@ -145,6 +145,11 @@ export class HttpGuard<Req, F> {
     keys: undefined,
   };
   private readonly reader: HttpRequestReader<Req>;
+  /**
+   * The request this guard refused last, synchronously, until the adapter answers it: a
+   * request refused before it held anything is kept nowhere else (see `GuardedRequest.listen`).
+   */
+  private lastRefused: GuardedRequest | undefined = undefined;
   /** Whether every request the framework routes is to be guarded by its route (the `everyRoute` option). */
   readonly everyRoute: boolean;
   private readonly groupTimeouts: boolean;
@@ -371,14 +376,14 @@ export class HttpGuard<Req, F> {
     for (let policy = this.step(walk); policy !== undefined; policy = this.step(walk)) {
       if (state === undefined) {
         origin = this.originOf(req);
-        priority = this.priority(req, nodeRequest(res));
         state = GuardedRequest.of(res, this.isFailure);
         if (state.closed) return 'aborted';
+        priority = this.priority(req, state.request as NodeRequestLike | undefined);
       }
       if (state.entered(policy.resource)) continue;
       if (policy.queues) return this.walkQueued(state, res, req, origin, priority, walk, policy);
       const block = this.enterNow(state, res, req, origin, priority, policy, walk.params);
-      if (block !== undefined) return block;
+      if (block !== undefined) return this.refused(state, block);
     }
     if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
     return undefined;
@@ -432,12 +437,13 @@ export class HttpGuard<Req, F> {
     if (state.closed) return 'aborted';
     if (state.entered(policy.resource)) return undefined;
     const origin = this.originOf(req);
-    const priority = this.priority(req, nodeRequest(res));
+    const priority = this.priority(req, state.request as NodeRequestLike | undefined);
     if (policy.queues)
       return this.enterQueued(state, res, req, origin, priority, policy, params).then((verdict) =>
         this.passed(res, state, verdict),
       );
-    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, params));
+    const verdict = this.enterNow(state, res, req, origin, priority, policy, params);
+    return verdict === undefined ? this.passed(res, state, verdict) : this.refused(state, verdict);
   }
 
   /**
@@ -446,7 +452,10 @@ export class HttpGuard<Req, F> {
    * guard's. Without one, answer with {@link HttpGuard.respond}. Throws what `onBlock` throws.
    */
   answer(res: HttpResponseLike, req: Req, error: BlockError): F | undefined {
-    const state = GuardedRequest.find(res);
+    // The request this guard has just refused is known (most blocks are): no need to look it up.
+    const last = this.lastRefused;
+    this.lastRefused = undefined;
+    const state = last !== undefined && last.res === res ? last : GuardedRequest.find(res);
     if (state !== undefined) state.blocked = true;
     if (this.onBlock !== undefined) this.onBlock(error, req);
     const routeFallback = this.registry.find(error.resource)?.fallback as F | undefined;
@@ -476,7 +485,8 @@ export class HttpGuard<Req, F> {
    * error handling ({@link HttpGuard.traceError}) tell instead.
    */
   handlerStarts(res: HttpResponseLike): boolean {
-    return GuardedRequest.find(res)?.handlerStarts() === true;
+    // No request has a timeout until one is armed: then nothing is watched, and nothing looked up.
+    return GuardedRequest.anyArmed && GuardedRequest.find(res)?.handlerStarts() === true;
   }
 
   /** What the adapter handed on after {@link HttpGuard.handlerStarts} returned `true` has settled. */
@@ -498,6 +508,15 @@ export class HttpGuard<Req, F> {
     for (let i = 0; i < routes.length; i++)
       if (routes[i]!.pattern.matchPath('HEAD', path, folded, false) !== undefined) return true;
     return false;
+  }
+
+  /**
+   * A block of `state`'s request, refused synchronously: the adapter answers it next
+   * ({@link HttpGuard.answer}), which then finds the request here rather than looking it up.
+   */
+  private refused(state: GuardedRequest, verdict: BlockError | 'aborted'): BlockError | 'aborted' {
+    if (verdict !== 'aborted') this.lastRefused = state;
+    return verdict;
   }
 
   private passed(res: HttpResponseLike, state: GuardedRequest, verdict: GuardVerdict): GuardVerdict {
@@ -543,7 +562,7 @@ export class HttpGuard<Req, F> {
     let result: Entry | BlockError;
     try {
       options.args = policy.args(req, params);
-      options.keys = policy.keys(req, nodeRequest(res), this.reader, params);
+      options.keys = policy.keys(req, state.request as NodeRequestLike | undefined, this.reader, params);
       result = this.engine.tryEntry(policy.resource, options);
     } catch (error) {
       // A throwing param function or check: what the request took on its way goes back too.
@@ -578,7 +597,7 @@ export class HttpGuard<Req, F> {
     state.queued = true;
     try {
       const args = policy.args(req, params);
-      const keys = policy.keys(req, nodeRequest(res), this.reader, params);
+      const keys = policy.keys(req, state.request as NodeRequestLike | undefined, this.reader, params);
       entry = await this.engine.enter(policy.resource, {
         inbound: true,
         origin,
@@ -629,11 +648,6 @@ export class HttpGuard<Req, F> {
     const headers = quotaHeaders(best.policy, best.remaining, best.policy.windowSeconds, draft);
     for (const name in headers) res.setHeader(name, headers[name]!);
   }
-}
-
-/** Node's request a response answers (its `req`), for the headers key sources read. */
-function nodeRequest(res: HttpResponseLike): NodeRequestLike | undefined {
-  return res.req as NodeRequestLike | undefined;
 }
 
 /**
