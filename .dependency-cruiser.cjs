@@ -1,5 +1,5 @@
 // The layering of @floodgate/core, checked by `npm test` (`npm run deps`):
-// kernel <- cluster contract <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel <- adapters, exporters.
+// kernel <- cluster contract <- rule kinds <- cluster wrapper <- engine <- http / decorators / metrics / sources / sentinel / rules <- adapters, exporters.
 // The kernel knows no kind: system protection's probe lives in system/, cluster mode's contract in cluster/.
 // Type-only imports count too: a cycle of types is still a cycle to read.
 const KINDS = '(authority|flow|circuit-breaker|hot-param|system|api-group|retry-budget|pushback|adaptive-throttling)';
@@ -50,9 +50,9 @@ module.exports = {
       name: 'engine-is-below-http-and-decorators',
       severity: 'error',
       comment:
-        "The engine composes kinds; http, decorators, metrics, rule sources and Sentinel's rule format build on it, never the reverse.",
+        "The engine composes kinds; http, decorators, metrics, rule sources, Sentinel's rule format and the rules entry point build on it, never the reverse.",
       from: { path: `${CORE}(engine|kernel|cluster|${KINDS.slice(1, -1)})/` },
-      to: { path: `${CORE}(http|decorators|metrics|sources|sentinel)/` },
+      to: { path: `${CORE}(http|decorators|metrics|sources|sentinel|rules)/` },
     },
     {
       name: 'http-and-decorators-apart',
@@ -75,7 +75,7 @@ module.exports = {
       comment: "Other packages import @floodgate/core's public entry points, never its files.",
       from: { path: '^packages/(?!core/)[^/]+/src/' },
       to: {
-        path: '^packages/core/src/(?!index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$|testing/index\\.ts$|sentinel/index\\.ts$)',
+        path: '^packages/core/src/(?!index\\.ts$|rules/index\\.ts$|http/index\\.ts$|cluster/index\\.ts$|metrics/index\\.ts$|testing/index\\.ts$|sentinel/index\\.ts$)',
       },
     },
   ],

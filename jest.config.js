@@ -3,7 +3,7 @@ const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: {
-    '^@floodgate/core/(http|cluster|metrics|testing|sentinel)$': '<rootDir>/packages/core/src/$1/index.ts',
+    '^@floodgate/core/(rules|http|cluster|metrics|testing|sentinel)$': '<rootDir>/packages/core/src/$1/index.ts',
     '^@floodgate/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
 };

@@ -18,7 +18,8 @@
  * This is a benchmark, not a test: it prints figures and asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { Floodgate, isBlockError, normalizeRuleSet, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import { normalizeRuleSet, type HotParamRuleOptions } from '@floodgate/core/rules';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 
 type Subject = 'floodgate' | 'rlf';

@@ -6,13 +6,21 @@
 //   package exports, so users cannot name it (a type that another entry point of the same package
 //   exports is not forgotten: `Floodgate` in `@floodgate/core/http`'s signatures is exported by
 //   `@floodgate/core`);
-// - on an undocumented public declaration or member (every export has TSDoc).
+// - on an undocumented public declaration or member (every export has TSDoc);
+// - when a package's root exports more names than ROOT_LIMITS allows it (names marked
+//   `@deprecated`, kept for a minor version after they moved, are counted apart and listed).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 import ts from 'typescript';
 
 const update = process.argv.includes('--update');
+/**
+ * The most names a package's root entry point may export, its `@deprecated` ones aside: the root of
+ * `@floodgate/core` is what a first program imports, on one screen (#25); the rest has an entry
+ * point of its own (`/rules`, `/metrics`, `/testing`, ...).
+ */
+const ROOT_LIMITS = { core: 40 };
 const root = join(import.meta.dirname, '..');
 let failed = 0;
 for (const pkg of readdirSync(join(root, 'packages'))) {
@@ -50,6 +58,18 @@ for (const pkg of readdirSync(join(root, 'packages'))) {
       console.log(`${pkg}/${file}: report updated`);
     }
   }
+  const limit = ROOT_LIMITS[pkg];
+  const rootEntry = configs.find(({ config }) => config.mainEntryPointFilePath.endsWith('/dist/index.d.ts'));
+  if (limit !== undefined && rootEntry !== undefined) {
+    const entry = rootEntry.config.mainEntryPointFilePath;
+    const deprecated = [...exported.deprecatedByEntry.get(entry)].sort();
+    const count = exported.byEntry.get(entry).size - deprecated.length;
+    const line = `${pkg}/${rootEntry.file}: ${count} names at the root (at most ${limit}), and ${deprecated.length} deprecated until they are removed: ${deprecated.join(', ')}`;
+    if (count > limit) {
+      failed++;
+      console.error(`${line}\n  the root holds what a first program imports: export the rest from another entry point`);
+    } else console.log(line);
+  }
 }
 if (failed > 0) process.exit(1);
 console.log(update ? 'API reports updated.' : 'API reports match the public API.');
@@ -80,6 +100,7 @@ function place(message) {
 
 /**
  * `byEntry`: the names each entry point (its `.d.ts`) exports, by the entry point's path.
+ * `deprecatedByEntry`: the names of those whose declaration is marked `@deprecated`.
  * `declared`: how many top-level declarations of each name the package's declaration files hold
  * (deprecated aliases aside), so that a forgotten name is matched to another entry point's export
  * only when the package declares that name once.
@@ -88,14 +109,23 @@ function exportsByEntry(entries) {
   const program = ts.createProgram(entries, { noEmit: true, skipLibCheck: true });
   const checker = program.getTypeChecker();
   const byEntry = new Map();
+  const deprecatedByEntry = new Map();
   for (const entry of entries) {
     const source = program.getSourceFile(entry);
     const module = source === undefined ? undefined : checker.getSymbolAtLocation(source);
-    byEntry.set(entry, new Set(module === undefined ? [] : checker.getExportsOfModule(module).map((s) => s.name)));
+    const symbols = module === undefined ? [] : checker.getExportsOfModule(module);
+    byEntry.set(entry, new Set(symbols.map((s) => s.name)));
+    const isDeprecated = (symbol) => {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      return target.getJsDocTags(checker).some((tag) => tag.name === 'deprecated');
+    };
+    deprecatedByEntry.set(entry, new Set(symbols.filter(isDeprecated).map((s) => s.name)));
   }
   const declared = new Map();
   for (const source of program.getSourceFiles()) {
     if (source.fileName.includes('/node_modules/') || program.isSourceFileDefaultLibrary(source)) continue;
+    // A function's overloads, or a class and the interface merged into it, are one `X` of the file.
+    const inFile = new Set();
     for (const statement of source.statements) {
       // A deprecated alias re-declares a name exported elsewhere: it is not a second `X`.
       if (ts.getJSDocDeprecatedTag(statement) !== undefined) continue;
@@ -104,8 +134,9 @@ function exportsByEntry(entries) {
         : statement.name !== undefined && ts.isIdentifier(statement.name)
           ? [statement.name.text]
           : [];
-      for (const name of names) declared.set(name, (declared.get(name) ?? 0) + 1);
+      for (const name of names) inFile.add(name);
     }
+    for (const name of inFile) declared.set(name, (declared.get(name) ?? 0) + 1);
   }
-  return { byEntry, declared };
+  return { byEntry, declared, deprecatedByEntry };
 }

@@ -1,4 +1,5 @@
-import { Floodgate, isBlockError, type Entry, type RuleSetOptions, type SystemRuleOptions } from '@floodgate/core';
+import { Floodgate, isBlockError, type Entry } from '@floodgate/core';
+import type { RuleSetOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';

@@ -1,4 +1,5 @@
-import { Entry, Floodgate, isBlockError, type RuleSetOptions } from '@floodgate/core';
+import { Entry, Floodgate, isBlockError } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { collectMetrics } from '@floodgate/prometheus';
 import { Registry } from 'prom-client';
 import type { CoreCase } from './core-cases';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { normalizeRuleSet } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import { median } from '../lib/median';
 import { runJsonWorker } from '../lib/run-json-worker';
 

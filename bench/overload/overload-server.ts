@@ -9,7 +9,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Floodgate, type FlowRuleOptions, type SystemRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { resilience } from '@floodgate/express';
 import express from 'express';
 

@@ -14,7 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { fileRuleSource, Floodgate } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { fileRuleSource } from '@floodgate/core/rules';
 import { dashboard } from '@floodgate/dashboard';
 import { createApp, FlakyRecommendations } from './app';
 

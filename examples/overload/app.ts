@@ -14,7 +14,8 @@
  */
 import express, { type Express } from 'express';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Floodgate, type FlowRuleOptions, type SystemRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { resilience } from '@floodgate/express';
 
 /** How the service protects itself. */

@@ -2,7 +2,8 @@
  * What the three HTTP examples (Express, Koa, Fastify) share: the flaky recommendations
  * upstream, the last good answers kept for the breaker's fallback, and the rules they apply.
  */
-import type { CircuitBreakerRuleOptions, Floodgate } from '@floodgate/core';
+import type { Floodgate } from '@floodgate/core';
+import type { CircuitBreakerRuleOptions } from '@floodgate/core/rules';
 
 /** Where recommendations come from. */
 export interface RecommendationSource {

@@ -1,4 +1,4 @@
-import { normalizeRuleSet, type RuleSet } from '@floodgate/core';
+import { normalizeRuleSet, type RuleSet } from '@floodgate/core/rules';
 import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 import type { RuleKindKey } from '@floodgate/core/metrics';
 import type { CompileContext } from '../../packages/core/src/kernel/rule-kind';

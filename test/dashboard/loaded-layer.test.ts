@@ -1,4 +1,5 @@
-import { Floodgate, normalizeRuleSet } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import { LoadedLayer } from '../../packages/dashboard/src/loaded-layer';
 
 let fg: Floodgate;

@@ -1,4 +1,5 @@
-import { Floodgate, normalizeRuleSet, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import { Floodgate, RuleValidationError, type RuleIssue } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import { ruleForms, type RuleField } from '../../packages/dashboard/src/rule-forms';
 
 /** A valid rule of each kind, written here (not by the module), to try the forms' fields on. */

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { CircuitOpenError, Floodgate, ManualClock, UpstreamPausedError } from '@floodgate/core';
+import { CircuitOpenError, Floodgate, UpstreamPausedError } from '@floodgate/core';
+import { ManualClock } from '@floodgate/core/testing';
 import { blockErrorOf } from '@floodgate/grpc';
 import {
   createClient,

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { Floodgate, isBlockError, type BlockError, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, isBlockError, type BlockError } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { blockErrorOf, blockStatus, grpcCodeOf, pushbackOf, PUSHBACK_METADATA_KEY } from '@floodgate/grpc';
 

@@ -1,4 +1,5 @@
-import { Floodgate, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { HotParamRuleOptions } from '@floodgate/core/rules';
 import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { ClusterFixture, countPasses, hit } from './support/cluster-fixture';
 import { until } from '../support/until';

@@ -1,12 +1,6 @@
 import fc from 'fast-check';
-import {
-  Entry,
-  Floodgate,
-  isBlockError,
-  type BlockError,
-  type FlowRuleOptions,
-  type HotParamRuleOptions,
-} from '@floodgate/core';
+import { Entry, Floodgate, isBlockError, type BlockError } from '@floodgate/core';
+import type { FlowRuleOptions, HotParamRuleOptions } from '@floodgate/core/rules';
 import { blockResponse, MAX_HEADER_VALUE } from '@floodgate/core/http';
 import { ClusterFixture, hit } from './support/cluster-fixture';
 import { MAX_DURATION_MS } from '../../packages/core/src/kernel/rule-reader';

@@ -1,4 +1,5 @@
-import { Floodgate, type FlowRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { redisCluster } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';

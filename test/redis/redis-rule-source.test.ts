@@ -1,4 +1,5 @@
-import { Floodgate, type FloodgateEventMap, type FlowRuleOptions, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate, type FloodgateEventMap } from '@floodgate/core';
+import type { FlowRuleOptions, RuleSetOptions } from '@floodgate/core/rules';
 import { publishRules, redisRuleSource, type RedisRuleSource } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { ManualClock } from '@floodgate/core/testing';

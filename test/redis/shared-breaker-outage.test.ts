@@ -1,4 +1,5 @@
-import { Floodgate, isBlockError, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { Floodgate, isBlockError } from '@floodgate/core';
+import type { CircuitBreakerRuleOptions } from '@floodgate/core/rules';
 import type { CircuitStateChangeEvent, ClusterFallbackEvent, ClusterRecoverEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend } from '@floodgate/redis';
 import Redis from 'ioredis';

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Floodgate, isBlockError, type CircuitBreakerRuleOptions, type Entry } from '@floodgate/core';
+import { Floodgate, isBlockError, type Entry } from '@floodgate/core';
+import type { CircuitBreakerRuleOptions } from '@floodgate/core/rules';
 import type { CircuitStateChangeEvent, ClusterFallbackEvent } from '@floodgate/core/metrics';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import { ClusterFixture, HEALTHY_TIMEOUT_MS, T0 } from './support/cluster-fixture';

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Floodgate, type FlowRuleOptions, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions, HotParamRuleOptions } from '@floodgate/core/rules';
 import { redisCluster } from '@floodgate/redis';
 import { ClusterFixture, countPasses, HEALTHY_TIMEOUT_MS, hit } from './support/cluster-fixture';
 import { countingCommander } from './support/counting-commander';

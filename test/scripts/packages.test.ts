@@ -30,10 +30,11 @@ describe('scripts/packages', () => {
     return pkg;
   };
 
-  it("reads core's six entry points from its exports map", () => {
+  it("reads core's seven entry points from its exports map", () => {
     const core = workspacePackages().find((p) => p.name === '@floodgate/core')!;
     expect(core.entryPoints).toEqual([
       { subpath: '.', source: 'src/index.ts', base: 'dist/index' },
+      { subpath: './rules', source: 'src/rules/index.ts', base: 'dist/rules/index' },
       { subpath: './http', source: 'src/http/index.ts', base: 'dist/http/index' },
       { subpath: './cluster', source: 'src/cluster/index.ts', base: 'dist/cluster/index' },
       { subpath: './metrics', source: 'src/metrics/index.ts', base: 'dist/metrics/index' },

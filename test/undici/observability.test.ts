@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileRuleSource, UpstreamPausedError } from '@floodgate/core';
+import { UpstreamPausedError } from '@floodgate/core';
+import { fileRuleSource } from '@floodgate/core/rules';
 import { dashboard } from '@floodgate/dashboard';
 import { instrumentFloodgate } from '@floodgate/opentelemetry';
 import { collectMetrics } from '@floodgate/prometheus';

@@ -1,11 +1,14 @@
 /**
- * `@floodgate/core`: Sentinel-grade traffic governance for Node.js. What application code
- * writes: the engine and its calls, the rules, the errors, the method decorators.
+ * `@floodgate/core`: Sentinel-grade traffic governance for Node.js. What a first program imports:
+ * the engine and its calls, the errors, the method decorators.
  *
- * The other entry points: `@floodgate/core/testing` (`ManualClock`, `ManualProbe`: time and
- * system signals under a test's control), `@floodgate/core/metrics` (what observers read: statistics,
- * breaker states, event payloads, diagnostics channels), `@floodgate/core/http` (what HTTP adapters
- * build on) and `@floodgate/core/cluster` (what a cluster backend implements).
+ * The other entry points: `@floodgate/core/rules` (the rules as written, `RuleSetOptions` and each
+ * kind's `XxxRuleOptions`, the rules in force by kind, and what reads them: `normalizeRuleSet`,
+ * `parseRulesJson`, `ruleSetJson`, `fileRuleSource`), `@floodgate/core/testing` (`ManualClock`,
+ * `ManualProbe`: time and system signals under a test's control), `@floodgate/core/metrics` (what
+ * observers read: statistics, breaker states, the rules in force, event payloads, diagnostics
+ * channels), `@floodgate/core/http` (what HTTP adapters build on), `@floodgate/core/cluster` (what a
+ * cluster backend implements) and `@floodgate/core/sentinel` (Sentinel's rule format).
  * @packageDocumentation
  */
 
@@ -20,25 +23,9 @@ export {
   type RunSyncOptions,
   type LoadOptions,
 } from './engine/floodgate';
-export { normalizeRuleSet, parseRulesJson, ruleSetJson } from './engine/rule-set-input';
 export type { OutcomeHandlers } from './engine/run-outcome';
 export { Entry, type EntryAttempt } from './kernel/entry';
-export type { Priority, PriorityFactorsOptions } from './kernel/priority';
-
-// Rules (as they are in force, validated and resolved: `@floodgate/core/metrics`)
-export type { RuleSet, RuleSetOptions } from './engine/kinds';
-export type { RolloutOptions, RuleMode } from './engine/rollout';
-export type { FlowRuleOptions } from './flow/flow-rule';
-export type { CircuitBreakerRuleOptions } from './circuit-breaker/circuit-breaker-rule';
-export type { HotParamRuleOptions } from './hot-param/hot-param-rule';
-export type { KeySourceOptions, KeyMatch } from './kernel/key-source';
-export type { ApiGroupOptions, ApiGroupPattern } from './api-group/api-group';
-export type { SystemRuleOptions } from './system/system-rule';
-export type { AuthorityRuleOptions } from './authority/authority';
-export type { PushbackRuleOptions } from './pushback/pushback';
-export type { AdaptiveThrottlingRuleOptions } from './adaptive-throttling/adaptive-throttling-rule';
-export type { RetryBudgetRuleOptions } from './retry-budget/retry-budget-rule';
-export { fileRuleSource, FileRuleSource, type FileRuleSourceOptions } from './sources/file-rule-source';
+export type { Priority } from './kernel/priority';
 
 // Errors
 export {
@@ -78,8 +65,9 @@ export {
   type GuardDecorator,
 } from './decorators/method-guard';
 
-// Moved in 0.2.0, still here until 0.3.0
+// Moved in 0.2.0, still here until 0.3.0 (marked deprecated; `npm run api` counts them apart)
 export {
+  // to @floodgate/core/testing and @floodgate/core/metrics
   ManualClock,
   ManualProbe,
   DIAGNOSTICS_CHANNELS,
@@ -87,4 +75,28 @@ export {
   type DiagnosticsMessage,
   type CircuitStateChangeEvent,
   type ClusterFallbackEvent,
+  // to @floodgate/core/rules
+  normalizeRuleSet,
+  parseRulesJson,
+  ruleSetJson,
+  fileRuleSource,
+  FileRuleSource,
+  type FileRuleSourceOptions,
+  type RuleSet,
+  type RuleSetOptions,
+  type RolloutOptions,
+  type RuleMode,
+  type FlowRuleOptions,
+  type CircuitBreakerRuleOptions,
+  type HotParamRuleOptions,
+  type KeySourceOptions,
+  type KeyMatch,
+  type PriorityFactorsOptions,
+  type ApiGroupOptions,
+  type ApiGroupPattern,
+  type SystemRuleOptions,
+  type AuthorityRuleOptions,
+  type PushbackRuleOptions,
+  type AdaptiveThrottlingRuleOptions,
+  type RetryBudgetRuleOptions,
 } from './deprecated';

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { parseRulesJson, type RuleValidationError } from '@floodgate/core';
+import { type RuleValidationError } from '@floodgate/core';
+import { parseRulesJson } from '@floodgate/core/rules';
 
 /** A JSON body, read within a limit and parsed, not yet judged as rules. */
 export type JsonBody =

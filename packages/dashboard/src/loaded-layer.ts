@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Floodgate, RuleSet } from '@floodgate/core';
+import type { Floodgate } from '@floodgate/core';
+import type { RuleSet } from '@floodgate/core/rules';
 
 /** The loaded layer at one moment: `{ "<kind>": [rules], ... }`, every kind present, as JSON, and its version. */
 export interface LayerView {

@@ -1,12 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import {
-  normalizeRuleSet,
-  RuleValidationError,
-  type Floodgate,
-  type RuleIssue,
-  type RuleSet,
-  type RuleSetOptions,
-} from '@floodgate/core';
+import { RuleValidationError, type Floodgate, type RuleIssue } from '@floodgate/core';
+import { normalizeRuleSet, type RuleSet, type RuleSetOptions } from '@floodgate/core/rules';
 import { BearerTokens } from './bearer-tokens';
 import { readJsonBody } from './json-body';
 import { LoadedLayer, type LayerView } from './loaded-layer';
@@ -16,7 +10,7 @@ const SOURCE = 'dashboard';
 
 /**
  * A durable place for rules, written through by the dashboard's edits so that every instance
- * and every restart gets them: `fileRuleSource()` from `@floodgate/core`, or your own (for
+ * and every restart gets them: `fileRuleSource()` from `@floodgate/core/rules`, or your own (for
  * Redis: `{ name: 'redis', write: (rules) => publishRules(redis, target, rules) }` with
  * `publishRules` from `@floodgate/redis`, every instance following it with `redisRuleSource`).
  */

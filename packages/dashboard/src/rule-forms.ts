@@ -1,4 +1,4 @@
-import { normalizeRuleSet, type RolloutOptions, type RuleSetOptions } from '@floodgate/core';
+import { normalizeRuleSet, type RolloutOptions, type RuleSetOptions } from '@floodgate/core/rules';
 
 /*
  * The forms of the page, one per rule kind: every field a kind's rules take, how the page shows

@@ -1,17 +1,14 @@
 import { status as Status } from '@grpc/grpc-js';
+import { floodgate as sharedEngine, RuleValidationError, type Floodgate, type RuleIssue } from '@floodgate/core';
 import {
-  floodgate as sharedEngine,
   normalizeRuleSet,
-  RuleValidationError,
   type AdaptiveThrottlingRuleOptions,
   type CircuitBreakerRuleOptions,
-  type Floodgate,
   type FlowRuleOptions,
   type HotParamRuleOptions,
   type RetryBudgetRuleOptions,
-  type RuleIssue,
   type RuleSetOptions,
-} from '@floodgate/core';
+} from '@floodgate/core/rules';
 import { MAX_DURATION_MS } from '@floodgate/core/http';
 import { RULE_KIND_NAMES } from '@floodgate/core/metrics';
 import { isParamSource } from './call-params';

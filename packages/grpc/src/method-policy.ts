@@ -1,4 +1,5 @@
-import type { Floodgate, RuleSetOptions } from '@floodgate/core';
+import type { Floodgate } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import type { ResourceInfo } from '@floodgate/core/http';
 import { CallParams } from './call-params';
 import { hasRules, ruleSetFor, type MethodRuleSet } from './grpc-options';

@@ -1,12 +1,5 @@
-import {
-  normalizeRuleSet,
-  RuleValidationError,
-  type BlockError,
-  type Floodgate,
-  type RuleIssue,
-  type RuleSet,
-  type RuleSetOptions,
-} from '@floodgate/core';
+import { RuleValidationError, type BlockError, type Floodgate, type RuleIssue } from '@floodgate/core';
+import { normalizeRuleSet, type RuleSet, type RuleSetOptions } from '@floodgate/core/rules';
 import {
   HttpGuard,
   type HttpPriorityHeaderOptions,

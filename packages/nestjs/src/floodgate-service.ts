@@ -5,8 +5,8 @@ import {
   type BlockError,
   type Floodgate,
   type RuleIssue,
-  type RuleSet,
 } from '@floodgate/core';
+import type { RuleSet } from '@floodgate/core/rules';
 import type {
   BlockResponse,
   GuardVerdict,

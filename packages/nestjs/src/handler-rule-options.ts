@@ -1,11 +1,10 @@
+import { RuleValidationError, type RuleIssue } from '@floodgate/core';
 import {
   normalizeRuleSet,
-  RuleValidationError,
   type CircuitBreakerRuleOptions,
   type FlowRuleOptions,
   type HotParamRuleOptions,
-  type RuleIssue,
-} from '@floodgate/core';
+} from '@floodgate/core/rules';
 
 /**
  * A flow rule (QPS or concurrency limit) on a handler: a flow rule without `resource` (the

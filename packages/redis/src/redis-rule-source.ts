@@ -1,12 +1,5 @@
-import {
-  floodgate as defaultFloodgate,
-  parseRulesJson,
-  ruleSetJson,
-  RuleValidationError,
-  type Floodgate,
-  type RuleIssue,
-  type RuleSetOptions,
-} from '@floodgate/core';
+import { floodgate as defaultFloodgate, RuleValidationError, type Floodgate, type RuleIssue } from '@floodgate/core';
+import { parseRulesJson, ruleSetJson, type RuleSetOptions } from '@floodgate/core/rules';
 import { sentinelFormat, type SentinelFormat, type SentinelRuleType } from '@floodgate/core/sentinel';
 import { toRedisCommander, type RedisClientLike, type RedisCommander, type RedisSubscription } from './redis-commander';
 

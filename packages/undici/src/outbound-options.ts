@@ -1,14 +1,12 @@
+import { RuleValidationError, type Floodgate, type RuleIssue } from '@floodgate/core';
 import {
   normalizeRuleSet,
-  RuleValidationError,
   type AdaptiveThrottlingRuleOptions,
   type CircuitBreakerRuleOptions,
-  type Floodgate,
   type PushbackRuleOptions,
   type RetryBudgetRuleOptions,
-  type RuleIssue,
   type RuleSetOptions,
-} from '@floodgate/core';
+} from '@floodgate/core/rules';
 import { MAX_DURATION_MS, RoutePattern } from '@floodgate/core/http';
 
 /** How calls to one dependency (a host, or a route of a host) are guarded. Every field is optional. */

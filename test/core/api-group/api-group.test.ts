@@ -1,4 +1,5 @@
-import { Floodgate, normalizeRuleSet, RuleValidationError } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import { requestPath } from '@floodgate/core/http';
 import { ApiGroupMatcher } from '../../../packages/core/src/api-group/api-group';
 

@@ -1,4 +1,5 @@
-import { CircuitOpenError, Floodgate, type CircuitBreakerRuleOptions, type Entry } from '@floodgate/core';
+import { CircuitOpenError, Floodgate, type Entry } from '@floodgate/core';
+import type { CircuitBreakerRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import type { CircuitStateChangeEvent } from '@floodgate/core/metrics';
 

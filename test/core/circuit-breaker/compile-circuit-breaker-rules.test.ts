@@ -1,4 +1,5 @@
-import { Floodgate, type CircuitBreakerRuleOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { CircuitBreakerRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 
 const RULE: CircuitBreakerRuleOptions = {

@@ -1,4 +1,5 @@
-import { Floodgate, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { ManualClock, type Clock } from '@floodgate/core/testing';
 import type { ClusterFallbackEvent } from '@floodgate/core/metrics';
 import type {

@@ -1,4 +1,4 @@
-import { normalizeRuleSet } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 
 const issuesOf = (rules: unknown): unknown => {
   try {

@@ -1,4 +1,5 @@
-import { Entry, Floodgate, FlowBlockError, type FlowRuleOptions } from '@floodgate/core';
+import { Entry, Floodgate, FlowBlockError } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { MAX_OTHER_ORIGINS } from '../../../packages/core/src/engine/resource-state';
 

@@ -1,5 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { Entry, Floodgate, RuleValidationError, type BlockError, type RuleSetOptions } from '@floodgate/core';
+import { Entry, Floodgate, RuleValidationError, type BlockError } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { DIAGNOSTICS_CHANNELS, type WouldBlockEvent } from '@floodgate/core/metrics';
 import { ManualClock, ManualProbe } from '@floodgate/core/testing';
 

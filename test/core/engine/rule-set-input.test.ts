@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Floodgate, normalizeRuleSet, parseRulesJson, RuleValidationError, ruleSetJson } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import { normalizeRuleSet, parseRulesJson, ruleSetJson } from '@floodgate/core/rules';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
 const issuesOf = (input: unknown): unknown => {

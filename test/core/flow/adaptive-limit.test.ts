@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Entry, FlowBlockError, Floodgate, type FlowRuleOptions } from '@floodgate/core';
+import { Entry, FlowBlockError, Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { ADAPTIVE_LIMIT_DEFAULTS, AdaptiveLimit } from '../../../packages/core/src/flow/adaptive-limit';
 import { PASS } from '../../../packages/core/src/flow/traffic-controllers';

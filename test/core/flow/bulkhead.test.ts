@@ -1,11 +1,5 @@
-import {
-  Floodgate,
-  FlowBlockError,
-  RuleValidationError,
-  type Entry,
-  type FlowRuleOptions,
-  type Priority,
-} from '@floodgate/core';
+import { Floodgate, FlowBlockError, RuleValidationError, type Entry, type Priority } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 
 const BULKHEAD: FlowRuleOptions = {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Entry, Floodgate, RuleValidationError, type FlowRuleOptions, type Priority } from '@floodgate/core';
+import { Entry, Floodgate, RuleValidationError, type Priority } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { AdaptiveLimit } from '../../../packages/core/src/flow/adaptive-limit';
 import { BorrowingWindow } from '../../../packages/core/src/flow/borrowing-window';

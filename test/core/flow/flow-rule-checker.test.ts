@@ -1,4 +1,5 @@
-import { Floodgate, FlowBlockError, type FlowRuleOptions } from '@floodgate/core';
+import { Floodgate, FlowBlockError } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { clustered } from '../cluster/memory-cluster-backend';
 import { engineWith, passesUntilBlocked } from './helpers';

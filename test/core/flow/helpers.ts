@@ -1,4 +1,5 @@
-import { Floodgate, type EntryOptions, type FlowRuleOptions } from '@floodgate/core';
+import { Floodgate, type EntryOptions } from '@floodgate/core';
+import type { FlowRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at 0) with the given flow rules. */

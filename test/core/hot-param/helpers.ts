@@ -1,4 +1,5 @@
-import { Floodgate, type Entry, type EntryOptions, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate, type Entry, type EntryOptions } from '@floodgate/core';
+import type { HotParamRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at `start`) with the given hotspot rules. */

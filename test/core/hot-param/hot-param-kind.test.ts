@@ -1,4 +1,5 @@
-import { ErrorCodes, Floodgate, type HotParamRuleOptions } from '@floodgate/core';
+import { ErrorCodes, Floodgate } from '@floodgate/core';
+import type { HotParamRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import type { ClusterBackend, ClusterLimiter } from '@floodgate/core/cluster';
 import type { HotParamChecker } from '../../../packages/core/src/hot-param/hot-param-checker';

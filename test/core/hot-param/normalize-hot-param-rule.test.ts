@@ -1,4 +1,5 @@
-import { Floodgate, RuleValidationError, type HotParamRuleOptions } from '@floodgate/core';
+import { Floodgate, RuleValidationError } from '@floodgate/core';
+import type { HotParamRuleOptions } from '@floodgate/core/rules';
 import { HOT_PARAM_RULE_DEFAULTS } from '../../../packages/core/src/hot-param/hot-param-rule';
 import { normalizeRules } from '../rules';
 import { arg, engineWith, isEntry } from './helpers';

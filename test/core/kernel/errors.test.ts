@@ -12,8 +12,8 @@ import {
   TimeoutError,
   UpstreamPausedError,
   isBlockError,
-  normalizeRuleSet,
 } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import type { FlowRule } from '@floodgate/core/metrics';
 import { anchors, read } from '../../docs/markdown';
 

@@ -1,4 +1,5 @@
-import { normalizeRuleSet, RuleValidationError } from '@floodgate/core';
+import { RuleValidationError } from '@floodgate/core';
+import { normalizeRuleSet } from '@floodgate/core/rules';
 import { keySourceId } from '@floodgate/core/http';
 
 /** The issues of a hotspot rule with `key`, as `path: message` lines. */

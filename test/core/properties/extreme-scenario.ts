@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import {
-  type CircuitBreakerRuleOptions,
-  type FlowRuleOptions,
-  type HotParamRuleOptions,
-  type RuleSetOptions,
-  type SystemRuleOptions,
-} from '@floodgate/core';
+import type {
+  CircuitBreakerRuleOptions,
+  FlowRuleOptions,
+  HotParamRuleOptions,
+  RuleSetOptions,
+  SystemRuleOptions,
+} from '@floodgate/core/rules';
 import type { SystemSignals } from '@floodgate/core/testing';
 import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 import { RESOURCES, VALUES, type CallOp, type CallValue, type Op, type Resource } from './scenario';

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Entry, Floodgate, type FlowRuleOptions, type HotParamRuleOptions, type RolloutOptions } from '@floodgate/core';
+import { Entry, Floodgate } from '@floodgate/core';
+import type { FlowRuleOptions, HotParamRuleOptions, RolloutOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 

@@ -5,7 +5,7 @@ import type {
   FlowRuleOptions,
   HotParamRuleOptions,
   RuleSetOptions,
-} from '@floodgate/core';
+} from '@floodgate/core/rules';
 import type { StoreHealth } from '../cluster/memory-cluster-backend';
 
 /**

@@ -1,11 +1,6 @@
 import { RETRY_BUDGET_RULE_DEFAULTS } from '../../../packages/core/src/retry-budget/retry-budget-rule';
-import {
-  Entry,
-  Floodgate,
-  RetryBudgetExhaustedError,
-  isBlockError,
-  type RetryBudgetRuleOptions,
-} from '@floodgate/core';
+import { Entry, Floodgate, RetryBudgetExhaustedError, isBlockError } from '@floodgate/core';
+import type { RetryBudgetRuleOptions } from '@floodgate/core/rules';
 import { ManualClock } from '@floodgate/core/testing';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';

@@ -1,4 +1,5 @@
-import { Floodgate, type RuleSet, type RuleSetOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import type { RuleSet, RuleSetOptions } from '@floodgate/core/rules';
 import { fromSentinelRules, toSentinelRules } from '@floodgate/core/sentinel';
 import { fixture, readIssues, readOne, writeIssues } from './helpers';
 

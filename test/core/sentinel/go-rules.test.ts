@@ -1,4 +1,4 @@
-import { type RuleSetOptions } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { toSentinelRules } from '@floodgate/core/sentinel';
 import { readIssues, readOne, writeIssues } from './helpers';
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RuleValidationError, type RuleIssue, type RuleSetOptions } from '@floodgate/core';
+import { RuleValidationError, type RuleIssue } from '@floodgate/core';
+import type { RuleSetOptions } from '@floodgate/core/rules';
 import { fromSentinelRules, toSentinelRules, type SentinelDialect, type SentinelRules } from '@floodgate/core/sentinel';
 
 /** The problems `run` throws as a `RuleValidationError` (fails the test when it throws none or another error). */

@@ -1,7 +1,8 @@
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileRuleSource, Floodgate, type FileRuleSource, type FileRuleSourceOptions } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { fileRuleSource, type FileRuleSource, type FileRuleSourceOptions } from '@floodgate/core/rules';
 import { fromSentinelRules, toSentinelRules, type SentinelRuleFiles } from '@floodgate/core/sentinel';
 import type { RulesRejectedEvent } from '@floodgate/core/metrics';
 import { until } from '../../support/until';

@@ -11,7 +11,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileRuleSource, Floodgate, type FileRuleSource } from '@floodgate/core';
+import { Floodgate } from '@floodgate/core';
+import { fileRuleSource, type FileRuleSource } from '@floodgate/core/rules';
 import type { RulesRejectedEvent } from '@floodgate/core/metrics';
 import { until } from '../../support/until';
 

@@ -1,4 +1,5 @@
-import { Entry, Floodgate, type BlockError, type SystemRuleOptions } from '@floodgate/core';
+import { Entry, Floodgate, type BlockError } from '@floodgate/core';
+import type { SystemRuleOptions } from '@floodgate/core/rules';
 import { ManualClock, ManualProbe, type SystemSignals } from '@floodgate/core/testing';
 
 /** An engine on a manual clock (starting at 10 s) and a manual probe, with the given system rules. */
