@@ -14,7 +14,7 @@ import {
   isBlockError,
 } from '@floodgate/core';
 import { normalizeRuleSet } from '@floodgate/core/rules';
-import type { FlowRule } from '@floodgate/core/metrics';
+import { RULE_KIND_NAMES, type FlowRule } from '@floodgate/core/metrics';
 import { anchors, read } from '../../docs/markdown';
 
 const rule = { resource: 'r', metric: 'qps', threshold: 1 } as FlowRule;
@@ -34,6 +34,26 @@ describe('errors', () => {
     const codes = [...blocks.map((e) => e.code), new RuleValidationError([]).code, new TimeoutError('r', 1).code];
     expect(new Set(codes).size).toBe(codes.length);
     expect(codes.sort()).toEqual(Object.keys(ErrorCodes).sort());
+  });
+
+  it("gives each block error the kind of its code as kind: the kind's own name, an own getter on its class", () => {
+    const kinds = blocks.map((e) => [e.kind, RULE_KIND_NAMES.find((k) => k.codes.includes(e.code))?.name]);
+    expect(kinds.map(([kind]) => kind)).toEqual(kinds.map(([, name]) => name));
+    expect(blocks.map((e) => e.kind)).toEqual([
+      'flow',
+      'hotParam',
+      'circuitBreaker',
+      'system',
+      'authority',
+      'pushback',
+      'adaptiveThrottling',
+      'retryBudget',
+    ]);
+    for (const e of blocks) {
+      expect(e).toBeInstanceOf(BlockError);
+      expect(Object.keys(e)).not.toContain('kind');
+      expect(typeof Object.getOwnPropertyDescriptor(Object.getPrototypeOf(e), 'kind')?.get).toBe('function');
+    }
   });
 
   it('documents every code under a heading of its own in docs/errors.md (docs/errors.md#err_flow_blocked)', () => {

@@ -2,6 +2,7 @@ import type { Entry, EntryAttachment } from '../kernel/entry';
 import { LeapArray } from '../kernel/leap-array';
 import type { Checker, CheckResult, CompileContext, RuleKind } from '../kernel/rule-kind';
 import {
+  ADAPTIVE_THROTTLING_KIND_NAME,
   AdaptiveThrottlingError,
   normalizeAdaptiveThrottlingRule,
   type AdaptiveThrottlingRule,
@@ -116,7 +117,7 @@ export const adaptiveThrottlingKind: RuleKind<
   AdaptiveThrottlingRuleOptions
 > = {
   key: 'adaptiveThrottling',
-  name: 'adaptiveThrottling',
+  name: ADAPTIVE_THROTTLING_KIND_NAME,
   scope: 'resource',
   codes: { ERR_ADAPTIVE_THROTTLED: 'Client-side adaptive throttling shed the call: its dependency keeps rejecting.' },
   normalize: normalizeAdaptiveThrottlingRule,

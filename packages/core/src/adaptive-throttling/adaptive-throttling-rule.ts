@@ -46,6 +46,9 @@ export const ADAPTIVE_THROTTLING_RULE_DEFAULTS = Object.freeze({
   windowMs: 120_000,
 } as const);
 
+/** The adaptive throttling kind's name: its block errors' `kind`, its rule ids' prefix (`adaptiveThrottling#0`). */
+export const ADAPTIVE_THROTTLING_KIND_NAME = 'adaptiveThrottling' as const;
+
 /**
  * The call was refused locally by client-side adaptive throttling: the resource's dependency has
  * been rejecting calls, and this one was shed to spare it. Code `ERR_ADAPTIVE_THROTTLED`; 503 over
@@ -56,9 +59,9 @@ export class AdaptiveThrottlingError extends BlockError<AdaptiveThrottlingRule> 
   get code(): 'ERR_ADAPTIVE_THROTTLED' {
     return 'ERR_ADAPTIVE_THROTTLED';
   }
-  /** Always `'adaptiveThrottling'`. */
-  get kind(): 'adaptiveThrottling' {
-    return 'adaptiveThrottling';
+  /** Always the kind's name (`ADAPTIVE_THROTTLING_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return ADAPTIVE_THROTTLING_KIND_NAME;
   }
   /** Always `'capacity'`: the dependency cannot take more calls now (503 over HTTP). */
   get refusal(): Refusal {

@@ -34,15 +34,18 @@ export const AUTHORITY_RULE_DEFAULTS = Object.freeze({
   strategy: 'allow',
 } as const);
 
+/** The authority kind's name: its block errors' `kind`, its rule ids' prefix (`authority#0`). */
+export const AUTHORITY_KIND_NAME = 'authority' as const;
+
 /** An authority rule refused the caller's origin. Code `ERR_AUTHORITY_BLOCKED`. */
 export class AuthorityBlockError extends BlockError<AuthorityRule> {
   /** Always `'ERR_AUTHORITY_BLOCKED'`. */
   get code(): 'ERR_AUTHORITY_BLOCKED' {
     return 'ERR_AUTHORITY_BLOCKED';
   }
-  /** Always `'authority'`. */
-  get kind(): 'authority' {
-    return 'authority';
+  /** Always the kind's name (`AUTHORITY_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return AUTHORITY_KIND_NAME;
   }
   /** Always `'forbidden'`: the caller may not call the resource (403 over HTTP). */
   get refusal(): Refusal {
@@ -101,7 +104,7 @@ function normalizeAuthorityRule(input: unknown, path: string, reader: RuleReader
 /** Authority rules: allow or deny callers by origin (Sentinel's AuthoritySlot). */
 export const authorityKind: RuleKind<'authority', AuthorityRule, AuthorityRuleOptions> = {
   key: 'authority',
-  name: 'authority',
+  name: AUTHORITY_KIND_NAME,
   scope: 'resource',
   codes: { ERR_AUTHORITY_BLOCKED: "An authority rule refused the caller's origin." },
   normalize: normalizeAuthorityRule,

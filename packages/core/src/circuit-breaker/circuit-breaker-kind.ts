@@ -17,6 +17,9 @@ import {
 } from './circuit-breaker-rule';
 import { createBreakerStrategy } from './strategies';
 
+/** The circuit breaker kind's name: its block errors' `kind`, its rule ids' prefix (`circuitBreaker#0`). */
+export const CIRCUIT_BREAKER_KIND_NAME = 'circuitBreaker' as const;
+
 /**
  * A circuit breaker on the resource is open, or half-open with its probes taken. Code
  * `ERR_CIRCUIT_OPEN`; `rule` is the breaker's rule. `retryAfterMs` is the time left until
@@ -32,9 +35,9 @@ export class CircuitOpenError extends BlockError<CircuitBreakerRule> {
   get code(): 'ERR_CIRCUIT_OPEN' {
     return 'ERR_CIRCUIT_OPEN';
   }
-  /** Always `'circuitBreaker'`. */
-  get kind(): 'circuitBreaker' {
-    return 'circuitBreaker';
+  /** Always the kind's name (`CIRCUIT_BREAKER_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return CIRCUIT_BREAKER_KIND_NAME;
   }
   /** Always `'capacity'`: the resource cannot take calls now (503 over HTTP). */
   get refusal(): Refusal {
@@ -170,7 +173,7 @@ const circuitBreakerCluster: ClusterBreakerBinding<CircuitBreakerRule> = {
 export const circuitBreakerKind: RuleKind<'circuitBreakers', CircuitBreakerRule, CircuitBreakerRuleOptions> &
   ClusterKind<CircuitBreakerRule> = {
   key: 'circuitBreakers',
-  name: 'circuitBreaker',
+  name: CIRCUIT_BREAKER_KIND_NAME,
   routeOption: 'circuitBreaker',
   scope: 'resource',
   codes: { ERR_CIRCUIT_OPEN: 'A circuit breaker on the resource is open.' },

@@ -8,6 +8,7 @@ import { AdaptiveLimit } from './adaptive-limit';
 import { BorrowingWindow } from './borrowing-window';
 import { Bulkhead, BulkheadChecker } from './bulkhead';
 import {
+  FLOW_KIND_NAME,
   FLOW_RULE_DEFAULTS,
   FlowBlockError,
   normalizeFlowRule,
@@ -213,7 +214,7 @@ const flowCluster: ClusterBinding<FlowRule> = {
  */
 export const flowKind: RuleKind<'flow', FlowRule, FlowRuleOptions> & ClusterKind<FlowRule> = {
   key: 'flow',
-  name: 'flow',
+  name: FLOW_KIND_NAME,
   routeOption: 'rateLimit',
   scope: 'resource',
   codes: { ERR_FLOW_BLOCKED: 'A flow rule (QPS or concurrency limit) blocked the call.' },

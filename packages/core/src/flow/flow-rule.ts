@@ -174,6 +174,9 @@ export const FLOW_RULE_DEFAULTS = Object.freeze({
   occupyTimeoutMs: 500,
 } as const);
 
+/** The flow kind's name: its block errors' `kind`, its rule ids' prefix (`flow#0`). */
+export const FLOW_KIND_NAME = 'flow' as const;
+
 /**
  * A flow rule (QPS or concurrency limit) refused the call. Code `ERR_FLOW_BLOCKED`; 429 over
  * HTTP, except for an `adaptive` rule: the resource is at the concurrency its latency allows,
@@ -184,9 +187,9 @@ export class FlowBlockError extends BlockError<FlowRule> {
   get code(): 'ERR_FLOW_BLOCKED' {
     return 'ERR_FLOW_BLOCKED';
   }
-  /** Always `'flow'`. */
-  get kind(): 'flow' {
-    return 'flow';
+  /** Always the kind's name (`FLOW_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return FLOW_KIND_NAME;
   }
   /** `'quota'` (429 over HTTP), or `'capacity'` for an `adaptive` rule (503). */
   get refusal(): Refusal {

@@ -12,6 +12,7 @@ import {
   type ParamValueState,
 } from './hot-param-checker';
 import {
+  HOT_PARAM_KIND_NAME,
   HotParamBlockError,
   normalizeHotParamRule,
   type HotParamRule,
@@ -112,7 +113,7 @@ const hotParamCluster: ClusterBinding<HotParamRule> = {
 /** Hotspot rules: per-value QPS, pacing and concurrency limits, in bounded memory. */
 export const hotParamKind: RuleKind<'hotParams', HotParamRule, HotParamRuleOptions> & ClusterKind<HotParamRule> = {
   key: 'hotParams',
-  name: 'hotParam',
+  name: HOT_PARAM_KIND_NAME,
   routeOption: 'hotParam',
   scope: 'resource',
   codes: { ERR_HOT_PARAM_BLOCKED: 'A hotspot parameter rule blocked the call for one parameter value.' },

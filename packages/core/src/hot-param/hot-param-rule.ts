@@ -129,6 +129,9 @@ export interface HotParamRule extends RuleRollout {
 /** What a hotspot rule counts per value. */
 type HotParamMetric = HotParamRule['metric'];
 
+/** The hotspot kind's name: its block errors' `kind`, its rule ids' prefix (`hotParam#0`). */
+export const HOT_PARAM_KIND_NAME = 'hotParam' as const;
+
 /**
  * A hotspot rule refused the call for one parameter value. Code `ERR_HOT_PARAM_BLOCKED`.
  * `retryAfterMs` is the wait until the value's bucket refills (`reject`) or its next pacing
@@ -154,9 +157,9 @@ export class HotParamBlockError extends BlockError<HotParamRule> {
   get code(): 'ERR_HOT_PARAM_BLOCKED' {
     return 'ERR_HOT_PARAM_BLOCKED';
   }
-  /** Always `'hotParam'`. */
-  get kind(): 'hotParam' {
-    return 'hotParam';
+  /** Always the kind's name (`HOT_PARAM_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return HOT_PARAM_KIND_NAME;
   }
   /** Always `'quota'`: the value's budget is used up (429 over HTTP). */
   get refusal(): Refusal {

@@ -38,6 +38,9 @@ export const PUSHBACK_RULE_DEFAULTS = Object.freeze({
   maxPauseMs: 60_000,
 } as const);
 
+/** The pushback kind's name: its block errors' `kind`, its rule ids' prefix (`pushback#0`). */
+export const PUSHBACK_KIND_NAME = 'pushback' as const;
+
 /**
  * The resource's dependency asked for a pause (a 429 or 503 answer with `Retry-After`) that is
  * not over: the call was refused locally, not sent. Code `ERR_UPSTREAM_PAUSED`; 503 over HTTP.
@@ -48,9 +51,9 @@ export class UpstreamPausedError extends BlockError<PushbackRule> {
   get code(): 'ERR_UPSTREAM_PAUSED' {
     return 'ERR_UPSTREAM_PAUSED';
   }
-  /** Always `'pushback'`. */
-  get kind(): 'pushback' {
-    return 'pushback';
+  /** Always the kind's name (`PUSHBACK_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return PUSHBACK_KIND_NAME;
   }
   /** Always `'capacity'`: the dependency asked not to be called now (503 over HTTP). */
   get refusal(): Refusal {
@@ -140,7 +143,7 @@ function compilePushbackRules(rules: readonly PushbackRule[], ctx: CompileContex
 /** Upstream pushback: a dependency's `Retry-After` pauses the resource, locally, until then. */
 export const pushbackKind: RuleKind<'pushback', PushbackRule, PushbackRuleOptions> = {
   key: 'pushback',
-  name: 'pushback',
+  name: PUSHBACK_KIND_NAME,
   scope: 'resource',
   codes: { ERR_UPSTREAM_PAUSED: 'The dependency asked for a pause (Retry-After) that is not over.' },
   normalize: normalizePushbackRule,

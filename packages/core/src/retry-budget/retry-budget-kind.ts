@@ -2,8 +2,9 @@ import type { Entry, EntryAttachment } from '../kernel/entry';
 import { LeapArray } from '../kernel/leap-array';
 import type { Checker, CheckResult, CompileContext, RuleKind } from '../kernel/rule-kind';
 import {
-  normalizeRetryBudgetRule,
+  RETRY_BUDGET_KIND_NAME,
   RetryBudgetExhaustedError,
+  normalizeRetryBudgetRule,
   type RetryBudgetRule,
   type RetryBudgetRuleOptions,
   type RetryBudgetStatus,
@@ -123,7 +124,7 @@ function compileRetryBudgetRules(rules: readonly RetryBudgetRule[], ctx: Compile
  */
 export const retryBudgetKind: RuleKind<'retryBudgets', RetryBudgetRule, RetryBudgetRuleOptions> = {
   key: 'retryBudgets',
-  name: 'retryBudget',
+  name: RETRY_BUDGET_KIND_NAME,
   scope: 'resource',
   codes: { ERR_RETRY_BUDGET_EXHAUSTED: "A retry or hedge was refused: the resource's retry budget is spent." },
   normalize: normalizeRetryBudgetRule,

@@ -68,6 +68,9 @@ export const RETRY_BUDGET_RULE_DEFAULTS = Object.freeze({
   minRetriesPerSecond: 10,
 } as const);
 
+/** The retry budget kind's name: its block errors' `kind`, its rule ids' prefix (`retryBudget#0`). */
+export const RETRY_BUDGET_KIND_NAME = 'retryBudget' as const;
+
 /**
  * A retry or hedge was refused: the resource's retry budget is spent (its dependency is failing
  * more than the budget lets callers retry). Code `ERR_RETRY_BUDGET_EXHAUSTED`; 503 over HTTP.
@@ -79,9 +82,9 @@ export class RetryBudgetExhaustedError extends BlockError<RetryBudgetRule> {
   get code(): 'ERR_RETRY_BUDGET_EXHAUSTED' {
     return 'ERR_RETRY_BUDGET_EXHAUSTED';
   }
-  /** Always `'retryBudget'`. */
-  get kind(): 'retryBudget' {
-    return 'retryBudget';
+  /** Always the kind's name (`RETRY_BUDGET_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return RETRY_BUDGET_KIND_NAME;
   }
   /** Always `'capacity'`: the dependency is failing past what retries may add (503 over HTTP). */
   get refusal(): Refusal {

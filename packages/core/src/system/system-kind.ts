@@ -4,9 +4,10 @@ import type { Checker, CompileContext, CompiledRules, EngineResources, RuleKind 
 import { WindowSums, type StatisticNode } from '../kernel/statistic-node';
 import type { SystemProbe } from './system-probe';
 import {
-  normalizeSystemRule,
+  SYSTEM_KIND_NAME,
   SYSTEM_LIMITS,
   SystemBlockError,
+  normalizeSystemRule,
   type SystemLimit,
   type SystemRule,
   type SystemRuleOptions,
@@ -211,7 +212,7 @@ function compileSystemRules(rules: readonly SystemRule[], ctx: CompileContext<Sy
  */
 export const systemKind: RuleKind<'system', SystemRule, SystemRuleOptions, SystemServices> = {
   key: 'system',
-  name: 'system',
+  name: SYSTEM_KIND_NAME,
   scope: 'inbound',
   codes: { ERR_SYSTEM_BLOCKED: 'System protection refused an inbound call: the process is over a system rule limit.' },
   normalize: normalizeSystemRule,

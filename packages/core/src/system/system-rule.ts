@@ -82,6 +82,9 @@ export const SYSTEM_LIMITS: readonly (readonly [SystemLimit, NumberBounds])[] = 
 
 const FIELDS = [...SYSTEM_LIMITS.map(([name]) => name), 'retryAfterMs', 'priorityFactors'];
 
+/** The system protection kind's name: its block errors' `kind`, its rule ids' prefix (`system#0`). */
+export const SYSTEM_KIND_NAME = 'system' as const;
+
 /**
  * System protection refused an inbound call: the process is over one of a system rule's limits.
  * Code `ERR_SYSTEM_BLOCKED`; 503 over HTTP. `limit` names the limit (`'maxCpuUsage'`, ...) and
@@ -112,9 +115,9 @@ export class SystemBlockError extends BlockError<SystemRule> {
   get code(): 'ERR_SYSTEM_BLOCKED' {
     return 'ERR_SYSTEM_BLOCKED';
   }
-  /** Always `'system'`. */
-  get kind(): 'system' {
-    return 'system';
+  /** Always the kind's name (`SYSTEM_KIND_NAME`), the same word as the kind's `name`. */
+  get kind() {
+    return SYSTEM_KIND_NAME;
   }
   /** Always `'capacity'`: the process is overloaded (503 over HTTP). */
   get refusal(): Refusal {
