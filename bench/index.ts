@@ -2,6 +2,8 @@
  * `npm run bench [-- --quick] [--only core,memory,http,grpc,cluster,overload,outbound] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
+ * `npm run bench -- --only core --runs 3 --into bench/results/latest.json --append` (adds 3 processes to its core figures)
+ * `... --before saved.json[,saved.json]` (shows the core and HTTP figures of runs before a change beside this run's)
  *
  * Runs every benchmark of issues #7 and #14 side by side with the bare frameworks and the peer
  * libraries, prints the tables and writes bench/results/latest.md, with the raw figures in
@@ -25,6 +27,7 @@ import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite'
 import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
 import { runOutboundSuite, type OutboundSuiteResult } from './outbound/outbound-suite';
+import { appendRun, mergeBefore, type BeforeFigures, type SavedRun } from './report/combine-runs';
 import { quoteSummary } from './report/quote-summary';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
@@ -36,11 +39,17 @@ async function main(): Promise<void> {
   const options = parseBenchOptions(process.argv.slice(2));
   const distDir = __dirname; // bench/dist
   const root = resolve(distDir, '..', '..');
+  const before = options.before.length === 0 ? undefined : loadBefore(root, options.before);
   if (options.render !== undefined) {
-    const saved = JSON.parse(readFileSync(resolve(options.render), 'utf8')) as BenchRun & { startedAt: string };
-    const run: BenchRun = { ...saved, startedAt: new Date(saved.startedAt) };
+    const saved = readRun(resolve(options.render));
+    const run: BenchRun = { ...saved, startedAt: new Date(saved.startedAt), ...(before ? { before } : {}) };
     for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
-    if (options.write) writeReport(root, resolve(options.render).replace(/\.json$/, '.md'), run);
+    if (options.write) {
+      const out = options.out === undefined ? resolve(options.render).replace(/\.json$/, '.md') : resolve(options.out);
+      writeReport(root, out, run);
+      // The before figures are kept with the run, so the next --render shows them without the flag.
+      if (before !== undefined) writeFileSync(out.replace(/(\.md)?$/, '.json'), `${JSON.stringify(run, null, 1)}\n`);
+    }
     return;
   }
   const started = Date.now();
@@ -151,21 +160,28 @@ async function main(): Promise<void> {
     ...(cluster ? { cluster, clusterSettings } : {}),
     ...(overload ? { overload, overloadSettings } : {}),
     ...(outbound ? { outbound, outboundSettings } : {}),
+    ...(before ? { before } : {}),
   };
   for (const section of renderReport(run)) process.stdout.write(`\n## ${section.title}\n\n${section.body}\n`);
   if (options.into !== undefined) {
-    // The saved run keeps its other suites; the ones measured now replace theirs.
+    // The saved run keeps its other suites; the ones measured now replace theirs, or with
+    // --append are added to them. Before figures given now replace the saved ones.
     const path = resolve(options.into);
-    const saved = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    const merged = {
-      ...saved,
-      ...Object.fromEntries(
-        Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite))),
-      ),
-    } as unknown as BenchRun & { startedAt: string };
+    const saved = readRun(path);
+    const combined: SavedRun = options.append
+      ? appendRun(saved, run, options.suites)
+      : ({
+          ...saved,
+          ...Object.fromEntries(
+            Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite))),
+          ),
+        } as SavedRun);
+    const merged: SavedRun = before ? { ...combined, before } : combined;
     writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
     writeReport(root, path.replace(/\.json$/, '.md'), { ...merged, startedAt: new Date(merged.startedAt) });
-    log(`wrote the suites ${options.suites.join(', ')} into ${relative(root, path)} and its .md`);
+    log(
+      `${options.append ? 'added' : 'wrote'} the suites ${options.suites.join(', ')} ${options.append ? 'to those of' : 'into'} ${relative(root, path)} and its .md`,
+    );
   } else if (options.write) {
     const out = resolve(root, options.out ?? join('bench', 'results', quick ? 'quick.md' : 'latest.md'));
     mkdirSync(dirname(out), { recursive: true });
@@ -175,6 +191,21 @@ async function main(): Promise<void> {
     log(`wrote ${relative(root, out)} and ${relative(root, raw)}`);
   }
   log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+function readRun(path: string): SavedRun & { startedAt: string } {
+  return JSON.parse(readFileSync(path, 'utf8')) as SavedRun & { startedAt: string };
+}
+
+/** The saved runs of `--before`, merged by suite; each named as given, relative to the repository when inside it. */
+function loadBefore(root: string, paths: readonly string[]): BeforeFigures {
+  return mergeBefore(
+    paths.map((given) => {
+      const path = resolve(given);
+      const inRepo = !relative(root, path).startsWith('..');
+      return { path: inRepo ? relative(root, path) : path, run: readRun(path) };
+    }),
+  );
 }
 
 /** Writes a run's report; the committed one (bench/results/latest.md) is also quoted in the README. */

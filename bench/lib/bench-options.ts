@@ -26,6 +26,17 @@ export interface BenchOptions {
    * keeping the others) and write it back with its `.md`, instead of writing a new report.
    */
   readonly into: string | undefined;
+  /**
+   * `--append` (with `--into`; core and http only): add the processes or rounds measured now to
+   * the saved suite's instead of replacing them, so its figures become medians over all of them.
+   */
+  readonly append: boolean;
+  /**
+   * `--before a.json[,b.json]`: saved runs on the same machine before a change (merged by suite),
+   * whose core and HTTP figures the report shows beside this run's. With `--render`, the run is
+   * saved back with them (beside the `.md` written), so it renders them without the flag.
+   */
+  readonly before: readonly string[];
 }
 
 const ALL_SUITES: readonly SuiteName[] = ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload', 'outbound'];
@@ -39,6 +50,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let write = true;
   let render: string | undefined;
   let into: string | undefined;
+  let append = false;
+  let before: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -62,10 +75,18 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     } else if (arg === '--out') out = value();
     else if (arg === '--render') render = value();
     else if (arg === '--into') into = value();
+    else if (arg === '--append') append = true;
+    else if (arg === '--before')
+      before = value()
+        .split(',')
+        .filter((path) => path !== '');
     else
       throw new Error(
-        `unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json, --into saved.json`,
+        `unknown flag ${arg}; known: --quick, --only <${ALL_SUITES.join(',')}>, --runs N, --out path, --no-write, --render saved.json, --into saved.json, --append, --before saved.json[,saved.json]`,
       );
   }
-  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render, into };
+  if (append && into === undefined) throw new Error('--append needs --into saved.json: the run to add to');
+  if (append && suites.some((suite) => suite !== 'core' && suite !== 'http'))
+    throw new Error('--append combines core and http runs only: add --only core, --only http or --only core,http');
+  return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render, into, append, before };
 }

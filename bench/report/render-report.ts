@@ -12,6 +12,7 @@ import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
 import { overloadMedian, type MixedRun, type OverloadSuiteResult } from '../overload/overload-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
+import { beforeCase, beforeVariant, samplesOf, type BeforeFigures, type RunOrigin } from './combine-runs';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
 
@@ -44,6 +45,16 @@ export interface BenchRun extends SuiteResults {
   readonly outbound?: OutboundSuiteResult;
   readonly outboundSettings?: { processes: number; calls: number; rounds: number };
   readonly pinned: boolean;
+  /**
+   * Figures of the same cases from saved runs on the same machine before a change (`--before`),
+   * shown beside this run's; copied in, so a saved run renders them without the files.
+   */
+  readonly before?: BeforeFigures;
+  /**
+   * Runs whose core or HTTP measurements were added to this run's (`--into saved.json --append`):
+   * those suites' figures are medians over every process or round of this run and these.
+   */
+  readonly appended?: readonly RunOrigin[];
 }
 
 /**
@@ -66,7 +77,7 @@ export function renderReport(run: BenchRun): { title: string; body: string }[] {
   if (run.http)
     sections.push({
       title: 'HTTP: each framework bare, with Floodgate, with its usual limiter',
-      body: renderHttp(run.http),
+      body: renderHttp(run.http, run),
     });
   if (run.grpc)
     sections.push({ title: 'gRPC: unary calls through grpc-js, bare and guarded', body: renderGrpc(run.grpc, run) });
@@ -90,13 +101,17 @@ export function renderMarkdown(run: BenchRun): string {
   const when = run.startedAt.toISOString().slice(0, 16).replace('T', ' ');
   const warnings = [
     run.quick ? '**Quick mode: a smoke run, figures indicative only, never to be quoted.**' : '',
-    run.runs < 2 ? `**Single run** (\`--runs ${run.runs}\`): each figure was taken once: not for quoting.` : '',
+    run.runs < 2 && run.appended === undefined
+      ? `**Single run** (\`--runs ${run.runs}\`): each figure was taken once: not for quoting.`
+      : '',
   ].filter(Boolean);
   const head = [
     '# Floodgate benchmarks',
     '',
     `The result of one run of \`${run.command}\`, started ${when} UTC, ${Math.round(run.seconds)} s` +
-      `${run.commit === undefined ? '' : `, on commit \`${run.commit}\``}. Every figure below comes from that run; its raw data is ` +
+      `${run.commit === undefined ? '' : `, on commit \`${run.commit}\``}` +
+      `${run.appended === undefined ? '' : `, with the ${combinedSuites(run.appended)} measurements of ${plural(run.appended.length, 'later run', 'later runs')} added to its own`}. ` +
+      `Every figure below comes from ${run.appended === undefined ? 'that run' : 'those runs'}${run.before === undefined ? '' : ', except the "before" ones beside them, from the earlier runs named under "What was measured, on what"'}; its raw data is ` +
       '`latest.json` beside this file, and `node bench/dist/index.js --render bench/results/latest.json` renders this page again ' +
       '(after `npm run bench` or `tsc -b && tsc -p bench`). `npm run bench` measures anew and overwrites both; earlier runs are kept in `history/`.',
     ...(warnings.length > 0 ? ['', warnings.join(' ')] : []),
@@ -117,11 +132,62 @@ function renderSetup(run: BenchRun): string {
     `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}).`,
     `- **Load**: load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
       `${busy ? ': **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
-    `- **Suites**: ${suitesRun(run).join(', ')}; ${plural(run.runs, 'process or round', 'processes or interleaved rounds')} per figure.`,
+    `- **Suites**: ${suitesRun(run).join(', ')}; ${perFigure(run)} per figure.`,
+    ...originLines(run),
     "- **Code measured**: `tsc -b` builds every package to `dist/` (the JavaScript a user's build runs) and `tsc -p bench` builds the harness; everything runs on plain `node`, no loader, no source maps. `@floodgate/*` resolve to their `dist/`.",
     `- **Pinning**: ${run.pinned ? 'with `taskset`: HTTP servers on core 0, the load generator and every in-process worker on core 1' : 'taskset not available: processes are not pinned'}.`,
     `- **Versions**: ${versions}. cockatiel 4 and opossum 10 need Node 22, so the peers are cockatiel 3 and opossum 9 here.`,
   ].join('\n');
+}
+
+/** How many processes or rounds each figure is the median of; per suite once runs were appended. */
+function perFigure(run: BenchRun): string {
+  const counts = [
+    ...(run.core && run.coreSettings ? [`core ${plural(samplesOf(run, 'core'), 'process', 'processes')}`] : []),
+    ...(run.http && run.httpSettings ? [`HTTP ${plural(samplesOf(run, 'http'), 'round', 'interleaved rounds')}`] : []),
+  ];
+  const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
+  return run.appended === undefined || counts.length === 0 ? all : `${counts.join(', ')} (the others ${all})`;
+}
+
+function combinedSuites(origins: readonly RunOrigin[]): string {
+  const suites = new Set(origins.flatMap((o) => o.suites));
+  return [...suites].map((s) => (s === 'http' ? 'HTTP' : s)).join(' and ');
+}
+
+/** A saved run in a few words: its command, commit, date and load. */
+function describeOrigin(o: RunOrigin): string {
+  return (
+    `${o.path === undefined ? '' : `\`${o.path}\`: `}\`${o.command}\`${o.commit === undefined ? '' : ` on commit \`${o.commit}\``}, ` +
+    `started ${o.startedAt.slice(0, 16).replace('T', ' ')} UTC, load average ${o.loadStart.toFixed(2)} → ${Number.isFinite(o.loadEnd) ? o.loadEnd.toFixed(2) : 'n/a'} ` +
+    `(${combinedSuites([o])})`
+  );
+}
+
+/** The runs appended to this one, and the runs the before figures come from. */
+function originLines(run: BenchRun): string[] {
+  const lines: string[] = [];
+  if (run.appended !== undefined)
+    lines.push(
+      `- **Repeated runs**: the ${combinedSuites(run.appended)} figures are medians over every process or round of this run and of ${plural(run.appended.length, 'run', 'runs')} added to it (\`--into … --append\`): ` +
+        `${run.appended.map(describeOrigin).join('; ')}.`,
+    );
+  const before = run.before;
+  if (before !== undefined) {
+    const counts = [
+      ...(before.core && before.coreSettings
+        ? [`core over ${plural(before.coreSettings.processes, 'process', 'processes')}`]
+        : []),
+      ...(before.http && before.httpSettings
+        ? [`HTTP over ${plural(before.httpSettings.rounds, 'round', 'rounds')}`]
+        : []),
+    ];
+    lines.push(
+      `- **Before**: the "before" figures are the same cases in saved runs on this machine (\`--before\`), medians ${counts.join(', ')}: ` +
+        `${before.runs.map(describeOrigin).join('; ')}. A case those runs lack shows no before figure.`,
+    );
+  }
+  return lines;
 }
 
 function suitesRun(run: BenchRun): string[] {
@@ -175,11 +241,20 @@ function renderMethod(run: BenchRun): string {
 function renderTargets(run: BenchRun): string {
   const checks = evaluateTargets(run);
   const mark = { met: 'met', missed: '**missed**', unclear: 'unclear (noise)', pending: 'pending' } as const;
+  // The same targets checked against the before runs' suites; a target they did not measure shows nothing.
+  const before = new Map(
+    run.before === undefined
+      ? []
+      : evaluateTargets(run.before)
+          .filter((c) => c.verdict !== 'pending')
+          .map((c) => [c.target, `${c.figure}: ${mark[c.verdict]}`]),
+  );
+  const withBefore = run.before !== undefined;
   return (
     `${markdownTable(
-      ['Target (issue)', 'This run (median)', 'Verdict'],
-      checks.map((c) => [c.target, c.figure, mark[c.verdict]]),
-      ['l', 'l', 'l'],
+      ['Target (issue)', 'This run (median)', 'Verdict', ...(withBefore ? ['Before'] : [])],
+      checks.map((c) => [c.target, c.figure, mark[c.verdict], ...(withBefore ? [before.get(c.target) ?? ''] : [])]),
+      ['l', 'l', 'l', 'l'],
     )}\n\n` +
     'HTTP targets are checked twice: by req/s (the target as written) and by the server\'s CPU per response (the same cost, undisturbed by other processes on a busy machine). "unclear" means the two disagree: re-run on a quiet machine.'
   );
@@ -204,6 +279,7 @@ function renderRules(rules: readonly DeclareResult[], run: BenchRun): string {
 
 function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
   const qps = cases.find((c) => c.id === 'fg.sync.qps');
+  const withBefore = run.before?.core !== undefined;
   const rows = cases.map((c) => {
     const spread =
       c.samples.length === 0 ? '' : `${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))}`;
@@ -212,12 +288,31 @@ function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
       qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline'
         ? `${(c.medianNs / qps.medianNs).toFixed(2)}×`
         : '';
-    return [c.owner, `${c.label}${c.async ? ' (async)' : ''}`, figure, spread, vs, c.pending ?? c.failed ?? ''];
+    const before = beforeCase(run, c.id);
+    return [
+      c.owner,
+      `${c.label}${c.async ? ' (async)' : ''}`,
+      figure,
+      ...(withBefore ? [before === undefined ? '' : formatNs(before.medianNs)] : []),
+      spread,
+      vs,
+      c.pending ?? c.failed ?? '',
+    ];
   });
   const note = run.coreSettings
-    ? `\n\nSamples per case: ${plural(run.coreSettings.processes, 'process', 'processes')} × ${plural(run.coreSettings.passes, 'pass', 'passes')}. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.`
+    ? `\n\nSamples per case: ${plural(run.coreSettings.processes, 'process', 'processes')} × ${plural(run.coreSettings.passes, 'pass', 'passes')}` +
+      `${run.before?.coreSettings === undefined ? '' : ` (before: ${plural(run.before.coreSettings.processes, 'process', 'processes')} × ${plural(run.before.coreSettings.passes, 'pass', 'passes')})`}. "× sync QPS" is the case's time over Floodgate's sync entry()+exit() with one QPS rule.`
     : '';
-  return `${markdownTable(['Library', 'Case', 'Per call', 'Samples min – max', '× sync QPS', 'Note'], rows, ['l', 'l', 'r', 'r', 'r', 'l'])}${note}`;
+  const header = [
+    'Library',
+    'Case',
+    'Per call',
+    ...(withBefore ? ['Before'] : []),
+    'Samples min – max',
+    '× sync QPS',
+    'Note',
+  ];
+  return `${markdownTable(header, rows, ['l', 'l', 'r', ...(withBefore ? (['r'] as const) : []), 'r', 'r', 'l'])}${note}`;
 }
 
 function renderMemory(subjects: MemorySubjectResult[]): string {
@@ -252,8 +347,9 @@ function renderMemory(subjects: MemorySubjectResult[]): string {
   return out.join('\n\n');
 }
 
-function renderHttp(frameworks: HttpFrameworkResult[]): string {
+function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
   const out: string[] = [];
+  const withBefore = run.before?.http !== undefined;
   for (const fw of frameworks) {
     const rows = fw.variants.map((v) => {
       const statuses = v.rounds
@@ -283,20 +379,46 @@ function renderHttp(frameworks: HttpFrameworkResult[]): string {
         `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
         v.variant === 'bare' ? '1.00' : formatRatio(median(v.cpuRatios)),
         v.variant === 'bare' || v.variant === 'noop' ? '' : `${formatSigned(median(v.cpuOverNoopUs ?? []))} µs`,
+        ...(withBefore ? [beforeOverNoop(run, fw.framework, v.variant)] : []),
         statuses,
         notes,
       ];
     });
     out.push(
-      `### ${title(fw.framework)}\n\n${markdownTable(['Variant', 'req/s', 'vs bare (per round)', 'p50', 'p99', 'Server CPU / response', 'CPU vs bare', 'CPU over noop', 'Statuses per round', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'])}`,
+      `### ${title(fw.framework)}\n\n${markdownTable(
+        [
+          'Variant',
+          'req/s',
+          'vs bare (per round)',
+          'p50',
+          'p99',
+          'Server CPU / response',
+          'CPU vs bare',
+          'CPU over noop',
+          ...(withBefore ? ['Before'] : []),
+          'Statuses per round',
+          'Notes',
+        ],
+        rows,
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', ...(withBefore ? (['r'] as const) : []), 'l', 'l'],
+      )}`,
     );
   }
   out.push(
     "Variants: **bare** the route alone; **noop** one middleware (Fastify: one route `onRequest` hook) that does nothing, the framework's own price for any guard; **listener** one that only listens to the response's `close` (`res.on('close', fn)`), the least a guard that ends what it took when the request ends does; **floodgate** a QPS rule that never blocks + an errorRatio breaker + a per-user hotspot rule, through the adapter; " +
       "**peer** the framework's usual limiter at a limit never reached; **-blocked** every request refused with 429 (Floodgate: QPS threshold 0; the peers: a limit of 0). " +
-      '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round).',
+      '"CPU over noop" is what the guard itself costs per response beyond the framework\'s middleware price (median over rounds of the difference within a round)' +
+      `${withBefore ? `; "Before" is the same figure in the before runs (${plural(run.before?.httpSettings?.rounds ?? 0, 'round', 'rounds')}).` : '.'}`,
   );
   return out.join('\n\n');
+}
+
+/** A variant's CPU over noop in the before runs, or nothing when they lack it. */
+function beforeOverNoop(run: BenchRun, framework: string, variant: string): string {
+  const v = beforeVariant(run, framework, variant);
+  if (v === undefined || variant === 'bare' || variant === 'noop') return '';
+  const us = median(v.cpuOverNoopUs ?? []);
+  return Number.isFinite(us) ? `${formatSigned(us)} µs` : '';
 }
 
 const GRPC_NAMES = {

@@ -5,6 +5,7 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import { overloadMedian } from '../overload/overload-suite';
+import { beforeCase, beforeVariant, samplesOf } from './combine-runs';
 import { heapGrowth } from './evaluate-targets';
 import type { BenchRun } from './render-report';
 
@@ -36,8 +37,8 @@ export function renderSummary(run: BenchRun): string {
   );
   const lead =
     `${full ? 'One full run of `npm run bench`' : `One run of \`${run.command}\``} on ${date}: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
-    `every figure side by side with the peers in the same run, the median of ${plural(run.runs, 'process or round', 'processes or interleaved rounds')}. ` +
-    'Method, machine load and every table: `bench/results/latest.md`.';
+    `every figure side by side with the peers in the same run, the median of ${medianOf(run)}. ` +
+    `${beforeLead(run)}Method, machine load and every table: \`bench/results/latest.md\`.`;
   const parts = [SUMMARY_START, '', lead, '', renderHeadlines(run)];
   if (run.overload) parts.push('', renderOverloadSummary(run));
   const notes = renderNotes(run);
@@ -46,17 +47,61 @@ export function renderSummary(run: BenchRun): string {
   return parts.join('\n');
 }
 
+/** How many processes or rounds the figures are medians of (per suite once runs were appended). */
+function medianOf(run: BenchRun): string {
+  const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
+  if (run.appended === undefined) return all;
+  const counts = [
+    ...(run.core ? [`${plural(samplesOf(run, 'core'), 'process', 'processes')} (core)`] : []),
+    ...(run.http ? [`${plural(samplesOf(run, 'http'), 'round', 'rounds')} (HTTP)`] : []),
+  ];
+  return `${counts.join(', ')} over ${plural(run.appended.length + 1, 'run', 'runs')}${suitesOf(run).length > counts.length ? `, ${all} elsewhere` : ''}`;
+}
+
+function suitesOf(run: BenchRun): string[] {
+  return ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload', 'outbound'].filter(
+    (suite) => (run as unknown as Record<string, unknown>)[suite] !== undefined,
+  );
+}
+
+/** Where the "before" figures come from, in a sentence (empty without them). */
+function beforeLead(run: BenchRun): string {
+  const before = run.before;
+  if (before === undefined) return '';
+  const commits = [...new Set(before.runs.map((r) => r.commit ?? 'an unrecorded commit'))].map((c) => `\`${c}\``);
+  const dates = [...new Set(before.runs.map((r) => r.startedAt.slice(0, 10)))];
+  return `"before": the same case measured on this machine on ${commits.join(', ')} (${dates.join(', ')}). `;
+}
+
 function renderHeadlines(run: BenchRun): string {
   const rows: string[][] = [];
   const core = new Map((run.core ?? []).map((c) => [c.id, c]));
+  /** A figure, with the before runs' figure of the same case beside it when they have one. */
+  const withBefore = (figure: string, before: string | undefined): string =>
+    before === undefined || figure === 'n/a' ? figure : `${figure} (before ${before})`;
   const ns = (id: string): string => {
     const c = core.get(id);
-    return c === undefined || !Number.isFinite(c.medianNs) ? 'n/a' : formatNs(c.medianNs);
+    const b = beforeCase(run, id);
+    return c === undefined || !Number.isFinite(c.medianNs)
+      ? 'n/a'
+      : withBefore(formatNs(c.medianNs), b && formatNs(b.medianNs));
   };
   const ratio = (a: string, b: string, digits: number): string => {
     const x = core.get(a);
     const y = core.get(b);
-    return x === undefined || y === undefined ? 'n/a' : `${(x.medianNs / y.medianNs).toFixed(digits)}×`;
+    const bx = beforeCase(run, a);
+    const by = beforeCase(run, b);
+    return x === undefined || y === undefined
+      ? 'n/a'
+      : withBefore(
+          `${(x.medianNs / y.medianNs).toFixed(digits)}×`,
+          bx && by && `${(bx.medianNs / by.medianNs).toFixed(digits)}×`,
+        );
+  };
+  // Peers' figures stay this run's alone: the before runs are about Floodgate's code.
+  const peer = (id: string): string => {
+    const c = core.get(id);
+    return c === undefined || !Number.isFinite(c.medianNs) ? 'n/a' : formatNs(c.medianNs);
   };
   if (run.core) {
     rows.push(['sync `entry()+exit()`, one QPS rule', ns('fg.sync.qps'), '']);
@@ -64,12 +109,12 @@ function renderHeadlines(run: BenchRun): string {
     rows.push([
       'async pass, one rule (`await run()`)',
       ns('fg.async.qps'),
-      `rate-limiter-flexible ${ns('rlf.pass')}, cockatiel ${ns('cockatiel.pass')}, opossum ${ns('opossum.pass')}`,
+      `rate-limiter-flexible ${peer('rlf.pass')}, cockatiel ${peer('cockatiel.pass')}, opossum ${peer('opossum.pass')}`,
     ]);
     rows.push([
       'blocked call',
       `${ns('fg.block.tryEntry')} (\`tryEntry\`), ${ns('fg.block.thrown')} (thrown)`,
-      `rate-limiter-flexible ${ns('rlf.reject')}, cockatiel ${ns('cockatiel.open')}, opossum ${ns('opossum.open')} (open circuit)`,
+      `rate-limiter-flexible ${peer('rlf.reject')}, cockatiel ${peer('cockatiel.open')}, opossum ${peer('opossum.open')} (open circuit)`,
     ]);
     if (core.has('fg.sync.qpsSystem'))
       rows.push([
@@ -99,7 +144,7 @@ function renderHeadlines(run: BenchRun): string {
   }
   const memory = memoryRow(run.memory);
   if (memory) rows.push(memory);
-  if (run.http && run.http.length > 0) rows.push(...httpRows(run.http));
+  if (run.http && run.http.length > 0) rows.push(...httpRows(run.http, run));
   const cluster = clusterRow(run.cluster?.cases ?? []);
   if (cluster) rows.push(cluster);
   return markdownTable(['measure', 'Floodgate', 'peers'], rows, ['l', 'l', 'l']);
@@ -119,16 +164,23 @@ function memoryRow(memory: readonly MemorySubjectResult[] | undefined): string[]
   ];
 }
 
-function httpRows(frameworks: readonly HttpFrameworkResult[]): string[][] {
+function httpRows(frameworks: readonly HttpFrameworkResult[], run: BenchRun): string[][] {
   const of = (fw: HttpFrameworkResult, name: string): HttpVariantResult | undefined =>
     fw.variants.find((v) => v.variant === name);
   const cpu = (v: HttpVariantResult | undefined): string => formatSigned(median(v?.cpuOverNoopUs ?? []));
   const rps = (v: HttpVariantResult | undefined): string => formatRatio(median(v?.rpsRatios ?? []));
   const each = (pick: (fw: HttpFrameworkResult) => string): string => frameworks.map(pick).join(', ');
+  /** Floodgate's passing / blocked CPU over noop on a framework, the before runs' beside it when they have both. */
+  const fgCpu = (fw: HttpFrameworkResult): string => {
+    const now = `${cpu(of(fw, 'floodgate'))} / ${cpu(of(fw, 'floodgate-blocked'))}`;
+    const pass = beforeVariant(run, fw.framework, 'floodgate');
+    const blocked = beforeVariant(run, fw.framework, 'floodgate-blocked');
+    return pass === undefined || blocked === undefined ? now : `${now} (before ${cpu(pass)} / ${cpu(blocked)})`;
+  };
   return [
     [
       'server CPU per request over a no-op middleware, passing / all blocked (429)',
-      `${each((fw) => `${title(fw.framework)} ${cpu(of(fw, 'floodgate'))} / ${cpu(of(fw, 'floodgate-blocked'))}`)} µs`,
+      `${each((fw) => `${title(fw.framework)} ${fgCpu(fw)}`)} µs`,
       `${each((fw) => `${PEER_OF[fw.framework]} ${cpu(of(fw, 'peer'))} / ${cpu(of(fw, 'peer-blocked'))}`)} µs`,
     ],
     [

@@ -1,0 +1,175 @@
+import type { CoreCaseResult } from '../../../bench/core/core-suite';
+import type { HttpFrameworkResult, HttpRound } from '../../../bench/http/http-suite';
+import { appendRun, mergeBefore, type SavedRun } from '../../../bench/report/combine-runs';
+import { renderMarkdown, type BenchRun } from '../../../bench/report/render-report';
+
+const machine = {
+  node: 'v20',
+  v8: '11',
+  cpu: 'cpu',
+  cores: 2,
+  memoryGb: 4,
+  loadStart: 0.1,
+  loadEnd: 0.2,
+  versions: {},
+};
+const coreSettings = { processes: 1, passes: 2, minCpuMs: 300, batchSamples: 4096 };
+const httpSettings = {
+  rounds: 1,
+  seconds: 8,
+  warmSeconds: 10,
+  connections: 100,
+  pipelining: 10,
+  serverCore: 0,
+  loadCore: 1,
+};
+
+function coreCase(id: string, samples: number[]): CoreCaseResult {
+  return {
+    id,
+    owner: 'floodgate',
+    label: id,
+    async: false,
+    samples,
+    medianNs: samples.reduce((a, b) => a + b, 0) / samples.length,
+  };
+}
+
+function round(cpuUsPerResponse: number): HttpRound {
+  return {
+    rps: 1000,
+    p50: 1,
+    p99: 2,
+    statuses: { 200: 1000 },
+    errors: 0,
+    responses: 1000,
+    seconds: 8,
+    serverCpuMs: 8,
+    cpuUsPerResponse,
+    serverBusy: 1,
+    expectedShare: 1,
+  } as HttpRound;
+}
+
+function http(overNoop: number): HttpFrameworkResult[] {
+  const variant = (name: 'bare' | 'noop' | 'floodgate', over: number) => ({
+    variant: name,
+    rounds: [round(60 + over)],
+    rpsRatios: [1],
+    cpuRatios: [1],
+    cpuOverNoopUs: [over],
+  });
+  return [{ framework: 'express', variants: [variant('bare', 0), variant('noop', 0), variant('floodgate', overNoop)] }];
+}
+
+function run(over: Partial<SavedRun>, commit = 'abc1234'): SavedRun {
+  return {
+    command: 'npm run bench',
+    quick: false,
+    runs: 1,
+    startedAt: '2026-12-02T08:00:00.000Z',
+    seconds: 1,
+    commit,
+    machine,
+    pinned: true,
+    ...over,
+  };
+}
+
+describe('appendRun', () => {
+  it('pools the core samples and the HTTP rounds of repeated runs, so the medians are over all of them', () => {
+    const saved = run({
+      core: [coreCase('fg.sync.qps', [100, 110]), coreCase('old.only', [5])],
+      coreSettings,
+      http: http(3),
+      httpSettings,
+    });
+    const now = run(
+      {
+        core: [coreCase('fg.sync.qps', [130]), coreCase('new.only', [7])],
+        coreSettings,
+        startedAt: '2026-12-02T09:00:00.000Z',
+      },
+      'def5678',
+    );
+    const merged = appendRun(saved, now, ['core']);
+    const qps = merged.core!.find((c) => c.id === 'fg.sync.qps')!;
+    expect(qps.samples).toEqual([100, 110, 130]);
+    expect(qps.medianNs).toBe(110);
+    expect(merged.core!.map((c) => c.id)).toEqual(['fg.sync.qps', 'new.only', 'old.only']);
+    expect(merged.coreSettings!.processes).toBe(2);
+    expect(merged.http).toBe(saved.http);
+    expect(merged.appended).toEqual([expect.objectContaining({ commit: 'def5678', suites: ['core'] })]);
+
+    const twice = appendRun(merged, run({ http: http(1), httpSettings }), ['http']);
+    const fg = twice.http![0]!.variants.find((v) => v.variant === 'floodgate')!;
+    expect(fg.cpuOverNoopUs).toEqual([3, 1]);
+    expect(fg.rounds).toHaveLength(2);
+    expect(twice.httpSettings!.rounds).toBe(2);
+    const page = renderMarkdown({ ...(twice as BenchRun), startedAt: new Date(twice.startedAt) });
+    expect(page).toContain('core 2 processes, HTTP 2 interleaved rounds');
+    expect(page).toContain('**Repeated runs**');
+  });
+
+  it('refuses suites other than core and HTTP, and runs measured with other settings', () => {
+    const saved = run({ core: [coreCase('a', [1])], coreSettings });
+    expect(() => appendRun(saved, saved, ['memory'])).toThrow('--append combines core and http runs only');
+    const other = run({ core: [coreCase('a', [1])], coreSettings: { ...coreSettings, minCpuMs: 40 } });
+    expect(() => appendRun(saved, other, ['core'])).toThrow('the core settings differ');
+  });
+});
+
+describe('before figures', () => {
+  const before = mergeBefore([
+    { path: 'core.json', run: run({ core: [coreCase('fg.sync.qps', [160])], coreSettings }, 'ce90dcb') },
+    { path: 'http.json', run: run({ http: http(4.5), httpSettings }, 'ce90dcb') },
+  ]);
+  const now: BenchRun = {
+    ...(run({
+      core: [coreCase('fg.sync.qps', [134]), coreCase('fg.sync.three', [170])],
+      coreSettings,
+      http: http(1.5),
+      httpSettings,
+    }) as BenchRun),
+    startedAt: new Date('2026-12-02T09:00:00.000Z'),
+    before,
+  };
+  const page = renderMarkdown(now);
+
+  it('merges several saved runs by suite', () => {
+    expect(before.runs.map((r) => [r.path, r.suites])).toEqual([
+      ['core.json', ['core']],
+      ['http.json', ['http']],
+    ]);
+    expect(before.core).toHaveLength(1);
+    expect(before.http).toHaveLength(1);
+  });
+
+  it("are shown beside this run's in the summary, the targets, the core and the HTTP tables", () => {
+    expect(page).toContain('| sync `entry()+exit()`, one QPS rule | 134 ns (before 160 ns) |');
+    expect(page).toContain('| sync `entry()+exit()`, QPS + breaker + hotspot | 170 ns |');
+    expect(page).toContain('Express +1.5 / n/a µs');
+    expect(page).toMatch(/\| Target \(issue\) \| This run \(median\) \| Verdict \| Before \|/);
+    expect(page).toMatch(
+      /sync entry\(\)\+exit\(\) with one QPS rule <= 0.2 µs \| 134 ns .*\| met \| 160 ns .*: met \|/,
+    );
+    expect(page).toMatch(/\| floodgate \| fg.sync.qps \| 134 ns \| 160 ns \|/);
+    expect(page).toMatch(/\| floodgate \| fg.sync.three \| 170 ns \| {2}\|/);
+    expect(page).toMatch(/\| floodgate \|.*\| \+1.5 µs \| \+4.5 µs \|/);
+  });
+
+  it('name the runs they come from: commit, date and load', () => {
+    expect(page).toContain('- **Before**:');
+    expect(page).toContain(
+      '`core.json`: `npm run bench` on commit `ce90dcb`, started 2026-12-02 08:00 UTC, load average 0.10 → 0.20 (core)',
+    );
+  });
+
+  it('are left out when there are none', () => {
+    const { before: _, ...plain } = now;
+    const text = renderMarkdown(plain);
+    expect(text).not.toContain('(before ');
+    expect(text).not.toContain('| Before |');
+    expect(text).not.toContain('**Before**');
+  });
+});
