@@ -145,11 +145,6 @@ export class HttpGuard<Req, F> {
     keys: undefined,
   };
   private readonly reader: HttpRequestReader<Req>;
-  /**
-   * The request this guard refused last, synchronously, until the adapter answers it: a
-   * request refused before it held anything is kept nowhere else (see `GuardedRequest.listen`).
-   */
-  private lastRefused: GuardedRequest | undefined = undefined;
   /** Whether every request the framework routes is to be guarded by its route (the `everyRoute` option). */
   readonly everyRoute: boolean;
   private readonly groupTimeouts: boolean;
@@ -383,7 +378,7 @@ export class HttpGuard<Req, F> {
       if (state.entered(policy.resource)) continue;
       if (policy.queues) return this.walkQueued(state, res, req, origin, priority, walk, policy);
       const block = this.enterNow(state, res, req, origin, priority, policy, walk.params);
-      if (block !== undefined) return this.refused(state, block);
+      if (block !== undefined) return block;
     }
     if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
     return undefined;
@@ -442,8 +437,7 @@ export class HttpGuard<Req, F> {
       return this.enterQueued(state, res, req, origin, priority, policy, params).then((verdict) =>
         this.passed(res, state, verdict),
       );
-    const verdict = this.enterNow(state, res, req, origin, priority, policy, params);
-    return verdict === undefined ? this.passed(res, state, verdict) : this.refused(state, verdict);
+    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, params));
   }
 
   /**
@@ -452,10 +446,7 @@ export class HttpGuard<Req, F> {
    * guard's. Without one, answer with {@link HttpGuard.respond}. Throws what `onBlock` throws.
    */
   answer(res: HttpResponseLike, req: Req, error: BlockError): F | undefined {
-    // The request this guard has just refused is known (most blocks are): no need to look it up.
-    const last = this.lastRefused;
-    this.lastRefused = undefined;
-    const state = last !== undefined && last.res === res ? last : GuardedRequest.find(res);
+    const state = GuardedRequest.find(res);
     if (state !== undefined) state.blocked = true;
     if (this.onBlock !== undefined) this.onBlock(error, req);
     const routeFallback = this.registry.find(error.resource)?.fallback as F | undefined;
@@ -508,15 +499,6 @@ export class HttpGuard<Req, F> {
     for (let i = 0; i < routes.length; i++)
       if (routes[i]!.pattern.matchPath('HEAD', path, folded, false) !== undefined) return true;
     return false;
-  }
-
-  /**
-   * A block of `state`'s request, refused synchronously: the adapter answers it next
-   * ({@link HttpGuard.answer}), which then finds the request here rather than looking it up.
-   */
-  private refused(state: GuardedRequest, verdict: BlockError | 'aborted'): BlockError | 'aborted' {
-    if (verdict !== 'aborted') this.lastRefused = state;
-    return verdict;
   }
 
   private passed(res: HttpResponseLike, state: GuardedRequest, verdict: GuardVerdict): GuardVerdict {
