@@ -42,7 +42,7 @@ export interface EntryOptions {
    * How much the call matters under overload (see `Priority`): system rules and `adaptive` flow
    * rules refuse `'sheddable'` calls first and `'critical'` ones last; partitioned concurrency
    * rules count it in its priority's share; `prioritized` QPS rules let critical calls borrow
-   * from the next window.
+   * from the next window, and `prioritized` queues of concurrency rules serve them first.
    * @defaultValue 'default'
    */
   readonly priority?: Priority;

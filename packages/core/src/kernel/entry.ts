@@ -99,8 +99,8 @@ export class Entry {
   /**
    * How much the call matters under overload: system rules and `adaptive` flow rules refuse
    * `'sheddable'` calls first and `'critical'` ones last, partitioned concurrency rules count it in
-   * its priority's share, and `prioritized` QPS rules let critical calls borrow from the next
-   * window. @defaultValue 'default'
+   * its priority's share, `prioritized` QPS rules let critical calls borrow from the next
+   * window, and `prioritized` queues of concurrency rules serve them first. @defaultValue 'default'
    */
   readonly priority: Priority;
 
