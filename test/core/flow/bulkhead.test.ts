@@ -20,9 +20,14 @@ function engineWith(rules: FlowRuleOptions[]): { fg: Floodgate; clock: ManualClo
 /** Lets promise continuations run. */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Enters and records, in order, which calls were admitted or refused. */
-function tracked(fg: Floodgate, log: string[], name: string, signal?: AbortSignal): Promise<Entry | undefined> {
-  return fg.enter('r', signal ? { signal } : undefined).then(
+/** Enters (with an abort signal or a priority, if given) and records, in order, which calls were admitted or refused. */
+function tracked(
+  fg: Floodgate,
+  log: string[],
+  name: string,
+  options?: { readonly signal?: AbortSignal; readonly priority?: Priority },
+): Promise<Entry | undefined> {
+  return fg.enter('r', options).then(
     (entry) => {
       log.push(`${name}:in`);
       return entry;
@@ -118,7 +123,7 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     const a = await fg.enter('r');
     await fg.enter('r');
     const controller = new AbortController();
-    const c = tracked(fg, log, 'c', controller.signal);
+    const c = tracked(fg, log, 'c', { signal: controller.signal });
     const d = tracked(fg, log, 'd');
     controller.abort(new Error('gone'));
     await c;
@@ -286,20 +291,6 @@ describe('concurrency rules with a queue (bulkheads)', () => {
 describe('concurrency rules whose queue serves by priority (prioritized)', () => {
   const PRIORITIZED: FlowRuleOptions = { ...BULKHEAD, threshold: 1, maxQueueLength: 3, prioritized: true };
 
-  /** Enters with a priority and records, in order, which calls were admitted or refused. */
-  function trackedAt(fg: Floodgate, log: string[], name: string, priority: Priority): Promise<Entry | undefined> {
-    return fg.enter('r', { priority }).then(
-      (entry) => {
-        log.push(`${name}:in`);
-        return entry;
-      },
-      (error: unknown) => {
-        log.push(`${name}:${(error as { code?: string }).code ?? 'aborted'}`);
-        return undefined;
-      },
-    );
-  }
-
   /** Exits the call holding the slot, lets the next one in, and returns it. */
   async function next(held: Entry | undefined, waiting: Promise<Entry | undefined>): Promise<Entry | undefined> {
     held!.exit();
@@ -311,11 +302,11 @@ describe('concurrency rules whose queue serves by priority (prioritized)', () =>
     const { fg } = engineWith([{ ...PRIORITIZED, maxQueueLength: 5 }]);
     const log: string[] = [];
     const first = await fg.enter('r');
-    const s1 = trackedAt(fg, log, 's1', 'sheddable');
-    const d1 = trackedAt(fg, log, 'd1', 'default');
-    const s2 = trackedAt(fg, log, 's2', 'sheddable');
-    const c1 = trackedAt(fg, log, 'c1', 'critical');
-    const c2 = trackedAt(fg, log, 'c2', 'critical');
+    const s1 = tracked(fg, log, 's1', { priority: 'sheddable' });
+    const d1 = tracked(fg, log, 'd1', { priority: 'default' });
+    const s2 = tracked(fg, log, 's2', { priority: 'sheddable' });
+    const c1 = tracked(fg, log, 'c1', { priority: 'critical' });
+    const c2 = tracked(fg, log, 'c2', { priority: 'critical' });
     await flush();
     expect(log).toEqual([]);
     let held = await next(first, c1);
@@ -329,15 +320,15 @@ describe('concurrency rules whose queue serves by priority (prioritized)', () =>
     const { fg } = engineWith([PRIORITIZED]);
     const log: string[] = [];
     const first = await fg.enter('r');
-    const s1 = trackedAt(fg, log, 's1', 'sheddable');
-    const s2 = trackedAt(fg, log, 's2', 'sheddable');
-    const d1 = trackedAt(fg, log, 'd1', 'default');
+    const s1 = tracked(fg, log, 's1', { priority: 'sheddable' });
+    const s2 = tracked(fg, log, 's2', { priority: 'sheddable' });
+    const d1 = tracked(fg, log, 'd1', { priority: 'default' });
     // Full (3): a critical call takes the place of s2, the newest sheddable one.
-    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    const c1 = tracked(fg, log, 'c1', { priority: 'critical' });
     await flush();
     expect(log).toEqual(['s2:ERR_FLOW_BLOCKED']);
     // A sheddable newcomer finds no one less important to replace: refused at once.
-    const s3 = trackedAt(fg, log, 's3', 'sheddable');
+    const s3 = tracked(fg, log, 's3', { priority: 'sheddable' });
     await flush();
     expect(log).toEqual(['s2:ERR_FLOW_BLOCKED', 's3:ERR_FLOW_BLOCKED']);
     let held = await next(first, c1);
@@ -355,8 +346,8 @@ describe('concurrency rules whose queue serves by priority (prioritized)', () =>
     const { fg } = engineWith([{ ...PRIORITIZED, maxQueueLength: 1 }]);
     const log: string[] = [];
     const first = await fg.enter('r');
-    const c1 = trackedAt(fg, log, 'c1', 'critical');
-    const c2 = trackedAt(fg, log, 'c2', 'critical');
+    const c1 = tracked(fg, log, 'c1', { priority: 'critical' });
+    const c2 = tracked(fg, log, 'c2', { priority: 'critical' });
     await flush();
     expect(log).toEqual(['c2:ERR_FLOW_BLOCKED']);
     expect(await c2).toBeUndefined();
@@ -368,7 +359,7 @@ describe('concurrency rules whose queue serves by priority (prioritized)', () =>
     const { fg, clock } = engineWith([PRIORITIZED]);
     const log: string[] = [];
     const first = await fg.enter('r');
-    const c1 = trackedAt(fg, log, 'c1', 'critical');
+    const c1 = tracked(fg, log, 'c1', { priority: 'critical' });
     await clock.advance(1000);
     await c1;
     expect(log).toEqual(['c1:ERR_FLOW_BLOCKED']);
