@@ -151,7 +151,7 @@ describe('before figures', () => {
     expect(page).toContain('Express +1.5 / n/a µs');
     expect(page).toMatch(/\| Target \(issue\) \| This run \(median\) \| Verdict \| Before \|/);
     expect(page).toMatch(
-      /sync entry\(\)\+exit\(\) with one QPS rule <= 0.2 µs \| 134 ns .*\| met \| 160 ns .*: met \|/,
+      /sync entry\(\)\+exit\(\) with one QPS rule <= 120 ns \(#30\) \| 134 ns .*\| \*\*missed\*\* \| 160 ns .*: \*\*missed\*\* \|/,
     );
     expect(page).toMatch(/\| floodgate \| fg.sync.qps \| 134 ns \| 160 ns \|/);
     expect(page).toMatch(/\| floodgate \| fg.sync.three \| 170 ns \| {2}\|/);
