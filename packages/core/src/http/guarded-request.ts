@@ -1,6 +1,7 @@
 import type { Clock } from '../kernel/clock';
 import type { Entry } from '../kernel/entry';
 import { TimeoutError } from '../kernel/errors';
+import type { NodeRequestLike } from './request-keys';
 
 /** What the HTTP layer needs of a connection (`net.Socket`). */
 export interface HttpSocketLike {
@@ -24,15 +25,16 @@ export interface HttpResponseLike {
   readonly headersSent: boolean;
   /**
    * The request it answers (Node sets it): its socket is the connection, also for a pipelined
-   * response not yet on it; `complete` is whether its body has been received whole.
+   * response not yet on it; `complete` is whether its body has been received whole; its
+   * headers are what key sources and priorities read.
    */
   readonly req?:
-    | {
+    | (NodeRequestLike & {
         readonly socket?: HttpSocketLike | null;
         readonly complete?: boolean;
         /** Aborts what is left of the request (its unread body), once the answer is out. */
         destroy?(): unknown;
-      }
+      })
     | undefined;
   /** The connection, once the response is on it (`null` while a pipelined response waits behind another). */
   readonly socket?: unknown;

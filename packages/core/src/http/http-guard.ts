@@ -1,4 +1,5 @@
 import type { Floodgate } from '../engine/floodgate';
+import type { ResourceInfo } from '../engine/resource-state';
 import { Entry } from '../kernel/entry';
 import { isBlockError, type BlockError, type TimeoutError } from '../kernel/errors';
 import { RuleReader } from '../kernel/rule-reader';
@@ -25,7 +26,7 @@ import {
   type RoutePattern,
 } from '../api-group/route-pattern';
 import { UNMATCHED_RESOURCE } from './http-options';
-import type { HttpRequestReader, NodeRequestLike } from './request-keys';
+import type { HttpRequestReader } from './request-keys';
 import type { RequestPriority } from './request-priority';
 import type { Priority } from '../kernel/priority';
 import { RoutePolicyRegistry, templateParamNames, type RoutePolicy } from './route-policy';
@@ -373,11 +374,12 @@ export class HttpGuard<Req, F> {
         origin = this.originOf(req);
         state = GuardedRequest.of(res, this.isFailure);
         if (state.closed) return 'aborted';
-        priority = this.priority(req, state.request as NodeRequestLike | undefined);
+        priority = this.priority(req, state.request);
       }
       if (state.entered(policy.resource)) continue;
-      if (policy.queues) return this.walkQueued(state, res, req, origin, priority, walk, policy);
-      const block = this.enterNow(state, res, req, origin, priority, policy, walk.params);
+      const info = policy.info;
+      if (info.inboundMayWait) return this.walkQueued(state, res, req, origin, priority, walk, policy);
+      const block = this.enterNow(state, res, req, origin, priority, policy, info, walk.params);
       if (block !== undefined) return block;
     }
     if (state !== undefined && this.headers.onPass) this.describeQuota(res, state);
@@ -432,12 +434,13 @@ export class HttpGuard<Req, F> {
     if (state.closed) return 'aborted';
     if (state.entered(policy.resource)) return undefined;
     const origin = this.originOf(req);
-    const priority = this.priority(req, state.request as NodeRequestLike | undefined);
-    if (policy.queues)
-      return this.enterQueued(state, res, req, origin, priority, policy, params).then((verdict) =>
+    const priority = this.priority(req, state.request);
+    const info = policy.info;
+    if (info.inboundMayWait)
+      return this.enterQueued(state, res, req, origin, priority, policy, info, params).then((verdict) =>
         this.passed(res, state, verdict),
       );
-    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, params));
+    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, info, params));
   }
 
   /**
@@ -519,9 +522,10 @@ export class HttpGuard<Req, F> {
     for (let policy: RoutePolicy | undefined = first; policy !== undefined; policy = this.step(walk)) {
       if (policy !== first && state.entered(policy.resource)) continue;
       const params = walk.params;
-      const verdict = policy.queues
-        ? await this.enterQueued(state, res, req, origin, priority, policy, params)
-        : this.enterNow(state, res, req, origin, priority, policy, params);
+      const info = policy.info;
+      const verdict = info.inboundMayWait
+        ? await this.enterQueued(state, res, req, origin, priority, policy, info, params)
+        : this.enterNow(state, res, req, origin, priority, policy, info, params);
       if (verdict !== undefined) return verdict;
     }
     return this.passed(res, state, undefined);
@@ -534,6 +538,7 @@ export class HttpGuard<Req, F> {
     origin: string,
     priority: Priority,
     policy: RoutePolicy,
+    info: ResourceInfo,
     params: RouteParams,
   ): BlockError | 'aborted' | undefined {
     if (state.closed) return 'aborted';
@@ -544,7 +549,7 @@ export class HttpGuard<Req, F> {
     let result: Entry | BlockError;
     try {
       options.args = policy.args(req, params);
-      options.keys = policy.keys(req, state.request as NodeRequestLike | undefined, this.reader, params);
+      options.keys = policy.keys(req, state.request, this.reader, params, info);
       result = this.engine.tryEntry(policy.resource, options);
     } catch (error) {
       // A throwing param function or check: what the request took on its way goes back too.
@@ -570,6 +575,7 @@ export class HttpGuard<Req, F> {
     origin: string,
     priority: Priority,
     policy: RoutePolicy,
+    info: ResourceInfo,
     params: RouteParams,
   ): Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
@@ -579,7 +585,7 @@ export class HttpGuard<Req, F> {
     state.queued = true;
     try {
       const args = policy.args(req, params);
-      const keys = policy.keys(req, state.request as NodeRequestLike | undefined, this.reader, params);
+      const keys = policy.keys(req, state.request, this.reader, params, info);
       entry = await this.engine.enter(policy.resource, {
         inbound: true,
         origin,

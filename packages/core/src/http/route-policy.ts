@@ -1,6 +1,7 @@
 import { ApiGroupMatcher } from '../api-group/api-group';
 import type { Floodgate } from '../engine/floodgate';
 import type { RuleSetOptions } from '../engine/kinds';
+import type { ResourceInfo } from '../engine/resource-state';
 import { RuleValidationError, type QuotaPolicy } from '../kernel/errors';
 import { join as at } from '../kernel/rule-reader';
 import type { HttpParamReader } from './http-options';
@@ -42,9 +43,18 @@ export class RoutePolicy {
     this.resource = resource;
   }
 
+  /**
+   * What the rules in force on the resource need (whether they may queue an inbound request:
+   * `inboundMayWait`; the key sources they read), looked up on the engine on each read: a guard
+   * reads it once per request and resource, and hands it to {@link RoutePolicy.keys}.
+   */
+  get info(): ResourceInfo {
+    return this.engine.resourceInfo(this.resource);
+  }
+
   /** Whether the rules in force on the resource may queue an inbound request (throttling, cluster rules). */
   get queues(): boolean {
-    return this.engine.resourceInfo(this.resource).inboundMayWait;
+    return this.info.inboundMayWait;
   }
 
   /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
@@ -55,16 +65,18 @@ export class RoutePolicy {
   }
 
   /**
-   * The entry's `keys`: the values of the key sources the resource's rules in force read, from
-   * the request; `undefined` (nothing read) when they read none.
+   * The entry's `keys`: the values of the key sources the resource's rules in force read
+   * (`info`, by default looked up now: see {@link RoutePolicy.info}), from the request;
+   * `undefined` (nothing read) when they read none.
    */
   keys<Req>(
     req: Req,
     node: NodeRequestLike | undefined,
     reader: HttpRequestReader<Req>,
     params: RouteParams | undefined,
+    info: ResourceInfo = this.info,
   ): Record<string, unknown> | undefined {
-    const sources = this.engine.resourceInfo(this.resource).keySources;
+    const sources = info.keySources;
     return sources.length === 0 ? undefined : readRequestKeys(sources, req, node, reader, params);
   }
 
