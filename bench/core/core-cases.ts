@@ -1,4 +1,4 @@
-import { Floodgate, isBlockError, type Entry } from '@floodgate/core';
+import { Floodgate, RateLimit, isBlockError, type Entry } from '@floodgate/core';
 import type { RuleSetOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
@@ -187,6 +187,20 @@ export function coreCases(): CoreCase[] {
     asyncCase('fg.async.qps', 'floodgate', 'await run(), one QPS rule', async () => {
       const fn = (): number => 1;
       return () => fg.run('r.qps', fn);
+    }),
+    // Issue #30: a decorated method's guarded call costs what run() costs (goal <= 1.1× fg.async.qps).
+    asyncCase('fg.async.decorated', 'floodgate', 'await a @RateLimit async method, one QPS rule', async () => {
+      class Service {
+        @RateLimit({ floodgate: fg, resource: 'r.decorated', threshold: NEVER })
+        async one(): Promise<number> {
+          return 1;
+        }
+      }
+      const service = new Service();
+      if (!fg.getRules().flow.some((rule) => rule.resource === 'r.decorated'))
+        throw new Error('@RateLimit should declare its rule on r.decorated');
+      if ((await service.one()) !== 1) throw new Error('r.decorated should pass');
+      return () => service.one();
     }),
     asyncCase(
       'fg.async.three',
