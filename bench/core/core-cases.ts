@@ -188,7 +188,12 @@ export function coreCases(): CoreCase[] {
       const fn = (): number => 1;
       return () => fg.run('r.qps', fn);
     }),
-    // Issue #30: a decorated method's guarded call costs what run() costs (goal <= 1.1× fg.async.qps).
+    // Issue #30: a decorated method's guarded call costs what run() of the same async method
+    // costs (goal <= 1.1× fg.async.qpsAsyncFn); an async function's own promise is in both.
+    asyncCase('fg.async.qpsAsyncFn', 'floodgate', 'await run() of an async function, one QPS rule', async () => {
+      const fn = async (): Promise<number> => 1;
+      return () => fg.run('r.qps', fn);
+    }),
     asyncCase('fg.async.decorated', 'floodgate', 'await a @RateLimit async method, one QPS rule', async () => {
       class Service {
         @RateLimit({ floodgate: fg, resource: 'r.decorated', threshold: NEVER })

@@ -33,6 +33,7 @@ export interface SuiteResults {
 export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const core = new Map((results.core ?? []).map((c) => [c.id, c]));
+  const finite = (c: CoreCaseResult | undefined): c is CoreCaseResult => c !== undefined && Number.isFinite(c.medianNs);
   const ns = (id: string, limitNs: number, target: string): void => {
     const c = core.get(id);
     if (c === undefined || c.pending !== undefined || c.failed !== undefined || !Number.isFinite(c.medianNs)) {
@@ -48,6 +49,23 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   ns('fg.sync.qps', 120, 'sync entry()+exit() with one QPS rule <= 120 ns (#30)');
   ns('fg.sync.three', 180, 'sync entry()+exit() with QPS + breaker + hotspot <= 180 ns (#30)');
   ns('fg.block.tryEntry', 90, 'blocked tryEntry() <= 90 ns (#30)');
+  const decorated = core.get('fg.async.decorated');
+  const asyncFn = core.get('fg.async.qpsAsyncFn');
+  const decoratorTarget = 'a @RateLimit async method <= 1.1× await run() of the same async function (#30)';
+  if (!finite(decorated) || !finite(asyncFn)) {
+    checks.push({
+      target: decoratorTarget,
+      figure: decorated?.failed ?? asyncFn?.failed ?? 'not run',
+      verdict: 'pending',
+    });
+  } else {
+    const times = decorated.medianNs / asyncFn.medianNs;
+    checks.push({
+      target: decoratorTarget,
+      figure: `${times.toFixed(2)}× (${formatNs(decorated.medianNs)} vs ${formatNs(asyncFn.medianNs)})`,
+      verdict: times <= 1.1 ? 'met' : 'missed',
+    });
+  }
   for (const peer of ['cockatiel.pass', 'rlf.pass'] as const) {
     checks.push(
       faster(core.get('fg.async.qps'), core.get(peer), `await run() with one QPS rule faster than ${peer} (#30)`),
@@ -73,7 +91,6 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
   const system = core.get('fg.sync.qpsSystem');
   const systemTarget =
     'the system check on the entry path: inbound entry()+exit() with one QPS rule + a system rule <= 1.3× without the system rule';
-  const finite = (c: CoreCaseResult | undefined): c is CoreCaseResult => c !== undefined && Number.isFinite(c.medianNs);
   if (!finite(inbound) || !finite(system)) {
     checks.push({ target: systemTarget, figure: system?.failed ?? inbound?.failed ?? 'not run', verdict: 'pending' });
   } else {
