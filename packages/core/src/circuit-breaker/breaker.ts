@@ -98,10 +98,8 @@ export class BreakerStateMachine {
    * the strategy whether to trip.
    */
   onComplete(now: number, rtMs: number, error: boolean): void {
-    this.window.record(now, rtMs > this.slowAfterMs, error);
-    if (this.current !== 'closed') return;
-    const counts = this.window.counts(now);
-    if (counts.total < this.rule.minRequestAmount) return;
+    const counts = this.window.record(now, rtMs > this.slowAfterMs, error, this.current === 'closed');
+    if (counts === undefined || counts.total < this.rule.minRequestAmount) return;
     const value = this.strategy.trip(counts);
     if (value !== undefined) this.open(now, value);
   }
@@ -267,22 +265,34 @@ export class BreakerWindow {
     this.buckets = new LeapArray(bucketCount, statIntervalMs, FIELDS);
   }
 
-  /** Records one completed call. Each call counts once, whatever its `acquireCount` (as Sentinel). */
-  record(now: number, slow: boolean, error: boolean): void {
-    const data = this.buckets.data;
-    const at = this.buckets.offset(now);
+  /**
+   * Records one completed call and, when `read`, returns the window's counts at `now` with it
+   * (the window offset found once, for the write and the read: every completion of a closed
+   * breaker does both). Each call counts once, whatever its `acquireCount` (as Sentinel).
+   */
+  record(now: number, slow: boolean, error: boolean, read = false): WindowCounts | undefined {
+    const buckets = this.buckets;
+    const data = buckets.data;
+    const at = buckets.offset(now);
     data[at + TOTAL]! += 1;
     if (slow) data[at + SLOW]! += 1;
     if (error) data[at + ERROR]! += 1;
+    return read ? this.summed(now) : undefined;
   }
 
   /**
-   * The counts in the window at `now`. The returned object is the window's own and is
-   * overwritten by the next call: read it, do not keep it.
+   * The window's counts at `now`, in a scratch object reused by every read (read it before
+   * the next call).
    */
   counts(now: number): WindowCounts {
+    this.buckets.offset(now);
+    return this.summed(now);
+  }
+
+  /** The counts at `now`, the buckets already rotated to `now`. */
+  private summed(now: number): WindowCounts {
     const sums = this.sums;
-    this.buckets.sumAll(now, sums);
+    this.buckets.sumAllRotated(now, sums);
     const scratch = this.scratch;
     scratch.total = sums[TOTAL]!;
     scratch.slow = sums[SLOW]!;

@@ -82,6 +82,14 @@ export class LeapArray {
   /** Sums every field over the buckets in the window at `now`, in one pass, into `out`. */
   sumAll(now: number, out: Float64Array): void {
     this.offset(now);
+    this.sumAllRotated(now, out);
+  }
+
+  /**
+   * {@link LeapArray.sumAll} for a caller that has just called {@link LeapArray.offset} at
+   * `now` (a write then a read at the same instant finds the bucket once).
+   */
+  sumAllRotated(now: number, out: Float64Array): void {
     const fields = this.fields;
     // A loop, not `out.fill(0)`: fill is a runtime call that costs more than the sums on a hot path.
     for (let f = 0; f < fields; f++) out[f] = 0;
