@@ -237,7 +237,10 @@ export class Entry {
 
   /** @internal Keeps what a check took, to release when the call ends or is refused. */
   attach(attachment: EntryAttachment): void {
-    (this.attachments ??= []).push(attachment);
+    // The first as a one-element literal: `[]` then `push` would allocate room for 16.
+    const attachments = this.attachments;
+    if (attachments === undefined) this.attachments = [attachment];
+    else attachments.push(attachment);
   }
 
   /**
