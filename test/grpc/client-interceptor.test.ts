@@ -4,49 +4,18 @@ import type { BlockEvent } from '@floodgate/core/metrics';
 import { ManualClock } from '@floodgate/core/testing';
 import { blockErrorOf, clientInterceptor, serverInterceptor, type ClientInterceptorOptions } from '@floodgate/grpc';
 import { until } from '../support/until';
-import {
-  echoClient,
-  PATHS,
-  sayOutcome,
-  startChildPeer,
-  startEchoServer,
-  statusOf,
-  untilHeld,
-  untilSlotsReleased,
-  type EchoClient,
-  type EchoServer,
-} from './grpc-harness';
+import { clientTestbed, echoClient, PATHS, sayOutcome, startChildPeer, statusOf, untilHeld } from './grpc-harness';
 
 describe('clientInterceptor', () => {
   let clock: ManualClock;
   let fg: Floodgate;
-  let server: EchoServer | undefined;
-  let client: EchoClient | undefined;
+  const bed = clientTestbed(() => fg);
+  const connect = bed.connect;
 
   beforeEach(() => {
     clock = new ManualClock(1000);
     fg = new Floodgate({ clock });
   });
-
-  afterEach(async () => {
-    // However each scenario ended, every call it made gave its slot back, before the server stops.
-    await untilSlotsReleased(fg);
-    client?.close();
-    await server?.close();
-    client = undefined;
-    server = undefined;
-  });
-
-  /** A client of `address` (by default a fresh Echo server, unguarded) through the interceptor. */
-  async function connect(
-    options: Omit<ClientInterceptorOptions, 'floodgate' | 'target'> = {},
-    serverInterceptors: grpc.ServerInterceptor[] = [],
-  ): Promise<{ c: EchoClient; resource: (path: string) => string }> {
-    server = await startEchoServer(serverInterceptors);
-    const target = server.address;
-    client = echoClient(target, [clientInterceptor({ floodgate: fg, target, ...options })]);
-    return { c: client, resource: (path) => `${target}${path}` };
-  }
 
   const breaker = { strategy: 'errorCount', threshold: 1, minRequestAmount: 1, retryTimeoutMs: 5000 } as const;
 
@@ -63,7 +32,7 @@ describe('clientInterceptor', () => {
     expect(error?.metadata.get('grpc-retry-pushback-ms')).toEqual(['5000']);
     expect(blockErrorOf(error)).toBeInstanceOf(CircuitOpenError);
     expect(blockErrorOf(error)?.retryAfterMs).toBe(5000);
-    expect(server!.handled.say).toBe(2);
+    expect(bed.server.handled.say).toBe(2);
     await clock.advance(5000);
     expect((await sayOutcome(c, { text: 'ok' })).reply?.text).toBe('ok');
     expect(fg.circuitState(resource(PATHS.say))[0]?.state).toBe('closed');
@@ -78,9 +47,9 @@ describe('clientInterceptor', () => {
     const { error } = await sayOutcome(c, { text: 'b' });
     expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(blockErrorOf(error)).toBeInstanceOf(FlowBlockError);
-    expect(blocks.map((event) => event.resource)).toEqual([`${server!.address}/floodgate.test.Echo/Say`]);
+    expect(blocks.map((event) => event.resource)).toEqual([`${bed.server.address}/floodgate.test.Echo/Say`]);
     expect(fg.totals(resource(PATHS.say))).toMatchObject({ pass: 1, block: 1, success: 1 });
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
   });
 
   it('counts only the failureCodes as failures', async () => {
@@ -129,7 +98,7 @@ describe('clientInterceptor', () => {
       await sayOutcome(c, { text: `pushback:${malformed}` });
       expect((await sayOutcome(c, { text: 'b' })).reply?.text).toBe('b');
     }
-    const ignoring = echoClient(server!.address, [
+    const ignoring = echoClient(bed.server.address, [
       clientInterceptor({ floodgate: fg, target: 'other', maxPushbackMs: 0 }),
     ]);
     try {
@@ -147,7 +116,7 @@ describe('clientInterceptor', () => {
     const first = c.chat();
     const firstStatus = statusOf(first);
     first.write({ text: 'a' });
-    await untilHeld(server!, 1);
+    await untilHeld(bed.server, 1);
     const second = c.chat();
     const secondStatus = statusOf(second);
     second.write({ text: 'never sent' });
@@ -155,11 +124,11 @@ describe('clientInterceptor', () => {
     expect((await secondStatus).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(blockErrorOf(error)).toBeInstanceOf(FlowBlockError);
     expect(fg.stats(resource(PATHS.chat))?.concurrency).toBe(1);
-    server!.held[0]!.finish();
+    bed.server.held[0]!.finish();
     expect((await firstStatus).code).toBe(grpc.status.OK);
     expect(fg.stats(resource(PATHS.chat))?.concurrency).toBe(0);
-    expect(server!.handled.chat).toBe(1);
-    expect(server!.held[0]!.messages).toEqual([{ text: 'a' }]);
+    expect(bed.server.handled.chat).toBe(1);
+    expect(bed.server.held[0]!.messages).toEqual([{ text: 'a' }]);
   });
 
   it('passes the messages of every stream shape through, and ends their entries with their status', async () => {
@@ -192,9 +161,9 @@ describe('clientInterceptor', () => {
   it('opens its breaker when the server process is killed mid-call', async () => {
     const peer = await startChildPeer('server');
     const target = `127.0.0.1:${peer.line.split(' ')[1]!}`;
-    client = echoClient(target, [
-      clientInterceptor({ floodgate: fg, target, eachMethod: { circuitBreaker: breaker } }),
-    ]);
+    const client = bed.adopt(
+      echoClient(target, [clientInterceptor({ floodgate: fg, target, eachMethod: { circuitBreaker: breaker } })]),
+    );
     const resource = `${target}${PATHS.say}`;
     let inFlight: Promise<{ error?: grpc.ServiceError }>;
     try {
@@ -228,14 +197,14 @@ describe('clientInterceptor', () => {
     expect((await collect()).text).toBe('p,q');
     const queued = collect();
     await until(() => clock.pendingSleeps === 1, 'the second call queued');
-    expect(server!.handled.collect).toBe(1);
+    expect(bed.server.handled.collect).toBe(1);
     await clock.advance(1000);
     expect((await queued).text).toBe('p,q');
     const late = collect(Date.now() + 500); // its turn is 1000 ms away
     await until(() => clock.pendingSleeps === 2, 'the third call queued, with its deadline');
     await clock.advance(500);
     expect((await late).error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(server!.handled.collect).toBe(2);
+    expect(bed.server.handled.collect).toBe(2);
     expect(fg.totals(resource(PATHS.collect))).toMatchObject({ pass: 3, cancel: 1, success: 2 });
   });
 
@@ -251,7 +220,7 @@ describe('clientInterceptor', () => {
     expect((await status).code).toBe(grpc.status.CANCELLED);
     expect(clock.pendingSleeps).toBe(0);
     expect(fg.totals(resource(PATHS.say))).toMatchObject({ pass: 2, cancel: 1, success: 1 });
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
   });
 
   it('names every bad option', () => {

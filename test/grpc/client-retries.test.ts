@@ -14,14 +14,13 @@ import { blockErrorOf, clientInterceptor, type ClientInterceptorOptions } from '
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { until } from '../support/until';
 import {
+  clientTestbed,
   echoClient,
   PATHS,
   sayOutcome,
   startEchoServer,
   statusOf,
-  untilSlotsReleased,
   type EchoClient,
-  type EchoServer,
   type ScriptedOutcome,
 } from './grpc-harness';
 
@@ -47,8 +46,7 @@ describe('clientInterceptor retries', () => {
   let clock: ManualClock;
   let draw: { next: number };
   let fg: Floodgate;
-  let server: EchoServer | undefined;
-  let client: EchoClient | undefined;
+  const bed = clientTestbed(() => fg);
 
   beforeEach(() => {
     clock = new ManualClock(1000);
@@ -56,25 +54,15 @@ describe('clientInterceptor retries', () => {
     fg = new Floodgate({ clock, random: () => draw.next });
   });
 
-  afterEach(async () => {
-    // However each scenario ended, every attempt gave its slot back.
-    await untilSlotsReleased(fg);
-    client?.close();
-    await server?.close();
-    client = undefined;
-    server = undefined;
-  });
-
+  /** A client through the interceptor (retries on by default), and the resource of its Say method. */
   async function connect(
     options: Omit<ClientInterceptorOptions, 'floodgate' | 'target'> = { retry: {} },
   ): Promise<{ c: EchoClient; resource: string }> {
-    server = await startEchoServer();
-    const target = server.address;
-    client = echoClient(target, [clientInterceptor({ floodgate: fg, target, ...options })]);
-    return { c: client, resource: `${target}${PATHS.say}` };
+    const { c, resource } = await bed.connect(options);
+    return { c, resource: resource(PATHS.say) };
   }
 
-  const script = (...outcomes: ScriptedOutcome[]): void => void server!.script.push(...outcomes);
+  const script = (...outcomes: ScriptedOutcome[]): void => void bed.server.script.push(...outcomes);
 
   it('retries UNAVAILABLE after a backoff with full jitter on the engine clock, and answers with the retry', async () => {
     const { c, resource } = await connect({ retry: { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 300 } });
@@ -82,14 +70,14 @@ describe('clientInterceptor retries', () => {
     draw.next = 0.5;
     const pending = sayOutcome(c, { text: 'script' });
     for (const expected of [50, 100, 150]) {
-      const seen = server!.handled.say;
-      await until(() => clock.pendingSleeps === 1 && server!.handled.say === seen + 1, 'an attempt failed');
+      const seen = bed.server.handled.say;
+      await until(() => clock.pendingSleeps === 1 && bed.server.handled.say === seen + 1, 'an attempt failed');
       await clock.advance(expected - 1);
-      expect(server!.handled.say).toBe(seen + 1);
+      expect(bed.server.handled.say).toBe(seen + 1);
       await clock.advance(1);
     }
     expect((await pending).reply?.text).toBe('script');
-    expect(server!.handled.say).toBe(4);
+    expect(bed.server.handled.say).toBe(4);
     expect(fg.totals(resource)).toMatchObject({ pass: 4, error: 3, success: 4 }); // success counts completions;
   });
 
@@ -97,7 +85,7 @@ describe('clientInterceptor retries', () => {
     const { c, resource } = await connect();
     const { error } = await sayOutcome(c, { text: `fail:${INTERNAL}` });
     expect(error?.code).toBe(INTERNAL);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     expect(clock.pendingSleeps).toBe(0);
     expect(fg.retryBudgets(resource)[0]?.balance).toBe(100); // nothing withdrawn
   });
@@ -108,7 +96,7 @@ describe('clientInterceptor retries', () => {
     expect((await settle(clock, sayOutcome(c, { text: 'script' }))).reply?.text).toBe('script');
     script({ code: UNAVAILABLE });
     expect((await settle(clock, sayOutcome(c, { text: 'script' }))).error?.code).toBe(UNAVAILABLE);
-    expect(server!.handled.say).toBe(3);
+    expect(bed.server.handled.say).toBe(3);
   });
 
   it('retries at most maxRetries times, then answers the last status as it came', async () => {
@@ -116,13 +104,13 @@ describe('clientInterceptor retries', () => {
     const { error } = await settle(clock, sayOutcome(c, { text: `fail:${UNAVAILABLE}` }));
     expect(error?.code).toBe(UNAVAILABLE);
     expect(error?.details).toBe('failed with UNAVAILABLE');
-    expect(server!.handled.say).toBe(3);
+    expect(bed.server.handled.say).toBe(3);
   });
 
   it('sends no retry unless retry is set', async () => {
     const { c } = await connect({});
     await sayOutcome(c, { text: `fail:${UNAVAILABLE}` });
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     expect(fg.getRules().retryBudgets).toEqual([]);
   });
 
@@ -135,10 +123,10 @@ describe('clientInterceptor retries', () => {
     expect(blockErrorOf(other.error)).toBeInstanceOf(UpstreamPausedError);
     expect(blockErrorOf(other.error)?.retryAfterMs).toBe(300);
     await clock.advance(299);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     await clock.advance(1);
     expect((await pending).reply?.text).toBe('script');
-    expect(server!.handled.say).toBe(2);
+    expect(bed.server.handled.say).toBe(2);
     expect(fg.totals(resource)).toMatchObject({ pass: 2, block: 1, success: 2, error: 1 });
   });
 
@@ -149,7 +137,7 @@ describe('clientInterceptor retries', () => {
       const { error } = await sayOutcome(c, { text: 'script' });
       expect(error?.code).toBe(UNAVAILABLE);
     }
-    expect(server!.handled.say).toBe(3);
+    expect(bed.server.handled.say).toBe(3);
     expect(clock.pendingSleeps).toBe(0);
   });
 
@@ -157,7 +145,7 @@ describe('clientInterceptor retries', () => {
     const { c } = await connect({ retry: {}, maxPushbackMs: 1000 });
     script({ code: UNAVAILABLE, pushback: '5000' });
     expect((await sayOutcome(c, { text: 'script' })).error?.code).toBe(UNAVAILABLE);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
   });
 
   it('does not retry when the wait would pass the call’s deadline', async () => {
@@ -165,10 +153,10 @@ describe('clientInterceptor retries', () => {
     script({ code: UNAVAILABLE, pushback: '5000' });
     const deadline = Date.now() + 2000;
     expect((await sayOutcome(c, { text: 'script' }, new grpc.Metadata(), { deadline })).error?.code).toBe(UNAVAILABLE);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     script({ code: UNAVAILABLE });
     draw.next = 0.99;
-    const slow = echoClient(server!.address, [
+    const slow = echoClient(bed.server.address, [
       clientInterceptor({
         floodgate: fg,
         target: 'slow',
@@ -183,7 +171,7 @@ describe('clientInterceptor retries', () => {
     } finally {
       slow.close();
     }
-    expect(server!.handled.say).toBe(2);
+    expect(bed.server.handled.say).toBe(2);
     expect(clock.pendingSleeps).toBe(0);
   });
 
@@ -197,7 +185,7 @@ describe('clientInterceptor retries', () => {
     expect((await status).code).toBe(grpc.status.CANCELLED);
     expect(clock.pendingSleeps).toBe(0);
     await clock.advance(1000);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     expect(fg.totals(resource)).toMatchObject({ pass: 1 });
   });
 
@@ -209,12 +197,12 @@ describe('clientInterceptor retries', () => {
     committed.on('data', (reply: { index: number }) => received.push(reply.index));
     expect((await statusOf(committed)).code).toBe(UNAVAILABLE);
     expect(received).toEqual([0]);
-    expect(server!.handled.count).toBe(1);
+    expect(bed.server.handled.count).toBe(1);
     script({ code: UNAVAILABLE });
     const retried = c.count({ text: 'script' });
     retried.on('data', () => undefined);
     expect((await settle(clock, statusOf(retried))).code).toBe(OK);
-    expect(server!.handled.count).toBe(3);
+    expect(bed.server.handled.count).toBe(3);
   });
 
   it('does not retry a server stream without serverStreaming', async () => {
@@ -223,7 +211,7 @@ describe('clientInterceptor retries', () => {
     const stream = c.count({ text: 'script' });
     stream.on('data', () => undefined);
     expect((await statusOf(stream)).code).toBe(UNAVAILABLE);
-    expect(server!.handled.count).toBe(1);
+    expect(bed.server.handled.count).toBe(1);
   });
 
   it('never retries a client stream or a bidi stream', async () => {
@@ -234,17 +222,17 @@ describe('clientInterceptor retries', () => {
       call.end();
     });
     expect(collected?.code).toBe(UNAVAILABLE);
-    expect(server!.handled.collect).toBe(1);
+    expect(bed.server.handled.collect).toBe(1);
   });
 
   it('answers the last status when the budget is spent, and counts the refused retry as a block', async () => {
     const { c, resource } = await connect({ retry: { budget: { minRetriesPerSecond: 0, retryRatio: 0.5 } } });
     // First call: half a retry earned, none may be sent.
     expect((await settle(clock, sayOutcome(c, { text: `fail:${UNAVAILABLE}` }))).error?.code).toBe(UNAVAILABLE);
-    expect(server!.handled.say).toBe(1);
+    expect(bed.server.handled.say).toBe(1);
     // Second call: one retry earned.
     await settle(clock, sayOutcome(c, { text: `fail:${UNAVAILABLE}` }));
-    expect(server!.handled.say).toBe(3);
+    expect(bed.server.handled.say).toBe(3);
     expect(fg.blocksByRule(resource)).toEqual([{ kind: 'retryBudget', ruleId: 'retryBudget#0', count: 2 }]);
   });
 
@@ -257,7 +245,7 @@ describe('clientInterceptor retries', () => {
         Promise.all(Array.from({ length: 50 }, () => sayOutcome(c, { text: `fail:${UNAVAILABLE}` }))),
       );
     // Finagle's defaults: 20 % of the first attempts, plus 10 retries a second over 10 s (a floor of 100).
-    const seen = server!.handled.say;
+    const seen = bed.server.handled.say;
     expect(seen).toBeGreaterThan(offered);
     expect(seen).toBeLessThanOrEqual(offered * 1.2 + 100);
     expect(fg.retryBudgets(resource)[0]?.balance).toBe(0);
@@ -272,16 +260,16 @@ describe('clientInterceptor retries', () => {
         clock,
         Promise.all(Array.from({ length: 50 }, () => sayOutcome(c, { text: `fail:${UNAVAILABLE}` }))),
       );
-    expect(server!.handled.say).toBeGreaterThan(offered);
-    expect(server!.handled.say / offered).toBeLessThanOrEqual(1.2);
+    expect(bed.server.handled.say).toBeGreaterThan(offered);
+    expect(bed.server.handled.say / offered).toBeLessThanOrEqual(1.2);
   });
 
   it('adds adaptive throttling on each method when asked', async () => {
-    await connect({ adaptiveThrottling: { k: 1.5 } });
+    const { c } = await connect({ adaptiveThrottling: { k: 1.5 } });
     expect(fg.getRules().adaptiveThrottling).toEqual([]);
-    await sayOutcome(client!, { text: 'a' });
+    await sayOutcome(c, { text: 'a' });
     expect(fg.getRules().adaptiveThrottling).toEqual([
-      { resource: `${server!.address}${PATHS.say}`, k: 1.5, windowMs: 120_000 },
+      { resource: `${bed.server.address}${PATHS.say}`, k: 1.5, windowMs: 120_000 },
     ]);
   });
 

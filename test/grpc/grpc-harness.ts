@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Floodgate } from '@floodgate/core';
+import { clientInterceptor, type ClientInterceptorOptions } from '@floodgate/grpc';
 import { until } from '../support/until';
 
 /** The request message, as proto-loader gives it (camelCase fields). */
@@ -417,4 +418,54 @@ export function untilSlotsReleased(engine: Floodgate): Promise<void> {
     () => engine.resourceNames().every((name) => engine.stats(name)?.concurrency === 0),
     'every slot released',
   );
+}
+
+/** A client test's Echo server and the clients it made, fresh for each test (see {@link clientTestbed}). */
+export interface ClientTestbed {
+  /** The test's server, once `connect` started it. */
+  readonly server: EchoServer;
+  /**
+   * Starts an Echo server (unguarded, or through `serverInterceptors`) and a client of it through
+   * the client interceptor on the engine; `resource(path)` is the interceptor's resource of a method.
+   */
+  connect(
+    options?: Omit<ClientInterceptorOptions, 'floodgate' | 'target'>,
+    serverInterceptors?: grpc.ServerInterceptor[],
+  ): Promise<{ c: EchoClient; resource: (path: string) => string }>;
+  /** A client the test made itself, closed after the test as the testbed's own are. */
+  adopt(client: EchoClient): EchoClient;
+}
+
+/**
+ * The Echo server and guarded clients of each test in the calling `describe`, on the engine
+ * `engine()` returns then. It registers an `afterEach`: however the test ended, once every call
+ * it made gave its slot back, its clients close, then its server.
+ */
+export function clientTestbed(engine: () => Floodgate): ClientTestbed {
+  let server: EchoServer | undefined;
+  let clients: EchoClient[] = [];
+  afterEach(async () => {
+    await untilSlotsReleased(engine());
+    for (const client of clients) client.close();
+    await server?.close();
+    clients = [];
+    server = undefined;
+  });
+  const testbed: ClientTestbed = {
+    get server(): EchoServer {
+      if (server === undefined) throw new Error('no server yet: call connect() first');
+      return server;
+    },
+    async connect(options = {}, serverInterceptors = []) {
+      server = await startEchoServer(serverInterceptors);
+      const target = server.address;
+      const c = testbed.adopt(echoClient(target, [clientInterceptor({ floodgate: engine(), target, ...options })]));
+      return { c, resource: (path) => `${target}${path}` };
+    },
+    adopt(client) {
+      clients.push(client);
+      return client;
+    },
+  };
+  return testbed;
 }
