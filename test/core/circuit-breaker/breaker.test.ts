@@ -294,6 +294,14 @@ describe('BreakerWindow', () => {
     expect(window.counts(11_500).error).toBe(0);
   });
 
+  it('returns, when asked to read, the counts at the instant it recorded, that call included', () => {
+    const window = new BreakerWindow(2, 1000);
+    window.record(10_400, true, false);
+    expect(window.record(10_600, false, true)).toBeUndefined();
+    expect({ ...window.record(11_200, false, true, true) }).toEqual({ total: 2, slow: 0, error: 2 });
+    expect({ ...window.counts(11_200) }).toEqual({ total: 2, slow: 0, error: 2 });
+  });
+
   it('is empty after a reset', () => {
     const window = new BreakerWindow(1, 1000);
     window.record(10_000, true, true);

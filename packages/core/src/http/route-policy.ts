@@ -44,17 +44,13 @@ export class RoutePolicy {
   }
 
   /**
-   * What the rules in force on the resource need (whether they may queue an inbound request:
-   * `inboundMayWait`; the key sources they read), looked up on the engine on each read: a guard
-   * reads it once per request and resource, and hands it to {@link RoutePolicy.keys}.
+   * What the rules in force on the resource need: whether they may queue an inbound request
+   * (`inboundMayWait`: throttling, cluster rules), the key sources they read. Looked up on the
+   * engine on each read: a guard reads it once per request and resource, and hands it to
+   * {@link RoutePolicy.keys}.
    */
   get info(): ResourceInfo {
     return this.engine.resourceInfo(this.resource);
-  }
-
-  /** Whether the rules in force on the resource may queue an inbound request (throttling, cluster rules). */
-  get queues(): boolean {
-    return this.info.inboundMayWait;
   }
 
   /** Whether the resource's requests need their path parameters (hotspot rules or param functions read them). */
@@ -66,15 +62,15 @@ export class RoutePolicy {
 
   /**
    * The entry's `keys`: the values of the key sources the resource's rules in force read
-   * (`info`, by default looked up now: see {@link RoutePolicy.info}), from the request;
-   * `undefined` (nothing read) when they read none.
+   * (`info`, from {@link RoutePolicy.info}), from the request; `undefined` (nothing read) when
+   * they read none.
    */
   keys<Req>(
     req: Req,
     node: NodeRequestLike | undefined,
     reader: HttpRequestReader<Req>,
     params: RouteParams | undefined,
-    info: ResourceInfo = this.info,
+    info: ResourceInfo,
   ): Record<string, unknown> | undefined {
     const sources = info.keySources;
     return sources.length === 0 ? undefined : readRequestKeys(sources, req, node, reader, params);
