@@ -1,4 +1,4 @@
-import { Floodgate, RateLimit, isBlockError, type Entry } from '@floodgate/core';
+import { Floodgate, RateLimit, isBlockError, tickingClock, type Entry, type TickingClock } from '@floodgate/core';
 import type { RuleSetOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
@@ -58,6 +58,10 @@ export function coreCases(): CoreCase[] {
   const fg = new Floodgate();
   const rules = engineRules(support);
   fg.loadRules(rules);
+  // The ticking-clock cases' engine: the same rules, a clock that ticks above 1,000 reads a second.
+  const tickClock = tickingClock({ tickAboveReadsPerSecond: 1000, idleBelowReadsPerSecond: 1000 });
+  const ticked = { clock: tickClock, engine: new Floodgate({ clock: tickClock }) };
+  ticked.engine.loadRules(rules);
   const users = Array.from({ length: CYCLE_VALUES }, (_, i) => `user-${i}`);
   const pendingHot = support.hotParams ? undefined : `hotspot rules not implemented yet (#4): ${support.hotParamsWhy}`;
   const pendingBreaker = support.circuitBreakers
@@ -218,6 +222,33 @@ export function coreCases(): CoreCase[] {
       pendingThree,
     ),
 
+    // Issue #30: the same calls on an engine whose clock is a tickingClock (ticking while measured;
+    // its thread shares the core the process is pinned to, so its ticks are in these figures).
+    sync('fg.tick.qps', 'floodgate', 'entry() + exit(), one QPS rule, tickingClock', async () => {
+      await untilTicking(ticked.clock, () => ticked.engine.entry('r.qps').exit());
+      return () => ticked.engine.entry('r.qps').exit();
+    }),
+    sync(
+      'fg.tick.three',
+      'floodgate',
+      'entry() + exit(), QPS + breaker + hotspot, tickingClock',
+      async () => {
+        await untilTicking(ticked.clock, () => ticked.engine.entry('r.three', { args: ['user-1'] }).exit());
+        return () => ticked.engine.entry('r.three', { args: ['user-1'] }).exit();
+      },
+      pendingThree,
+    ),
+    sync('fg.tick.blocked', 'floodgate', 'blocked tryEntry(), QPS rule (returned), tickingClock', async () => {
+      await untilTicking(ticked.clock, () => ticked.engine.tryEntry('r.blocked'));
+      if (!isBlockError(ticked.engine.tryEntry('r.blocked'))) throw new Error('r.blocked should block');
+      return () => ticked.engine.tryEntry('r.blocked');
+    }),
+    asyncCase('fg.tick.async', 'floodgate', 'await run(), one QPS rule, tickingClock', async () => {
+      const fn = (): number => 1;
+      await untilTicking(ticked.clock, () => ticked.engine.entry('r.qps').exit());
+      return () => ticked.engine.run('r.qps', fn);
+    }),
+
     sync(
       'fg.hot.one',
       'floodgate',
@@ -360,6 +391,15 @@ function engineRules(support: RuleKindSupport): RuleSetOptions {
       ]
     : [];
   return { flow, circuitBreakers, hotParams };
+}
+
+/** Calls `call` until `clock` ticks: a tickingClock starts after a quarter of a second of reads. */
+async function untilTicking(clock: TickingClock, call: () => unknown): Promise<void> {
+  const started = performance.now();
+  while (!clock.ticking) {
+    for (let i = 0; i < 1000; i++) call();
+    if (performance.now() - started > 10_000) throw new Error('the tickingClock never started ticking');
+  }
 }
 
 function sync(

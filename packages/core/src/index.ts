@@ -26,6 +26,7 @@ export {
 export type { OutcomeHandlers } from './engine/run-outcome';
 export { Entry, type EntryAttempt } from './kernel/entry';
 export type { Priority } from './kernel/priority';
+export { tickingClock, type TickingClock } from './kernel/ticking-clock';
 
 // Errors
 export {
