@@ -3,6 +3,7 @@ import type { RuleSetOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { loadCoreCopy } from './core-copy';
 import { metricsCases } from './metrics-cases';
 import { probeRuleKinds, type RuleKindSupport } from './probe-rule-kinds';
 
@@ -126,6 +127,23 @@ export function coreCases(): CoreCase[] {
         (entry as Entry).exit();
         return () => guarded.entry('r.qps', INBOUND).exit();
       },
+    ),
+
+    // Issue #30: a call with no system rule pays nothing for system protection: the same inbound
+    // call on two copies of the core, one with the system kind compiled out (goal <= 1.05×).
+    ...([false, true] as const).map((withoutSystemKind) =>
+      sync(
+        withoutSystemKind ? 'fg.sync.qpsInboundNoSystemKind' : 'fg.sync.qpsInboundCopy',
+        'floodgate',
+        `entry() + exit(), inbound, one QPS rule, a copy of the core${withoutSystemKind ? ' with the system kind compiled out' : ''}`,
+        async () => {
+          const copy = loadCoreCopy(withoutSystemKind);
+          const own = new copy.Floodgate();
+          own.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }] });
+          own.entry('r.qps', INBOUND).exit();
+          return () => own.entry('r.qps', INBOUND).exit();
+        },
+      ),
     ),
 
     // Issue #28: a shadow rule costs the entry path what the same rule enforced costs (goal <= 1.1× fg.sync.qps).

@@ -63,6 +63,14 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
       (times) => times <= 1.1,
     ),
   );
+  checks.push(
+    timesTarget(
+      core.get('fg.sync.qpsInboundCopy'),
+      core.get('fg.sync.qpsInboundNoSystemKind'),
+      'an inbound call with no system rule <= 1.05× the same call with the system kind compiled out (#30)',
+      (times) => times <= 1.05,
+    ),
+  );
   for (const peer of ['cockatiel.pass', 'rlf.pass'] as const) {
     checks.push(
       timesTarget(

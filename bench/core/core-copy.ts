@@ -1,0 +1,34 @@
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** What a copy of `@floodgate/core` exports (its root entry point). */
+export type CoreModule = typeof import('@floodgate/core');
+
+/**
+ * A fresh copy of `@floodgate/core`'s build, loaded as a module instance of its own, with the
+ * system rule kind compiled out of it or not (issue #30's A/B: what a call with no system rule
+ * pays for the kind's existence). Both sides of the A/B are copies, so their call sites are
+ * warmed alike (only by the cases that use them), unlike the shared engine's.
+ *
+ * The copy lives under `bench/dist/core-copies/` (so it resolves the core's own dependencies from
+ * the repository's `node_modules`). The kind is compiled out by removing it from the build's
+ * `RULE_KINDS` list; the copy fails loudly if that list is no longer written as expected.
+ */
+export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
+  const source = dirname(require.resolve('@floodgate/core'));
+  const target = join(__dirname, '..', 'core-copies', withoutSystemKind ? 'without-system' : 'with-system');
+  rmSync(target, { recursive: true, force: true });
+  cpSync(source, target, { recursive: true, filter: (path) => !path.endsWith('.map') && !path.endsWith('.d.ts') });
+  if (withoutSystemKind) {
+    const kinds = join(target, 'engine', 'kinds.js');
+    const text = readFileSync(kinds, 'utf8');
+    const entry = /^\s*system_kind_1\.systemKind,\r?\n/m;
+    const list = /exports\.RULE_KINDS = \[[^\]]*\]/.exec(text)?.[0];
+    if (list === undefined || !entry.test(list)) {
+      throw new Error(`${kinds}: RULE_KINDS no longer lists system_kind_1.systemKind as expected; update core-copy.ts`);
+    }
+    writeFileSync(kinds, text.replace(list, list.replace(entry, '')));
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a copy at a path known only now
+  return require(join(target, 'index.js')) as CoreModule;
+}
