@@ -162,6 +162,9 @@ class WorkerTickedClock implements TickingClock {
   now(): number {
     this.reads++;
     let at: number;
+    // Plain reads (an atomic one costs more than the read saves): a tick read out of order (older
+    // than the worker's write before it said it ticks) is older than the precise time returned
+    // before it, which is then returned instead.
     if (this.mode[MODE] === TICKING) {
       at = this.times[TICK_AT]!;
       if (at < this.latest) at = this.latest;
@@ -185,7 +188,7 @@ class WorkerTickedClock implements TickingClock {
 
   /** Judges the rate of the period ending `at`; starts or stops the ticks. */
   private check(at: number): void {
-    const mode = this.mode[MODE]!;
+    const mode = Atomics.load(this.mode, MODE);
     const wanted = mode === TICKING || mode === WANTED;
     const tick = shouldTick(wanted, this.reads, at - this.periodStart, this);
     this.reads = 0;
