@@ -103,7 +103,8 @@ export function shouldTick(ticking: boolean, reads: number, elapsedMs: number, o
  *   `maxAllowedRtMs` threshold, and histograms below a few milliseconds, are coarse. Sentinel's
  *   statistics have the same millisecond resolution. Idle, times are `performance.now()`.
  * - **A thread, while ticking.** About 4–7 % of a core on the worker thread (measured: 40–66 ms of
- *   CPU per second); none idle, when the thread waits on shared memory. The thread is started the
+ *   CPU per second); none idle, when the thread waits on shared memory. The thread (a worker with
+ *   its own V8 heap: about 12 MB of resident memory) is started the
  *   first time the reads pass `tickAboveReadsPerSecond`, and does not keep the process alive.
  *
  * Times never go backwards. Waits (`sleep`) are the default clock's timers. Where worker threads
