@@ -10,14 +10,20 @@ export type CoreModule = typeof import('@floodgate/core');
  * pays for the kind's existence). Both sides of the A/B are copies, so their call sites are
  * warmed alike (only by the cases that use them), unlike the shared engine's.
  *
- * The copy lives under `bench/dist/core-copies/` (so it resolves the core's own dependencies from
- * the repository's `node_modules`). The kind is compiled out by removing it from the build's
+ * The copy lives under `bench/dist/core-copies/`, one per process (so it resolves the core's own
+ * dependencies from the repository's `node_modules`), removed when the process exits. The kind is compiled out by removing it from the build's
  * `RULE_KINDS` list; the copy fails loudly if that list is no longer written as expected.
  */
 export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
   const source = dirname(require.resolve('@floodgate/core'));
-  const target = join(__dirname, '..', 'core-copies', withoutSystemKind ? 'without-system' : 'with-system');
+  const target = join(
+    __dirname,
+    '..',
+    'core-copies',
+    `${process.pid}-${withoutSystemKind ? 'without' : 'with'}-system`,
+  );
   rmSync(target, { recursive: true, force: true });
+  process.on('exit', () => rmSync(target, { recursive: true, force: true }));
   cpSync(source, target, { recursive: true, filter: (path) => !path.endsWith('.map') && !path.endsWith('.d.ts') });
   if (withoutSystemKind) {
     const kinds = join(target, 'engine', 'kinds.js');
