@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { EventCount } from '../support/event-count';
 
 /** A raw HTTP/1.1 connection: what it sent, the statuses it got back, and how to drop it. */
 export interface RawConnection {
@@ -9,6 +10,10 @@ export interface RawConnection {
   readonly received: () => string;
   /** Resolves when the connection is closed (by either side). */
   readonly closed: Promise<void>;
+  /** Resolves once `count` responses have begun to arrive (their status lines; at once if they have). */
+  answered(count: number): Promise<void>;
+  /** Resolves once at least `length` characters have been received (at once if they have). */
+  receives(length: number): Promise<void>;
   /** Drops the connection at once, whatever is still pending (a client that leaves). */
   destroy(): void;
   /** Sends more bytes (the rest of a request sent slowly). */
@@ -51,12 +56,20 @@ export function openRaw(server: Server, payload: string, options: RawOptions = {
   });
   const statuses: number[] = [];
   let text = '';
+  /** Waits on what has been received, each woken by the data that completes it. */
+  const waits: { readonly done: () => boolean; readonly resolve: () => void }[] = [];
+  const waitFor = (done: () => boolean): Promise<void> =>
+    done() ? Promise.resolve() : new Promise((resolve) => waits.push({ done, resolve }));
   socket.setEncoding('latin1');
   const read = (): void => {
     socket.on('data', (chunk: string) => {
       text += chunk;
       statuses.length = 0;
       for (const match of text.matchAll(/(?:^|\r\n)HTTP\/1\.1 (\d{3}) /g)) statuses.push(Number(match[1]));
+      for (let i = waits.length - 1; i >= 0; i--) {
+        if (!waits[i]!.done()) continue;
+        waits.splice(i, 1)[0]!.resolve();
+      }
     });
   };
   if (options.paused === true) socket.pause();
@@ -68,6 +81,8 @@ export function openRaw(server: Server, payload: string, options: RawOptions = {
     statuses,
     received: () => text,
     closed,
+    answered: (count) => waitFor(() => statuses.length >= count),
+    receives: (length) => waitFor(() => text.length >= length),
     destroy: () => socket.destroy(),
     write: (bytes) => socket.write(bytes),
     resume: () => {
@@ -95,14 +110,38 @@ export async function sendRaw(
 /** An answer too large for the loopback buffers: its response's `finish` waits for a client that does not read. */
 export const BIG_ANSWER = 'x'.repeat(4 * 1024 * 1024);
 
+/** What the responses of a server told, counted by listeners of the test's own (see {@link watchResponses}). */
+export interface ResponseEvents {
+  /** Responses their handler ended (`end()` called: Node's `prefinish`), however slowly their clients read them. */
+  readonly ended: EventCount;
+  /**
+   * Responses closed (`close`): read whole by their client, or cut off by its leaving. Floodgate
+   * gives a request's slot back on this event; a wait on the count continues after that.
+   */
+  readonly closed: EventCount;
+  /**
+   * Connections closed on the server's side: a pipelined request whose response waits behind
+   * another has no `close` of its own, and gives its slot back on this one.
+   */
+  readonly connectionsClosed: EventCount;
+}
+
 /**
- * Counts the responses of `server` that their handler ended (`end()` called: Node's `prefinish`),
- * however slowly their clients read them. Call before the server takes requests.
+ * Counts the events of the responses and connections of `server`, so a test waits for them.
+ * Call before the server takes connections.
  */
-export function countEnded(server: Server): () => number {
-  let ended = 0;
+export function watchResponses(server: Server): ResponseEvents {
+  const events: ResponseEvents = {
+    ended: new EventCount(),
+    closed: new EventCount(),
+    connectionsClosed: new EventCount(),
+  };
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    res.on('prefinish', () => ended++);
+    res.on('prefinish', () => events.ended.add());
+    res.on('close', () => events.closed.add());
   });
-  return () => ended;
+  server.prependListener('connection', (socket: Socket) => {
+    socket.on('close', () => events.connectionsClosed.add());
+  });
+  return events;
 }

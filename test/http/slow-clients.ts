@@ -1,9 +1,18 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
+import type { Floodgate } from '@floodgate/core';
 import type { AppSpec, Harness } from './app-spec';
 import { RawSession } from './raw-session';
-import { BIG_ANSWER as BIG, countEnded, openRaw, rawRequest, type RawConnection } from './raw-client';
-import { until } from '../support/until';
+import {
+  BIG_ANSWER as BIG,
+  openRaw,
+  rawRequest,
+  watchResponses,
+  type RawConnection,
+  type ResponseEvents,
+} from './raw-client';
+import { EventCount } from '../support/event-count';
+import { settled } from '../support/settled';
 
 /**
  * Time a client controls is not the service's failure (#24): run against each framework by its
@@ -39,13 +48,22 @@ function partialUpload(length: number, sent: number): string {
   return whole.slice(0, whole.length - (length - sent));
 }
 
+/** Counts the calls `fg` admits to `resource` (its `pass` events), so a test waits for them. */
+function passes(fg: Floodgate, resource: string): EventCount {
+  const count = new EventCount();
+  fg.on('pass', (event) => {
+    if (event.resource === resource) count.add();
+  });
+  return count;
+}
+
 /** Runs the slow-client tests against one framework. */
 export function runSlowClients(harness: Harness): void {
   const session = new RawSession(harness);
-  /** Responses ended by their handler (`end()` called), counted by the test's own listener. */
-  let ended = (): number => 0;
+  /** The events of the app's responses, counted by the test's own listeners (a new app each test). */
+  let responses: ResponseEvents;
   const start = (spec: Omit<AppSpec, 'floodgate'>): Promise<Server> =>
-    session.start(spec, (server) => (ended = countEnded(server)));
+    session.start(spec, (server) => (responses = watchResponses(server)));
 
   /** Opens `count` connections that send `payload` and read nothing. */
   function slowReaders(server: Server, count: number, payload = rawRequest('GET', '/big')): RawConnection[] {
@@ -63,7 +81,7 @@ export function runSlowClients(harness: Harness): void {
         routes: [{ ...big, guard: { circuitBreaker: ERROR_RATIO, timeoutMs: 500 } }],
       });
       slowReaders(server, SLOW_CLIENTS);
-      await until(() => ended() === SLOW_CLIENTS, 'every handler to answer');
+      await responses.ended.reached(SLOW_CLIENTS);
       await session.clock.advance(1000);
       expect(session.fg.totals('GET /big')).toMatchObject({ error: 0, timeout: 0 });
       expect(session.fg.circuitState('GET /big')[0]!.state).toBe('closed');
@@ -77,10 +95,11 @@ export function runSlowClients(harness: Harness): void {
         routes: [big],
       });
       const readers = slowReaders(server, SLOW_CLIENTS);
-      await until(() => ended() === SLOW_CLIENTS, 'every handler to answer');
+      await responses.ended.reached(SLOW_CLIENTS);
       await session.clock.advance(1000);
       for (const reader of readers) reader.destroy();
-      await until(() => concurrency('GET /big') === 0, 'the slow readers to leave');
+      await responses.closed.reached(SLOW_CLIENTS);
+      expect(concurrency('GET /big')).toBe(0);
       expect(session.fg.totals('GET /big')).toMatchObject({ success: SLOW_CLIENTS, error: 0, rtSumMs: 0 });
       expect(session.fg.circuitState('GET /big')[0]!.state).toBe('closed');
       await request(server).get('/big').expect(200);
@@ -91,12 +110,16 @@ export function runSlowClients(harness: Harness): void {
         options: { routes: { 'GET /big': { circuitBreaker: SLOW_RATIO } } },
         routes: [big],
       });
+      const admitted = passes(session.fg, 'GET /big');
       const [pipelining] = slowReaders(server, 1, rawRequest('GET', '/big').repeat(3));
-      await until(() => session.fg.totals('GET /big')?.pass === 3, 'the three requests to be admitted');
-      await until(() => session.fg.totals('GET /big')?.success === 3, 'the three handlers to answer');
+      await admitted.reached(3);
+      // Their handlers answer without I/O; the two answers behind the first are not on the socket.
+      await settled(() => session.fg.totals('GET /big')?.success === 3, 'the three handlers answering');
       await session.clock.advance(1000);
       pipelining!.destroy();
-      await until(() => concurrency('GET /big') === 0, 'the client to leave');
+      await responses.connectionsClosed.reached(1);
+      expect(concurrency('GET /big')).toBe(0);
+      expect(session.fg.totals('GET /big')?.pass).toBe(3);
       expect(session.fg.totals('GET /big')).toMatchObject({ success: 3, rtSumMs: 0 });
       expect(session.fg.circuitState('GET /big')[0]!.state).toBe('closed');
     });
@@ -106,14 +129,17 @@ export function runSlowClients(harness: Harness): void {
         routes: [{ ...big, guard: { rateLimit: { metric: 'concurrency', threshold: 2 }, timeoutMs: 500 } }],
       });
       const readers = slowReaders(server, 2);
-      await until(() => ended() === 2, 'both handlers to answer');
+      await responses.ended.reached(2);
       await session.clock.advance(1000);
       await request(server).get('/big').expect(429);
       readers[0]!.resume();
-      await until(() => readers[0]!.received().length > BIG.length, 'the first reader to read its answer');
-      await until(() => concurrency('GET /big') === 1, 'its slot to be given back');
+      await readers[0]!.receives(BIG.length + 1);
+      // Closed: the 429, then the first reader's answer, read whole (the second's waits unread).
+      await responses.closed.reached(2);
+      expect(concurrency('GET /big')).toBe(1);
       readers[1]!.destroy();
-      await until(() => concurrency('GET /big') === 0, 'the second reader’s slot to be given back');
+      await responses.closed.reached(3);
+      expect(concurrency('GET /big')).toBe(0);
       await request(server).get('/big').expect(200);
     });
   });
@@ -129,9 +155,11 @@ export function runSlowClients(harness: Harness): void {
       const server = await start({
         routes: [{ ...upload, guard: { circuitBreaker: ERROR_RATIO, timeoutMs: 500 } }],
       });
+      const admitted = passes(session.fg, 'POST /upload');
       const senders = Array.from({ length: SLOW_CLIENTS }, () => openRaw(server, partialUpload(1000, 10)));
       session.clients.push(...senders);
-      await until(() => concurrency('POST /upload') === SLOW_CLIENTS, 'every upload to be admitted');
+      await admitted.reached(SLOW_CLIENTS);
+      expect(concurrency('POST /upload')).toBe(SLOW_CLIENTS);
       await session.clock.advance(500);
       await Promise.all(senders.map((sender) => sender.closed));
       for (const sender of senders) {
@@ -139,7 +167,9 @@ export function runSlowClients(harness: Harness): void {
         expect(sender.received()).toMatch(/\r\nconnection: close\r\n/i);
         expect(sender.received()).toContain('"code":"ERR_TIMEOUT"');
       }
-      await until(() => concurrency('POST /upload') === 0, 'the uploads to give their slots back');
+      await responses.closed.reached(SLOW_CLIENTS);
+      // Each handler still reading its body settles once the rest is cut off: no I/O.
+      await settled(() => concurrency('POST /upload') === 0, 'the uploads giving their slots back');
       expect(session.fg.totals('POST /upload')).toMatchObject({ pass: SLOW_CLIENTS, success: 0, error: 0, timeout: 0 });
       expect(session.fg.circuitState('POST /upload')[0]!.state).toBe('closed');
       const whole = await request(server).post('/upload').type('text/plain').send('a whole body');
@@ -150,7 +180,8 @@ export function runSlowClients(harness: Harness): void {
     it('whose body has come are answered 503 at the timeout as usual, a failure (#24)', async () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
-      let received = false;
+      let received!: () => void;
+      const bodyRead = new Promise<void>((resolve) => (received = resolve));
       const server = await start({
         routes: [
           {
@@ -159,7 +190,7 @@ export function runSlowClients(harness: Harness): void {
             guard: { circuitBreaker: ERROR_RATIO, timeoutMs: 500 },
             handler: async (req) => {
               await req.body();
-              received = true;
+              received();
               await gate;
               return { body: { late: true } };
             },
@@ -168,13 +199,16 @@ export function runSlowClients(harness: Harness): void {
       });
       const client = openRaw(server, rawRequest('POST', '/upload', { 'Content-Type': 'text/plain' }, 'complete'));
       session.clients.push(client);
-      await until(() => received, 'the handler to read the whole body');
+      await bodyRead;
       await session.clock.advance(500);
-      await until(() => client.statuses.length === 1, 'the timeout to answer');
+      await client.answered(1);
       expect(client.statuses).toEqual([503]);
       expect(session.fg.totals('POST /upload')).toMatchObject({ error: 1, timeout: 1 });
+      // Its answer closed, the request keeps its slot until its handler settles.
+      await responses.closed.reached(1);
+      expect(concurrency('POST /upload')).toBe(1);
       release();
-      await until(() => concurrency('POST /upload') === 0, 'the handler to settle');
+      await settled(() => concurrency('POST /upload') === 0, 'the handler settling');
     });
   });
 }

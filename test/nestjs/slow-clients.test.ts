@@ -5,9 +5,15 @@ import request from 'supertest';
 import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { CircuitBreaker, FloodgateModule, RateLimit } from '@floodgate/nestjs';
-import { BIG_ANSWER as BIG, countEnded, openRaw, rawRequest, type RawConnection } from '../http/raw-client';
+import {
+  BIG_ANSWER as BIG,
+  openRaw,
+  rawRequest,
+  watchResponses,
+  type RawConnection,
+  type ResponseEvents,
+} from '../http/raw-client';
 import { SLOW_RATIO } from '../http/slow-clients';
-import { until } from '../support/until';
 import { PLATFORMS, startNest, type NestHarness, type Platform } from './nest-harness';
 
 @Controller('big')
@@ -30,7 +36,8 @@ describe.each(PLATFORMS)('NestJS on %s: clients that read slowly', (platform: Pl
   let fg: Floodgate;
   let harness: NestHarness | undefined;
   let clients: RawConnection[] = [];
-  let ended = (): number => 0;
+  /** The events of the app's responses, counted by the test's own listeners (a new app each test). */
+  let responses: ResponseEvents;
 
   beforeEach(() => {
     clock = new ManualClock(10_000);
@@ -49,8 +56,8 @@ describe.each(PLATFORMS)('NestJS on %s: clients that read slowly', (platform: Pl
       imports: [FloodgateModule.forRoot({ floodgate: fg })],
       controllers: [BigController],
     });
+    responses = watchResponses(harness.server);
     await harness.app.listen(0, '127.0.0.1');
-    ended = countEnded(harness.server);
     return harness.server;
   }
 
@@ -63,10 +70,11 @@ describe.each(PLATFORMS)('NestJS on %s: clients that read slowly', (platform: Pl
   it('are not slow calls: the response time ends when the handler answered (#24)', async () => {
     const server = await start();
     const readers = slowReaders(server, '/big', 6);
-    await until(() => ended() === 6, 'every handler to answer');
+    await responses.ended.reached(6);
     await clock.advance(1000);
     for (const reader of readers) reader.destroy();
-    await until(() => fg.stats('BigController.big')?.concurrency === 0, 'the slow readers to leave');
+    await responses.closed.reached(6);
+    expect(fg.stats('BigController.big')?.concurrency).toBe(0);
     expect(fg.totals('BigController.big')).toMatchObject({ success: 6, error: 0, rtSumMs: 0 });
     expect(fg.circuitState('BigController.big')[0]!.state).toBe('closed');
     await request(server).get('/big').expect(200);
@@ -75,10 +83,12 @@ describe.each(PLATFORMS)('NestJS on %s: clients that read slowly', (platform: Pl
   it('still hold a concurrency slot until they have read their answer or left (#24)', async () => {
     const server = await start();
     const readers = slowReaders(server, '/big/limited', 2);
-    await until(() => ended() === 2, 'both handlers to answer');
+    await responses.ended.reached(2);
     await request(server).get('/big/limited').expect(429);
     for (const reader of readers) reader.destroy();
-    await until(() => fg.stats('BigController.limited')?.concurrency === 0, 'the readers’ slots to be given back');
+    // Closed: the 429 and both readers' answers.
+    await responses.closed.reached(3);
+    expect(fg.stats('BigController.limited')?.concurrency).toBe(0);
     await request(server).get('/big/limited').expect(200);
   });
 });
