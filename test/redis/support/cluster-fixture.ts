@@ -1,8 +1,8 @@
 import { Floodgate } from '@floodgate/core';
-import { ManualClock } from '@floodgate/core/testing';
 import { redisCluster, type RedisClusterBackend, type RedisClusterOptions } from '@floodgate/redis';
 import Redis from 'ioredis';
 import { startRedisServer, type RedisServer } from '../../support/test-services';
+import { WatchedClock } from '../../support/watched-clock';
 
 /** The timeout of backends in tests that are not about timeouts. */
 export const HEALTHY_TIMEOUT_MS = 2000;
@@ -16,7 +16,8 @@ export const T0 = 1_700_000_000_000;
  * key prefix, so tests and test files never see each other's keys.
  */
 export class ClusterFixture {
-  readonly clock = new ManualClock(T0);
+  /** Tells when a call starts waiting on it (a queued call): {@link WatchedClock.nextSleep}. */
+  readonly clock = new WatchedClock(T0);
   readonly clients: Redis[] = [];
   readonly backends: RedisClusterBackend[] = [];
 
