@@ -7,6 +7,7 @@ import { ManualClock } from '@floodgate/core/testing';
 import { dashboard } from '@floodgate/dashboard';
 import { blockErrorHandler, resilience } from '@floodgate/express';
 import { launchChromium } from './browser';
+import { shows } from './page-wait';
 
 /** An app serving the dashboard, and a real Chromium page showing it, live. */
 /** The card of a charted resource on the page. */
@@ -43,7 +44,7 @@ export async function openDashboardPage(app: Express, path: string): Promise<Das
     void dialog.dismiss();
   });
   await page.goto(`${base}${path}`);
-  await page.locator('#connection.live').waitFor({ timeout: 10_000 });
+  await shows(page.locator('#connection.live'), 'its live feed connected');
   return {
     server,
     base,
