@@ -2,8 +2,9 @@
  * `@floodgate/core/http`: what the HTTP adapters (Express, Koa, Fastify, NestJS) are built on.
  * The guard that enters a request's resources and ends them with the request, route patterns
  * and how request paths are read, the one mapping from a block to a response, client
- * identity by IP address, the adapters' option types, and what the outbound adapters (undici,
- * gRPC clients) share to retry within a budget.
+ * identity by IP address, the adapters' option types, what the outbound adapters (undici,
+ * gRPC clients) share to retry within a budget, and how a call's priority is read from outside
+ * (a caller's claim capped, an application function's answer checked), which gRPC shares.
  * @packageDocumentation
  */
 export {
@@ -34,7 +35,8 @@ export type {
 } from './http-options';
 export type { HttpRequestReader, NodeRequestLike } from './request-keys';
 export type { HttpPriorityHeaderOptions } from './request-priority';
-export type { Priority } from '../kernel/priority';
+export { isPriority, PRIORITIES, type Priority } from '../kernel/priority';
+export { claimedPriority, givenPriority } from '../kernel/priority-claim';
 export { KEY_SOURCE_DEFAULTS, MANY_VALUES, keySourceId } from '../kernel/key-source';
 export { API_GROUP_DEFAULTS } from '../api-group/api-group';
 export {

@@ -1,4 +1,5 @@
-import { isPriority, PRIORITIES, priorityIndex, type Priority } from '../kernel/priority';
+import { isPriority, PRIORITIES, type Priority } from '../kernel/priority';
+import { claimedPriority, givenPriority } from '../kernel/priority-claim';
 import { join as at, show, type RuleReader } from '../kernel/rule-reader';
 import type { NodeRequestLike } from './request-keys';
 
@@ -61,25 +62,9 @@ export function readPriorityOption<Req>(
 }
 
 function fromFunction<Req>(fn: (req: Req) => Priority | undefined): RequestPriority<Req> {
-  return (req) => {
-    const priority = fn(req);
-    if (priority === undefined) return 'default';
-    if (!isPriority(priority))
-      throw new TypeError(
-        `Floodgate's priority option must return 'critical', 'default', 'sheddable' or undefined, got ${show(priority)}`,
-      );
-    return priority;
-  };
+  return (req) => givenPriority(fn(req));
 }
 
 function fromHeader(name: string, max: Priority): RequestPriority<unknown> {
-  const cap = priorityIndex(max);
-  return (_req, node) => {
-    const lines = node?.headersDistinct?.[name];
-    if (lines === undefined || lines.length !== 1) return 'default';
-    const claimed = lines[0]!.trim().toLowerCase();
-    if (!isPriority(claimed)) return 'default';
-    // Index 0 is the most important: a claim above the cap is lowered to it.
-    return priorityIndex(claimed) < cap ? max : claimed;
-  };
+  return (_req, node) => claimedPriority(node?.headersDistinct?.[name], max);
 }
