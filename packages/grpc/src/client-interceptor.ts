@@ -15,10 +15,16 @@ import {
   type Entry,
   type EntryAttempt,
   type Floodgate,
+  type Priority,
 } from '@floodgate/core';
 import { KeepAlive, retryBudgetAllows, retryDelayMs } from '@floodgate/core/http';
 import { blockStatus, PUSHBACK_METADATA_KEY, pushbackOf } from './grpc-status';
-import { normalizeClientOptions, type ClientInterceptorOptions, type ResolvedGrpcRetry } from './grpc-options';
+import {
+  normalizeClientOptions,
+  type CallPriority,
+  type ClientInterceptorOptions,
+  type ResolvedGrpcRetry,
+} from './grpc-options';
 import { MethodPolicies, type MethodPolicy } from './method-policy';
 
 /** What one interceptor shares with its calls. */
@@ -27,6 +33,7 @@ interface ClientGuard {
   readonly failure: readonly boolean[];
   readonly maxPushbackMs: number;
   readonly retry: ResolvedGrpcRetry | undefined;
+  readonly priority: CallPriority;
   readonly keepAlive: KeepAlive;
 }
 
@@ -66,23 +73,25 @@ const enum Phase {
  * `UpstreamPausedError` (code `ERR_UPSTREAM_PAUSED`, `UNAVAILABLE`, `retryAfterMs` the time left)
  * until it has passed, on the engine's clock. With `retry`, failed calls are retried within the
  * method's retry budget (see `GrpcRetryOptions`); `adaptiveThrottling` sheds calls to a
- * server that keeps rejecting.
+ * server that keeps rejecting. Every attempt's entry carries the call's `priority` (a function
+ * of the call, or a metadata key the caller sets per call, which then reaches the server too).
  *
  * @throws RuleValidationError when an option or rule is invalid (naming it).
  * @example
  * const client = new EchoClient('localhost:50051', grpc.credentials.createInsecure(), {
  *   interceptors: [clientInterceptor({
  *     target: 'localhost:50051',
+ *     priority: { metadata: 'x-priority' },
  *     eachMethod: { circuitBreaker: { strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000 } },
  *     retry: { maxRetries: 2 },
  *   })],
  * });
  */
 export function clientInterceptor(options: ClientInterceptorOptions): Interceptor {
-  const { engine, failure, maxPushbackMs, retry, target, methods, eachMethod, outboundRules } =
+  const { engine, failure, maxPushbackMs, retry, priority, target, methods, eachMethod, outboundRules } =
     normalizeClientOptions(options);
   const policies = new MethodPolicies(engine, false, (path) => target + path, methods, eachMethod, outboundRules);
-  const guard: ClientGuard = { engine, failure, maxPushbackMs, retry, keepAlive: new KeepAlive() };
+  const guard: ClientGuard = { engine, failure, maxPushbackMs, retry, priority, keepAlive: new KeepAlive() };
   return function floodgateClientInterceptor(callOptions: InterceptorOptions, nextCall: NextCall): InterceptingCall {
     const policy = policies.of(callOptions.method_definition.path);
     return new InterceptingCall(new GuardedCall(guard, policy, callOptions, nextCall));
@@ -102,6 +111,8 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
   private listener: Listener = {};
   private entry: Entry | undefined = undefined;
   private metadata: Metadata | undefined = undefined;
+  /** The call's priority, read once when it starts: every attempt's entry carries it. */
+  private priority: Priority = 'default';
   /** When the deadline passes, in wall-clock ms (grpc-js deadlines are), and the time it allowed. */
   private deadlineMs = Infinity;
   private timeoutMs = 0;
@@ -141,6 +152,12 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
     if (deadline !== undefined) {
       this.deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
       if (Number.isFinite(this.deadlineMs)) this.timeoutMs = Math.max(0, this.deadlineMs - Date.now());
+    }
+    try {
+      this.priority = this.guard.priority(metadata, this.options.method_definition.path);
+    } catch (error) {
+      // The priority function threw, or answered no priority: the call is never sent.
+      return this.answer({ code: Status.INTERNAL, details: this.notAdmitted(error), metadata: new Metadata() });
     }
     this.admit('first', metadata);
   }
@@ -278,7 +295,7 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
   /** Asks the engine for an entry of `kind`, and makes the attempt it admits. */
   private admit(kind: EntryAttempt, metadata: Metadata): void {
     if (this.policy.queues) return this.enterQueued(kind, metadata);
-    const result = this.guard.engine.tryEntry(this.policy.resource, { attempt: kind });
+    const result = this.guard.engine.tryEntry(this.policy.resource, { attempt: kind, priority: this.priority });
     if (isBlockError(result)) return this.refused(kind, result);
     this.open(result, metadata);
   }
@@ -334,7 +351,8 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
         },
       );
     }
-    keepAlive.during(engine.enter(this.policy.resource, { attempt: kind, signal: controller.signal })).then(
+    const options = { attempt: kind, priority: this.priority, signal: controller.signal };
+    keepAlive.during(engine.enter(this.policy.resource, options)).then(
       (entry) => {
         timer?.abort();
         if (this.phase !== Phase.Entering) return entry.cancel();
@@ -348,13 +366,14 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
         timer?.abort();
         if (this.phase !== Phase.Entering) return;
         if (isBlockError(error)) return this.refused(kind, error);
-        this.answer({
-          code: Status.INTERNAL,
-          details: `Floodgate could not admit the call: ${String(error)}`,
-          metadata: new Metadata(),
-        });
+        this.answer({ code: Status.INTERNAL, details: this.notAdmitted(error), metadata: new Metadata() });
       },
     );
+  }
+
+  /** The details of a call answered `INTERNAL` because something threw instead of admitting it. */
+  private notAdmitted(error: unknown): string {
+    return `Floodgate could not admit the call: ${String(error)}`;
   }
 
   /** Answers the call locally, on the next tick (as grpc-js answers a call it never sent). */

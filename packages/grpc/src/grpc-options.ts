@@ -1,4 +1,4 @@
-import { status as Status } from '@grpc/grpc-js';
+import { status as Status, type Metadata } from '@grpc/grpc-js';
 import { floodgate as sharedEngine, RuleValidationError, type Floodgate, type RuleIssue } from '@floodgate/core';
 import {
   normalizeRuleSet,
@@ -9,7 +9,14 @@ import {
   type RetryBudgetRuleOptions,
   type RuleSetOptions,
 } from '@floodgate/core/rules';
-import { MAX_DURATION_MS } from '@floodgate/core/http';
+import {
+  claimedPriority,
+  givenPriority,
+  isPriority,
+  MAX_DURATION_MS,
+  PRIORITIES,
+  type Priority,
+} from '@floodgate/core/http';
 import { RULE_KIND_NAMES } from '@floodgate/core/metrics';
 import { isParamSource } from './call-params';
 
@@ -105,10 +112,48 @@ export interface ServerMethodRules extends ClientMethodRules {
   readonly hotParam?: MethodHotParamOptions | readonly MethodHotParamOptions[];
 }
 
+/**
+ * A call's priority read from a metadata key (`{ metadata: 'x-priority' }`), as the HTTP
+ * adapters read one from a header (core's `claimedPriority`): the key's one value, `critical`,
+ * `default` or `sheddable` in any letter case. No value, the key sent more than once, an unknown
+ * word or a binary value is `'default'`, and no value raises a call above `max`.
+ */
+export interface GrpcPriorityMetadataOptions {
+  /** The metadata key, in any letter case (gRPC keys are lower case); not a `-bin` key: a priority is a word. */
+  readonly metadata: string;
+  /**
+   * The highest priority the metadata may claim; a higher one is lowered to it. On a server the
+   * metadata is what the client sent, not trusted: raise `max` to `'critical'` only where every
+   * client that can reach the server is trusted (behind a proxy that sets or strips the key). On
+   * a client the metadata is the application's own, set per call, so every priority is taken.
+   * @defaultValue `'default'` for `serverInterceptor()`, `'critical'` for `clientInterceptor()`
+   */
+  readonly max?: Priority;
+}
+
+/** The call a `priority` function is asked about. */
+export interface GrpcCallInfo {
+  /** The method's path (`'/demo.Echo/Say'`). */
+  readonly path: string;
+  /** The call's metadata: the request metadata received (server), or the metadata the call sends (client). */
+  readonly metadata: Metadata;
+}
+
 /** Options both interceptors take. */
 export interface GrpcOptions<Rules> {
   /** The engine that guards the calls. @defaultValue the shared `floodgate` engine */
   readonly floodgate?: Floodgate;
+  /**
+   * The call's priority under overload (`'critical'`, `'default'`, `'sheddable'`, see
+   * `Priority`), given to its entry: a function of the call (trusted: the application decides,
+   * from the method or what an interceptor before this one authenticated; `undefined` is
+   * `'default'`, a value that is not a priority fails the call), or a metadata key
+   * ({@link GrpcPriorityMetadataOptions}: not trusted on a server, capped by `max`). On a client,
+   * a priority set in the call's metadata reaches the server too: `{ metadata: 'x-priority' }`
+   * on both sides carries it end to end.
+   * @defaultValue every call is `'default'`
+   */
+  readonly priority?: ((call: GrpcCallInfo) => Priority | undefined) | GrpcPriorityMetadataOptions;
   /**
    * The status codes of a finished call that count as failures for circuit breakers (grpc-js's
    * `status` values, each within [1, 16]).
@@ -181,7 +226,12 @@ export interface NormalizedGrpcOptions {
   readonly failure: readonly boolean[];
   readonly methods: ReadonlyMap<string, MethodRuleSet>;
   readonly eachMethod: MethodRuleSet | undefined;
+  /** A call's priority, from its metadata and method path (`'default'` for every call without the option). */
+  readonly priority: CallPriority;
 }
+
+/** How an interceptor resolves a call's priority, once per call. */
+export type CallPriority = (metadata: Metadata, path: string) => Priority;
 
 /** The server interceptor's options, validated. */
 export interface NormalizedServerOptions extends NormalizedGrpcOptions {
@@ -214,10 +264,11 @@ export interface NormalizedClientOptions extends NormalizedGrpcOptions {
 const MAX_TARGET_LENGTH = 512;
 const METHOD_PATH = /^\/[^/\s]+\/[^/\s]+$/;
 const METADATA_KEY = /^[0-9a-z_.-]{1,256}$/;
-const SERVER_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'origin'];
+const SERVER_KEYS = ['floodgate', 'failureCodes', 'methods', 'eachMethod', 'priority', 'origin'];
 const CLIENT_KEYS = [
   'floodgate',
   'failureCodes',
+  'priority',
   'methods',
   'eachMethod',
   'target',
@@ -225,6 +276,9 @@ const CLIENT_KEYS = [
   'retry',
   'adaptiveThrottling',
 ];
+const PRIORITY_KEYS = ['metadata', 'max'];
+/** Every call is `'default'`: no `priority` option. */
+const DEFAULT_PRIORITY: CallPriority = () => 'default';
 const RETRY_KEYS = ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'statusCodes', 'serverStreaming', 'budget'];
 /** The kinds a method takes rules of, by their route option (`rateLimit` → `flow`), as the kinds name themselves. */
 const SERVER_RULE_KEYS: RuleKeys = Object.freeze(
@@ -244,13 +298,9 @@ const CLIENT_RULE_KEYS: RuleKeys = Object.freeze(
 export function normalizeServerOptions(input: unknown): NormalizedServerOptions {
   const issues: RuleIssue[] = [];
   const obj = optionsObject(input, SERVER_KEYS, issues);
-  const shared = readShared(obj, SERVER_RULE_KEYS, issues);
+  const shared = readShared(obj, SERVER_RULE_KEYS, 'default', issues);
   let origin: string | undefined;
-  if (obj.origin !== undefined) {
-    origin = typeof obj.origin === 'string' ? obj.origin.toLowerCase() : undefined;
-    if (origin === undefined || !METADATA_KEY.test(origin) || origin.endsWith('-bin'))
-      issues.push({ path: 'origin', message: `must be a metadata key (not -bin), got ${shown(obj.origin)}` });
-  }
+  if (obj.origin !== undefined) origin = readMetadataKey(obj.origin, 'origin', issues);
   if (issues.length > 0) throw new RuleValidationError(issues, 'Invalid serverInterceptor() options');
   return { ...shared, origin };
 }
@@ -262,7 +312,7 @@ export function normalizeServerOptions(input: unknown): NormalizedServerOptions 
 export function normalizeClientOptions(input: unknown): NormalizedClientOptions {
   const issues: RuleIssue[] = [];
   const obj = optionsObject(input, CLIENT_KEYS, issues);
-  const shared = readShared(obj, CLIENT_RULE_KEYS, issues);
+  const shared = readShared(obj, CLIENT_RULE_KEYS, 'critical', issues);
   const target = obj.target;
   if (typeof target !== 'string' || target.length === 0 || target.length > MAX_TARGET_LENGTH)
     issues.push({
@@ -299,6 +349,44 @@ export function normalizeClientOptions(input: unknown): NormalizedClientOptions 
     adaptiveThrottling,
     outboundRules,
   };
+}
+
+/** A metadata key, lower-cased (not a `-bin` one: the values read are words), or a problem at `path`. */
+function readMetadataKey(input: unknown, path: string, issues: RuleIssue[]): string | undefined {
+  const key = typeof input === 'string' ? input.toLowerCase() : undefined;
+  if (key !== undefined && METADATA_KEY.test(key) && !key.endsWith('-bin')) return key;
+  issues.push({ path, message: `must be a metadata key (not -bin), got ${shown(input)}` });
+  return undefined;
+}
+
+/**
+ * The `priority` option: a function of the call, its answer checked on each call (core's
+ * `givenPriority`), or `{ metadata, max }`, read as the HTTP adapters read a header (core's
+ * `claimedPriority`), `max` defaulting to `defaultMax`.
+ */
+function readPriority(input: unknown, defaultMax: Priority, issues: RuleIssue[]): CallPriority {
+  if (input === undefined) return DEFAULT_PRIORITY;
+  if (typeof input === 'function') {
+    const fn = input as (call: GrpcCallInfo) => Priority | undefined;
+    return (metadata, path) => givenPriority(fn({ path, metadata }));
+  }
+  if (!isPlainObject(input)) {
+    issues.push({
+      path: 'priority',
+      message: `must be a function of the call or { metadata, max }, got ${shown(input)}`,
+    });
+    return DEFAULT_PRIORITY;
+  }
+  const before = issues.length;
+  for (const key of Object.keys(input))
+    if (!PRIORITY_KEYS.includes(key))
+      issues.push({ path: `priority.${key}`, message: `is not a priority option; known: ${PRIORITY_KEYS.join(', ')}` });
+  const key = readMetadataKey(input.metadata, 'priority.metadata', issues);
+  const max = input.max ?? defaultMax;
+  if (!isPriority(max))
+    issues.push({ path: 'priority.max', message: `must be one of ${PRIORITIES.join(', ')}, got ${shown(max)}` });
+  if (issues.length > before || key === undefined || !isPriority(max)) return DEFAULT_PRIORITY;
+  return (metadata) => claimedPriority(metadata.get(key), max);
 }
 
 /** The `retry` option, validated (its budget by the engine's own validation). */
@@ -377,7 +465,12 @@ function optionsObject(input: unknown, known: readonly string[], issues: RuleIss
 
 type RuleKeys = Readonly<Record<string, 'flow' | 'circuitBreakers' | 'hotParams'>>;
 
-function readShared(obj: Record<string, unknown>, ruleKeys: RuleKeys, issues: RuleIssue[]): NormalizedGrpcOptions {
+function readShared(
+  obj: Record<string, unknown>,
+  ruleKeys: RuleKeys,
+  defaultMax: Priority,
+  issues: RuleIssue[],
+): NormalizedGrpcOptions {
   const engine = (obj.floodgate ?? sharedEngine) as Floodgate;
   if (typeof engine?.tryEntry !== 'function' || typeof engine?.declareRules !== 'function')
     issues.push({ path: 'floodgate', message: `must be a Floodgate engine, got ${shown(obj.floodgate)}` });
@@ -397,7 +490,8 @@ function readShared(obj: Record<string, unknown>, ruleKeys: RuleKeys, issues: Ru
   }
   const eachMethod =
     obj.eachMethod === undefined ? undefined : readMethodRules(obj.eachMethod, 'eachMethod', ruleKeys, issues);
-  return { engine, failure, methods, eachMethod };
+  const priority = readPriority(obj.priority, defaultMax, issues);
+  return { engine, failure, methods, eachMethod, priority };
 }
 
 /**

@@ -23,6 +23,8 @@ export {
   type ServerInterceptorOptions,
   type ClientInterceptorOptions,
   type GrpcRetryOptions,
+  type GrpcPriorityMetadataOptions,
+  type GrpcCallInfo,
   type ServerMethodRules,
   type ClientMethodRules,
   type MethodRateLimitOptions,

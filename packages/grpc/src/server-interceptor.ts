@@ -5,15 +5,16 @@ import {
   type ServerInterceptingCallInterface,
   type ServerInterceptor,
 } from '@grpc/grpc-js';
-import { isBlockError, type BlockError, type Entry, type Floodgate } from '@floodgate/core';
+import { isBlockError, type BlockError, type Entry, type Floodgate, type Priority } from '@floodgate/core';
 import { blockStatus } from './grpc-status';
-import { normalizeServerOptions, type ServerInterceptorOptions } from './grpc-options';
+import { normalizeServerOptions, type CallPriority, type ServerInterceptorOptions } from './grpc-options';
 import { MethodPolicies, type MethodPolicy } from './method-policy';
 
 /** The entry options reused by every synchronous admission of an interceptor (`tryEntry` keeps none of them). */
 interface Scratch {
   readonly inbound: true;
   origin: string;
+  priority: Priority;
   params: Record<string, unknown> | undefined;
 }
 
@@ -22,6 +23,7 @@ interface ServerGuard {
   readonly engine: Floodgate;
   readonly failure: readonly boolean[];
   readonly origin: string | undefined;
+  readonly priority: CallPriority;
   readonly scratch: Scratch;
 }
 
@@ -48,7 +50,9 @@ const enum Phase {
  * and its handler never sees it. An admitted call holds its entry, streams included, until it
  * ends, exactly once: when its status is sent, or when it is cancelled (by the client, its
  * deadline or a lost connection). A status in `failureCodes` is a failure for circuit breakers;
- * a call cut short is not (its deadline is the client's).
+ * a call cut short is not (its deadline is the client's). A call's entry carries its `priority`
+ * (a function of the call, or a metadata key the client sets, capped by `max`), for the rules
+ * that shed load by priority.
  *
  * List it first in `interceptors` for it to see calls before other interceptors do (interceptors
  * listed before it see its answers).
@@ -58,15 +62,17 @@ const enum Phase {
  * const server = new grpc.Server({
  *   interceptors: [serverInterceptor({
  *     origin: 'x-app',
+ *     priority: { metadata: 'x-priority' },
  *     methods: { '/demo.Echo/Say': { rateLimit: { threshold: 100 } } },
  *     eachMethod: { circuitBreaker: { strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 5000 } },
  *   })],
  * });
  */
 export function serverInterceptor(options?: ServerInterceptorOptions): ServerInterceptor {
-  const { engine, failure, origin, methods, eachMethod } = normalizeServerOptions(options);
+  const { engine, failure, origin, priority, methods, eachMethod } = normalizeServerOptions(options);
   const policies = new MethodPolicies(engine, true, (path) => path, methods, eachMethod);
-  const guard: ServerGuard = { engine, failure, origin, scratch: { inbound: true, origin: '', params: undefined } };
+  const scratch: Scratch = { inbound: true, origin: '', priority: 'default', params: undefined };
+  const guard: ServerGuard = { engine, failure, origin, priority, scratch };
   return function floodgateServerInterceptor(method, call) {
     const state = new ServerCall(guard, policies.of(method.path), call);
     return new ServerInterceptingCall(call, {
@@ -138,11 +144,21 @@ class ServerCall {
     const originValue = origin === undefined ? '' : metadata.get(origin)[0];
     const callOrigin = typeof originValue === 'string' ? originValue : '';
     const params = policy.params.read(metadata, message);
+    let priority: Priority;
+    try {
+      // A server method's resource is its path. A priority function that throws, or answers no
+      // priority, fails the call as an engine error would.
+      priority = this.guard.priority(metadata, policy.resource);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
     if (policy.queues) {
-      this.admitQueued(callOrigin, params, () => pass(value));
+      this.admitQueued(callOrigin, priority, params, () => pass(value));
       return;
     }
     scratch.origin = callOrigin;
+    scratch.priority = priority;
     scratch.params = params;
     let result: Entry | BlockError;
     try {
@@ -161,10 +177,16 @@ class ServerCall {
     }
   }
 
-  private admitQueued(origin: string, params: Record<string, unknown> | undefined, proceed: () => void): void {
+  private admitQueued(
+    origin: string,
+    priority: Priority,
+    params: Record<string, unknown> | undefined,
+    proceed: () => void,
+  ): void {
     this.phase = Phase.Entering;
     const controller = (this.controller = new AbortController());
-    this.guard.engine.enter(this.policy.resource, { inbound: true, origin, params, signal: controller.signal }).then(
+    const options = { inbound: true, origin, priority, params, signal: controller.signal } as const;
+    this.guard.engine.enter(this.policy.resource, options).then(
       (entry) => {
         if (this.phase !== Phase.Entering) return entry.cancel();
         this.entry = entry;
@@ -181,7 +203,7 @@ class ServerCall {
 
   /**
    * The engine threw instead of deciding (a check's bug, a resource name past the engine's
-   * bound): the call is answered `INTERNAL`, as a handler's uncaught error is, and the error is a
+   * bound), or the `priority` function did (or answered no priority): the call is answered `INTERNAL`, as a handler's uncaught error is, and the error is a
    * process warning (thrown here, it would end the process from grpc-js's stream handler).
    */
   private fail(error: unknown): void {
