@@ -8,6 +8,7 @@ import {
   type ClientInterceptorOptions,
   type ServerInterceptorOptions,
 } from '@floodgate/grpc';
+import { until } from '../support/until';
 import { clientTestbed, metadataOf, PATHS, sayOutcome, untilHeld, type EchoClient } from './grpc-harness';
 
 const SAY = PATHS.say;
@@ -137,6 +138,36 @@ describe('gRPC server priorities', () => {
     expect((await admitted).reply).toBeDefined();
   });
 
+  it('serves the critical waiter of a queue served by priority first, though it came last', async () => {
+    const queue = { metric: 'concurrency', threshold: 1, maxQueueLength: 2, prioritized: true } as const;
+    const { c } = await bed.connect({ maxPushbackMs: 0 }, [
+      serverInterceptor({
+        floodgate: fg,
+        priority: { metadata: 'x-priority', max: 'critical' },
+        methods: { [SAY]: { rateLimit: queue } },
+      }),
+    ]);
+    let entered = 0;
+    const enter = fg.enter.bind(fg);
+    jest.spyOn(fg, 'enter').mockImplementation((name, options) => {
+      if (name === SAY) entered++;
+      return enter(name, options);
+    });
+    const calls = [sayOutcome(c, { text: 'hold' })];
+    await untilHeld(bed.server, 1);
+    for (const claim of ['sheddable', 'critical']) {
+      calls.push(sayOutcome(c, { text: 'hold' }, metadataOf({ 'x-priority': claim })));
+      await until(() => entered === calls.length, `the ${claim} call queued`);
+    }
+    for (let i = 1; i <= 2; i++) {
+      bed.server.held[i - 1]!.finish();
+      await untilHeld(bed.server, i + 1);
+    }
+    bed.server.held[2]!.finish();
+    expect(bed.server.held.map((call) => call.metadata.get('x-priority'))).toEqual([[], ['critical'], ['sheddable']]);
+    for (const call of calls) expect((await call).reply).toBeDefined();
+  });
+
   it('never uses a priority above max, and uses the one value sent when it is at most max (property, real calls)', async () => {
     const cap: Priority = 'default';
     const c = await serve({ metadata: 'x-priority', max: cap }, true);
@@ -170,11 +201,13 @@ describe('gRPC server priorities', () => {
 });
 
 describe('gRPC client priorities', () => {
+  let clock: ManualClock;
   let fg: Floodgate;
   const bed = clientTestbed(() => fg);
 
   beforeEach(() => {
-    fg = new Floodgate({ clock: new ManualClock(10_000) });
+    clock = new ManualClock(10_000);
+    fg = new Floodgate({ clock, random: () => 0.5 });
   });
 
   const partitioned = { methods: { [SAY]: { rateLimit: PARTITIONED } } };
@@ -228,6 +261,25 @@ describe('gRPC client priorities', () => {
       sheddable: EXHAUSTED,
       critical: OK,
     });
+  });
+
+  it('gives every attempt of a call its priority, retries included', async () => {
+    const { c, resource } = await bed.connect({ priority: { metadata: 'x-priority' }, retry: { baseDelayMs: 100 } });
+    const attempts: [string | undefined, Priority | undefined][] = [];
+    const tryEntry = fg.tryEntry.bind(fg);
+    jest.spyOn(fg, 'tryEntry').mockImplementation((name, options) => {
+      if (name === resource(SAY)) attempts.push([options?.attempt, options?.priority]);
+      return tryEntry(name, options);
+    });
+    bed.server.script.push({ code: UNAVAILABLE });
+    const pending = sayOutcome(c, { text: 'script' }, metadataOf({ 'x-priority': 'sheddable' }));
+    await until(() => clock.pendingSleeps === 1, 'the backoff before the retry');
+    await clock.advance(50);
+    expect((await pending).reply?.text).toBe('script');
+    expect(attempts).toEqual([
+      ['first', 'sheddable'],
+      ['retry', 'sheddable'],
+    ]);
   });
 
   it('answers INTERNAL locally, never sending the call, when the function throws', async () => {
