@@ -12,7 +12,8 @@ export type CoreModule = typeof import('@floodgate/core');
  *
  * The copy lives under `bench/dist/core-copies/`, one per process (so it resolves the core's own
  * dependencies from the repository's `node_modules`), removed when the process exits. The kind is compiled out by removing it from the build's
- * `RULE_KINDS` list; the copy fails loudly if that list is no longer written as expected.
+ * `RULE_KINDS` list; loading fails loudly if that list is no longer written as expected, or if
+ * the copy does not then refuse system rules (or, kept, take them).
  */
 export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
   const source = dirname(require.resolve('@floodgate/core'));
@@ -36,5 +37,19 @@ export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
     writeFileSync(kinds, text.replace(list, list.replace(entry, '')));
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a copy at a path known only now
-  return require(join(target, 'index.js')) as CoreModule;
+  const copy = require(join(target, 'index.js')) as CoreModule;
+  if (takesSystemRules(copy) === withoutSystemKind) {
+    throw new Error(`${target}: the copy ${withoutSystemKind ? 'still takes' : 'does not take'} system rules`);
+  }
+  return copy;
+}
+
+/** Whether an engine of `core` loads a system rule (a copy without the kind refuses the field). */
+function takesSystemRules(core: CoreModule): boolean {
+  try {
+    new core.Floodgate().loadRules({ system: [{ maxQps: 1e12 }] });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -203,8 +203,9 @@ class ServerCall {
 
   /**
    * The engine threw instead of deciding (a check's bug, a resource name past the engine's
-   * bound), or the `priority` function did (or answered no priority): the call is answered `INTERNAL`, as a handler's uncaught error is, and the error is a
-   * process warning (thrown here, it would end the process from grpc-js's stream handler).
+   * bound), or the `priority` function did (or answered no priority): the call is answered
+   * `INTERNAL`, as a handler's uncaught error is, and the error is a process warning (thrown
+   * here, it would end the process from grpc-js's stream handler).
    */
   private fail(error: unknown): void {
     this.phase = Phase.Ended;
