@@ -319,7 +319,14 @@ describe('gRPC priority options', () => {
         issues: [{ path: 'priority.metadata', message: 'must be a metadata key (not -bin), got "x-priority-bin"' }],
       }),
     );
-    for (const priority of ['critical', 7, null, []])
+    // Shown as every option error shows a value (`show`): strings quoted, arrays and objects named.
+    const shownAs: [unknown, string][] = [
+      ['critical', '"critical"'],
+      [7, '7'],
+      [null, 'null'],
+      [[], 'an array []'],
+    ];
+    for (const [priority, shown] of shownAs)
       expect(() =>
         clientInterceptor({ floodgate: fg, target: 'x', priority } as unknown as ClientInterceptorOptions),
       ).toThrow(
@@ -327,7 +334,7 @@ describe('gRPC priority options', () => {
           issues: [
             {
               path: 'priority',
-              message: `must be a function of the call or { metadata, max }, got ${JSON.stringify(priority)}`,
+              message: `must be a function of the call or { metadata, max }, got ${shown}`,
             },
           ],
         }),

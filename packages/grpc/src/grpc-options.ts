@@ -15,6 +15,7 @@ import {
   isPriority,
   MAX_DURATION_MS,
   PRIORITIES,
+  show,
   type Priority,
 } from '@floodgate/core/http';
 import { RULE_KIND_NAMES } from '@floodgate/core/metrics';
@@ -317,20 +318,20 @@ export function normalizeClientOptions(input: unknown): NormalizedClientOptions 
   if (typeof target !== 'string' || target.length === 0 || target.length > MAX_TARGET_LENGTH)
     issues.push({
       path: 'target',
-      message: `must be a non-empty string of at most ${MAX_TARGET_LENGTH} characters (the server's address), got ${shown(target)}`,
+      message: `must be a non-empty string of at most ${MAX_TARGET_LENGTH} characters (the server's address), got ${show(target)}`,
     });
   const maxPushbackMs = obj.maxPushbackMs ?? GRPC_DEFAULTS.maxPushbackMs;
   if (typeof maxPushbackMs !== 'number' || !(maxPushbackMs >= 0 && maxPushbackMs <= MAX_DURATION_MS))
     issues.push({
       path: 'maxPushbackMs',
-      message: `must be a number within [0, ${MAX_DURATION_MS}], got ${shown(maxPushbackMs)}`,
+      message: `must be a number within [0, ${MAX_DURATION_MS}], got ${show(maxPushbackMs)}`,
     });
   const retry = obj.retry === undefined || obj.retry === false ? undefined : readRetry(obj.retry, issues);
   const throttling = obj.adaptiveThrottling;
   let adaptiveThrottling: Omit<AdaptiveThrottlingRuleOptions, 'resource'> | undefined;
   if (throttling !== undefined && throttling !== false) {
     if (!isPlainObject(throttling))
-      issues.push({ path: 'adaptiveThrottling', message: `must be an object or false, got ${shown(throttling)}` });
+      issues.push({ path: 'adaptiveThrottling', message: `must be an object or false, got ${show(throttling)}` });
     else if (readRule(throttling, 'adaptiveThrottling', 'adaptiveThrottling', issues) !== undefined)
       adaptiveThrottling = throttling;
   }
@@ -355,7 +356,7 @@ export function normalizeClientOptions(input: unknown): NormalizedClientOptions 
 function readMetadataKey(input: unknown, path: string, issues: RuleIssue[]): string | undefined {
   const key = typeof input === 'string' ? input.toLowerCase() : undefined;
   if (key !== undefined && METADATA_KEY.test(key) && !key.endsWith('-bin')) return key;
-  issues.push({ path, message: `must be a metadata key (not -bin), got ${shown(input)}` });
+  issues.push({ path, message: `must be a metadata key (not -bin), got ${show(input)}` });
   return undefined;
 }
 
@@ -373,7 +374,7 @@ function readPriority(input: unknown, defaultMax: Priority, issues: RuleIssue[])
   if (!isPlainObject(input)) {
     issues.push({
       path: 'priority',
-      message: `must be a function of the call or { metadata, max }, got ${shown(input)}`,
+      message: `must be a function of the call or { metadata, max }, got ${show(input)}`,
     });
     return DEFAULT_PRIORITY;
   }
@@ -384,7 +385,7 @@ function readPriority(input: unknown, defaultMax: Priority, issues: RuleIssue[])
   const key = readMetadataKey(input.metadata, 'priority.metadata', issues);
   const max = input.max ?? defaultMax;
   if (!isPriority(max))
-    issues.push({ path: 'priority.max', message: `must be one of ${PRIORITIES.join(', ')}, got ${shown(max)}` });
+    issues.push({ path: 'priority.max', message: `must be one of ${PRIORITIES.join(', ')}, got ${show(max)}` });
   if (issues.length > before || key === undefined || !isPriority(max)) return DEFAULT_PRIORITY;
   return (metadata) => claimedPriority(metadata.get(key), max);
 }
@@ -392,7 +393,7 @@ function readPriority(input: unknown, defaultMax: Priority, issues: RuleIssue[])
 /** The `retry` option, validated (its budget by the engine's own validation). */
 function readRetry(input: unknown, issues: RuleIssue[]): ResolvedGrpcRetry | undefined {
   if (!isPlainObject(input)) {
-    issues.push({ path: 'retry', message: `must be an object of retry options or false, got ${shown(input)}` });
+    issues.push({ path: 'retry', message: `must be an object of retry options or false, got ${show(input)}` });
     return undefined;
   }
   for (const key of Object.keys(input))
@@ -404,18 +405,18 @@ function readRetry(input: unknown, issues: RuleIssue[]): ResolvedGrpcRetry | und
     if (typeof value === 'number' && value >= 0 && value <= max && (!integer || Number.isInteger(value))) return value;
     issues.push({
       path: `retry.${key}`,
-      message: `must be ${integer ? 'an integer' : 'a number'} within [0, ${max}], got ${shown(value)}`,
+      message: `must be ${integer ? 'an integer' : 'a number'} within [0, ${max}], got ${show(value)}`,
     });
     return fallback;
   };
   const retryable = codesOf(input.statusCodes ?? D.retryableCodes, 'retry.statusCodes', issues);
   const serverStreaming = input.serverStreaming ?? D.serverStreaming;
   if (typeof serverStreaming !== 'boolean')
-    issues.push({ path: 'retry.serverStreaming', message: `must be a boolean, got ${shown(serverStreaming)}` });
+    issues.push({ path: 'retry.serverStreaming', message: `must be a boolean, got ${show(serverStreaming)}` });
   const budget = input.budget ?? {};
   const budgetOk = isPlainObject(budget) && readRule(budget, 'retryBudgets', 'retry.budget', issues) !== undefined;
   if (!isPlainObject(budget))
-    issues.push({ path: 'retry.budget', message: `must be an object of budget fields, got ${shown(budget)}` });
+    issues.push({ path: 'retry.budget', message: `must be an object of budget fields, got ${show(budget)}` });
   return {
     maxRetries: number('maxRetries', 4, true, D.maxRetries),
     baseDelayMs: number('baseDelayMs', MAX_DURATION_MS, false, D.baseDelayMs),
@@ -429,11 +430,11 @@ function readRetry(input: unknown, issues: RuleIssue[]): ResolvedGrpcRetry | und
 /** `codes` as a table by code (`table[code]`), each within [1, 16]; problems under `path`. */
 function codesOf(codes: unknown, path: string, issues: RuleIssue[]): boolean[] {
   const table = new Array<boolean>(17).fill(false);
-  if (!Array.isArray(codes)) issues.push({ path, message: `must be an array of status codes, got ${shown(codes)}` });
+  if (!Array.isArray(codes)) issues.push({ path, message: `must be an array of status codes, got ${show(codes)}` });
   else
     codes.forEach((code: unknown, i) => {
       if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) table[code] = true;
-      else issues.push({ path: `${path}[${i}]`, message: `must be a status code within [1, 16], got ${shown(code)}` });
+      else issues.push({ path: `${path}[${i}]`, message: `must be a status code within [1, 16], got ${show(code)}` });
     });
   return table;
 }
@@ -455,7 +456,7 @@ export function hasRules(rules: MethodRuleSet): boolean {
 function optionsObject(input: unknown, known: readonly string[], issues: RuleIssue[]): Record<string, unknown> {
   if (input === undefined) return {};
   if (!isPlainObject(input)) {
-    issues.push({ path: 'options', message: `must be an object, got ${shown(input)}` });
+    issues.push({ path: 'options', message: `must be an object, got ${show(input)}` });
     return {};
   }
   for (const key of Object.keys(input))
@@ -473,12 +474,12 @@ function readShared(
 ): NormalizedGrpcOptions {
   const engine = (obj.floodgate ?? sharedEngine) as Floodgate;
   if (typeof engine?.tryEntry !== 'function' || typeof engine?.declareRules !== 'function')
-    issues.push({ path: 'floodgate', message: `must be a Floodgate engine, got ${shown(obj.floodgate)}` });
+    issues.push({ path: 'floodgate', message: `must be a Floodgate engine, got ${show(obj.floodgate)}` });
   const failure = codesOf(obj.failureCodes ?? GRPC_DEFAULTS.failureCodes, 'failureCodes', issues);
   const methods = new Map<string, MethodRuleSet>();
   if (obj.methods !== undefined) {
     if (!isPlainObject(obj.methods))
-      issues.push({ path: 'methods', message: `must be an object of rules by method path, got ${shown(obj.methods)}` });
+      issues.push({ path: 'methods', message: `must be an object of rules by method path, got ${show(obj.methods)}` });
     else
       for (const [path, rules] of Object.entries(obj.methods)) {
         const at = `methods['${path}']`;
@@ -507,7 +508,7 @@ function readMethodRules(
   if (!isPlainObject(input)) {
     issues.push({
       path,
-      message: `must be an object of rules (${Object.keys(ruleKeys).join(', ')}), got ${shown(input)}`,
+      message: `must be an object of rules (${Object.keys(ruleKeys).join(', ')}), got ${show(input)}`,
     });
     return undefined;
   }
@@ -539,7 +540,7 @@ function readRule(
   issues: RuleIssue[],
 ): object | undefined {
   if (!isPlainObject(input)) {
-    issues.push({ path, message: `must be a rule object, got ${shown(input)}` });
+    issues.push({ path, message: `must be a rule object, got ${show(input)}` });
     return undefined;
   }
   const own: RuleIssue[] = [];
@@ -555,7 +556,7 @@ function readRule(
     if (!isParamSource(param))
       own.push({
         path: `${path}.param`,
-        message: `must be 'metadata:<key>' (not a -bin key) or 'message:<field>[.<field>...]', got ${shown(param)}`,
+        message: `must be 'metadata:<key>' (not a -bin key) or 'message:<field>[.<field>...]', got ${show(param)}`,
       });
     rule = { ...rest, paramKey: typeof param === 'string' ? param : 'metadata:none' };
   }
@@ -573,15 +574,4 @@ function readRule(
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A value as an error message shows it: JSON where it has one, cut at 60 characters. */
-function shown(value: unknown): string {
-  let text: string;
-  try {
-    text = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
-  } catch {
-    text = String(value);
-  }
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }

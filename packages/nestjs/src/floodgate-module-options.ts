@@ -4,13 +4,13 @@ import {
   HttpGuard,
   type HttpPriorityHeaderOptions,
   type Priority,
+  show,
   type RateLimitHeadersDraft,
 } from '@floodgate/core/http';
 import type { ExecutionContext, FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import {
   at,
   readHandlerRule,
-  show,
   type CircuitBreakerOptions,
   type HandlerRule,
   type HandlerRuleOption,

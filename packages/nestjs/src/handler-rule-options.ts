@@ -5,6 +5,7 @@ import {
   type FlowRuleOptions,
   type HotParamRuleOptions,
 } from '@floodgate/core/rules';
+import { show } from '@floodgate/core/http';
 
 /**
  * A flow rule (QPS or concurrency limit) on a handler: a flow rule without `resource` (the
@@ -213,18 +214,4 @@ function readSource(fields: Record<string, unknown>, path: string, issues: RuleI
 /** `path.key`, or `key` at the top level. */
 export function at(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
-}
-
-/** Shows a value in an error message: strings quoted, functions by kind, the rest as JSON or as is. */
-export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object' && value !== null) {
-    try {
-      return JSON.stringify(value).slice(0, 60);
-    } catch {
-      return 'an object';
-    }
-  }
-  return String(value);
 }

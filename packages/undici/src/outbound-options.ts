@@ -7,7 +7,7 @@ import {
   type RetryBudgetRuleOptions,
   type RuleSetOptions,
 } from '@floodgate/core/rules';
-import { MAX_DURATION_MS, RoutePattern } from '@floodgate/core/http';
+import { MAX_DURATION_MS, RoutePattern, show } from '@floodgate/core/http';
 
 /** How calls to one dependency (a host, or a route of a host) are guarded. Every field is optional. */
 export interface OutboundPolicy {
@@ -568,15 +568,5 @@ class Checks {
       this.fail(`${path}[${i}]`, `must be ${what}, got ${JSON.stringify(item)}`);
     });
     return good ? value : undefined;
-  }
-}
-
-/** A value as a message shows it: JSON where it can be, else its type. */
-function show(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  try {
-    return JSON.stringify(value) ?? typeof value;
-  } catch {
-    return typeof value;
   }
 }

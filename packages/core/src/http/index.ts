@@ -4,7 +4,8 @@
  * and how request paths are read, the one mapping from a block to a response, client
  * identity by IP address, the adapters' option types, what the outbound adapters (undici,
  * gRPC clients) share to retry within a budget, and how a call's priority is read from outside
- * (a caller's claim capped, an application function's answer checked), which gRPC shares.
+ * (a caller's claim capped, an application function's answer checked), which gRPC shares, and
+ * how a bad option's value is shown in an error message (`show`).
  * @packageDocumentation
  */
 export {
@@ -17,7 +18,7 @@ export {
 } from './block-response';
 export { rateLimitHeaders, quotaHeaders, MAX_HEADER_VALUE, type RateLimitHeadersDraft } from './rate-limit-headers';
 export type { Refusal, QuotaPolicy } from '../kernel/errors';
-export { MAX_DURATION_MS } from '../kernel/rule-reader';
+export { MAX_DURATION_MS, show } from '../kernel/rule-reader';
 export type { ResourceInfo } from '../engine/resource-state';
 export { RoutePattern, requestPath, foldCase, type RouteParams, type PathMatching } from '../api-group/route-pattern';
 export { HTTP_DEFAULTS, UNMATCHED_RESOURCE } from './http-options';
