@@ -38,6 +38,14 @@ export interface OpenLoopResult {
   readonly timedOut: number;
   /** Requests that failed without an answer (connection errors). */
   readonly failed: number;
+  /**
+   * 200s whose answer ended while requests were still being sent: with `sendingSeconds`, the
+   * goodput of the steady load, without the drain after the last request (a guard that queues
+   * drains longer, and a run's whole length would charge it for that).
+   */
+  readonly okWhileSending: number;
+  /** From the first request sent to the last. */
+  readonly sendingSeconds: number;
   /** Latency of every 200, in ms. */
   readonly okLatenciesMs: readonly number[];
   /** From the first request sent to the last one ended, in s. */
@@ -70,6 +78,8 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
   let inFlight = 0;
   let timedOut = 0;
   let failed = 0;
+  let okWhileSending = 0;
+  let lastSentAt: number | undefined;
   const started = performance.now();
   return new Promise((resolve) => {
     const send = (): void => {
@@ -99,6 +109,8 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
           timedOut,
           failed,
           okLatenciesMs,
+          okWhileSending,
+          sendingSeconds: ((lastSentAt ?? started) - started) / 1000,
           seconds: (performance.now() - started) / 1000,
           ...(byPriority !== undefined ? { byPriority } : {}),
         });
@@ -113,6 +125,7 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
             if (klass !== undefined) klass.statuses[status] = (klass.statuses[status] ?? 0) + 1;
             if (res.statusCode !== 200) return;
             const latency = performance.now() - at;
+            if (lastSentAt === undefined) okWhileSending++;
             okLatenciesMs.push(latency);
             klass?.okLatenciesMs.push(latency);
           }),
@@ -127,6 +140,7 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
         deadline = setTimeout(() => finish(giveUp), deadlineMs);
       }
       req.end();
+      if (sent === count) lastSentAt = performance.now();
     };
     const tick = (): void => {
       const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);

@@ -93,7 +93,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
     try {
       await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 200, maxInFlight: 4 }); // warm-up
       const measured = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 });
-      capacity = measured.okLatenciesMs.length / measured.seconds;
+      capacity = goodputOf(measured);
     } finally {
       await server.stop();
     }
@@ -109,7 +109,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
         ...result,
         p50Ms: percentile(result.okLatenciesMs, 50),
         p99Ms: percentile(result.okLatenciesMs, 99),
-        goodput: result.okLatenciesMs.length / result.seconds,
+        goodput: goodputOf(result),
         serverCpuMs,
       };
       runs.get(variant)!.push(run);
@@ -191,11 +191,14 @@ async function runMixed(
         const run: MixedRun = {
           criticalSuccess: critical === undefined ? Number.NaN : critical.okLatenciesMs.length / critical.sent,
           criticalP99Ms: critical === undefined ? Number.NaN : percentile(critical.okLatenciesMs, 99),
-          goodput: result.okLatenciesMs.length / result.seconds,
+          goodput: goodputOf(result),
         };
         results.get(variant)!.push(run);
         settings.log(
-          `  overload/mixed ${load}× ${variant} round ${round + 1}: critical ${(run.criticalSuccess * 100).toFixed(2)} % ok, ` +
+          `  overload/mixed ${load}× ${variant} round ${round + 1}: critical ${(run.criticalSuccess * 100).toFixed(2)} % ok ` +
+            `(${Object.entries(critical?.statuses ?? {})
+              .map(([status, n]) => `${status}×${n}`)
+              .join(' ')} of ${critical?.sent ?? 0}), ` +
             `critical p99 ${run.criticalP99Ms.toFixed(0)} ms, goodput ${(run.goodput / capacity).toFixed(2)} of capacity`,
         );
       }
@@ -208,4 +211,14 @@ async function runMixed(
 /** The median over runs of one figure of a variant. */
 export function overloadMedian(result: OverloadVariantResult, pick: (run: OverloadRun) => number): number {
   return median(result.runs.map(pick));
+}
+
+/**
+ * 200s per second while the load was offered: those answered while requests were still being
+ * sent, over the time they were sent. The drain after the last request is in neither (a queue
+ * of 500 ms drains for up to 500 ms, in which no request arrives: a run's whole length would
+ * count that as goodput lost).
+ */
+function goodputOf(result: OpenLoopResult): number {
+  return result.okWhileSending / result.sendingSeconds;
 }

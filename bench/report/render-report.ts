@@ -534,7 +534,7 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
   const how = s
     ? `Capacity ${formatCount(overload.capacity)} req/s (200s per second of the unguarded server with 4 requests in flight); load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
       `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
-      `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: 200s answered (within the deadline) per second; latencies are those of the 200s.`
+      `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: 200s answered (within the deadline) per second while the load was offered (those answered while requests were still being sent, over the time they were sent; the drain after the last request is in neither); latencies are those of the 200s.`
     : '';
   return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
 }
