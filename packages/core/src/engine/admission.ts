@@ -2,7 +2,7 @@ import type { Clock } from '../kernel/clock';
 import { Entry, type EntryAttempt } from '../kernel/entry';
 import { isPriority, type Priority } from '../kernel/priority';
 import { isBlockError, type BlockError } from '../kernel/errors';
-import type { EventHub } from '../kernel/events';
+import type { EventHub, Topic } from '../kernel/events';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
 import { DECIDE_LOCALLY, isHandoverWait, type AsyncCheckResult, type HandoverWait } from '../kernel/rule-kind';
 import { RuleBlockCounts, ruleIdOf, type RulesOf } from './block-counts';
@@ -68,12 +68,18 @@ const ATTEMPTS: ReadonlySet<unknown> = new Set<EntryAttempt>(['first', 'retry', 
  * an admitted entry. What an entry takes and gives back is the `Entry`'s own business.
  */
 export class Admission {
+  private readonly passes: Topic<FloodgateEventMap['pass']>;
+  private readonly blocks: Topic<FloodgateEventMap['block']>;
+
   constructor(
     private readonly clock: Clock,
     private readonly resources: TrackedResources,
     private readonly events: EventHub<FloodgateEventMap>,
     private readonly rulesOf: RulesOf,
-  ) {}
+  ) {
+    this.passes = events.topic('pass');
+    this.blocks = events.topic('block');
+  }
 
   /** See `Floodgate.tryEntry`. */
   tryEntry(resource: string, options: EntryOptions | undefined): Entry | BlockError {
@@ -321,8 +327,12 @@ export class Admission {
   /** Admits a call every check passed: the entry counts what it takes; announced. */
   private admit(entry: Entry, now: number): void {
     entry.admit(now);
-    if (this.events.has('pass'))
-      this.events.emit('pass', { resource: entry.resource, origin: entry.origin, acquireCount: entry.acquireCount });
+    if (this.passes.active)
+      this.events.publish(this.passes, {
+        resource: entry.resource,
+        origin: entry.origin,
+        acquireCount: entry.acquireCount,
+      });
   }
 
   /** Refuses a call: the entry counts the block and gives back what it took; counted by rule, and announced. */
@@ -342,8 +352,8 @@ export class Admission {
         ruleId = blocks.add(error, count, this.rulesOf);
       }
     }
-    if (this.events.has('block')) {
-      this.events.emit('block', {
+    if (this.blocks.active) {
+      this.events.publish(this.blocks, {
         resource: entry.resource,
         origin: entry.origin,
         error,
