@@ -1,0 +1,128 @@
+/**
+ * One process of the instruction count: sets up one engine with the core suite's rules on a
+ * clock that steps a fixed amount per read, warms every Floodgate case (so call sites are as
+ * polymorphic as in the core suite), then runs one case `calls` times and exits. Run under callgrind by
+ * instruction-suite.ts, twice with different `calls`: the difference is what the calls cost.
+ *
+ * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
+ *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
+ * (`coreIndex`: the `index.js` of another build of `@floodgate/core`, for an A/B).
+ */
+import type { Clock, Floodgate as FloodgateClass } from '@floodgate/core';
+import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+
+/** One case: what a call is, and whether it returns a promise the loop awaits. */
+interface InstructionCase {
+  readonly label: string;
+  readonly async: boolean;
+  readonly call: () => unknown;
+}
+
+const NEVER = 1e9;
+const HOUR_MS = 3_600_000;
+/** Warm-up calls of every case, then of the measured one before its counted calls. */
+const WARM_CALLS = 20_000;
+const SETTLE_CALLS = 100_000;
+
+/** The case ids, in report order, with their labels (the runner lists them without an engine). */
+export const INSTRUCTION_CASES: Readonly<Record<string, string>> = Object.freeze({
+  'baseline.await': 'await a resolved promise',
+  'fg.sync.none': 'entry() + exit(), no rule',
+  'fg.sync.qps': 'entry() + exit(), one QPS rule',
+  'fg.sync.three': 'entry() + exit(), QPS + breaker + hotspot',
+  'fg.sync.qpsInbound': 'entry() + exit(), inbound, one QPS rule',
+  'fg.sync.qpsShadow': 'entry() + exit(), one QPS rule in shadow (not reached)',
+  'fg.block.tryEntry': 'blocked tryEntry(), QPS rule (returned)',
+  'fg.block.circuit': 'tryEntry() on an open circuit',
+  'fg.block.hot': 'blocked tryEntry(), hotspot rule',
+  'fg.async.qps': 'await run(), one QPS rule',
+  'fg.async.three': 'await run(), QPS + breaker + hotspot',
+  'cockatiel.pass': 'cockatiel circuitBreaker execute()',
+  'rlf.pass': 'RateLimiterMemory consume(), pass',
+});
+
+/** A clock whose every read is 0.3 µs after the last: the same run reads the same times. */
+function steppingClock(): Clock {
+  let now = 1_000;
+  return { now: () => (now += 0.0003), sleep: () => Promise.resolve() };
+}
+
+function cases(Floodgate: typeof FloodgateClass): Record<string, InstructionCase> {
+  const fg = new Floodgate({ clock: steppingClock() });
+  fg.loadRules({
+    flow: [
+      { resource: 'r.qps', threshold: NEVER },
+      { resource: 'r.three', threshold: NEVER },
+      { resource: 'r.blocked', threshold: 0 },
+      { resource: 'r.qps.shadow', threshold: NEVER, mode: 'shadow' },
+    ],
+    circuitBreakers: [
+      { resource: 'r.three', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 10_000 },
+      { resource: 'r.open', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: HOUR_MS },
+    ],
+    hotParams: [
+      { resource: 'r.three', paramIndex: 0, threshold: NEVER },
+      { resource: 'r.hot.blocked', paramIndex: 0, threshold: 0 },
+    ],
+  });
+  const trip = fg.entry('r.open');
+  trip.traceError(new Error('trip'));
+  trip.exit();
+  const inbound = Object.freeze({ inbound: true });
+  const user = Object.freeze({ args: ['user-1'] });
+  const one = (): number => 1;
+  const resolved = Promise.resolve(1);
+  const policy = circuitBreaker(handleAll, { halfOpenAfter: HOUR_MS, breaker: new ConsecutiveBreaker(5) });
+  const limiter = new RateLimiterMemory({ points: NEVER, duration: 1 });
+  const sync = (id: string, call: () => unknown): [string, InstructionCase] => [
+    id,
+    { label: INSTRUCTION_CASES[id]!, async: false, call },
+  ];
+  const async = (id: string, call: () => unknown): [string, InstructionCase] => [
+    id,
+    { label: INSTRUCTION_CASES[id]!, async: true, call },
+  ];
+  return Object.fromEntries([
+    async('baseline.await', async () => await resolved),
+    sync('fg.sync.none', () => fg.entry('r.none').exit()),
+    sync('fg.sync.qps', () => fg.entry('r.qps').exit()),
+    sync('fg.sync.three', () => fg.entry('r.three', user).exit()),
+    sync('fg.sync.qpsInbound', () => fg.entry('r.qps', inbound).exit()),
+    sync('fg.sync.qpsShadow', () => fg.entry('r.qps.shadow').exit()),
+    sync('fg.block.tryEntry', () => fg.tryEntry('r.blocked')),
+    sync('fg.block.circuit', () => fg.tryEntry('r.open')),
+    sync('fg.block.hot', () => fg.tryEntry('r.hot.blocked', user)),
+    async('fg.async.qps', () => fg.run('r.qps', one)),
+    async('fg.async.three', () => fg.run('r.three', one, user)),
+    async('cockatiel.pass', () => policy.execute(one)),
+    async('rlf.pass', () => limiter.consume('user-1')),
+  ]);
+}
+
+async function repeat(c: InstructionCase, calls: number): Promise<void> {
+  if (c.async) for (let i = 0; i < calls; i++) await c.call();
+  else for (let i = 0; i < calls; i++) c.call();
+}
+
+async function main(): Promise<void> {
+  const [id, calls, coreIndex] = process.argv.slice(2);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const core = require(coreIndex ?? '@floodgate/core') as typeof import('@floodgate/core');
+  const all = cases(core.Floodgate);
+  const chosen = id === undefined ? undefined : all[id];
+  if (chosen === undefined) throw new Error(`unknown case ${String(id)}; known: ${Object.keys(all).join(', ')}`);
+  // Floodgate's cases warm each other; a peer's case (whose library reads real time: its timers
+  // fire by wall clock, slowed by valgrind) is run only when it is the one counted.
+  for (const [caseId, c] of Object.entries(all))
+    if (caseId.startsWith('fg.') || caseId === id) await repeat(c, WARM_CALLS);
+  await repeat(chosen, SETTLE_CALLS);
+  await repeat(chosen, Number(calls));
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

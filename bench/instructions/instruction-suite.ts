@@ -1,0 +1,148 @@
+/**
+ * Instructions per call of the core cases, counted by valgrind's callgrind: the same figure on a
+ * busy machine as on a quiet one, for an A/B of a change too small for timings on noisy cores.
+ *
+ *   npm run build && npx tsc -p bench
+ *   node bench/dist/instructions/instruction-suite.js [--cases fg.sync.qps,fg.block.tryEntry] [--against <dir>]
+ *
+ * `--against` names another build of `@floodgate/core` (its `dist` directory: build the other
+ * commit in a worktree), counted beside this checkout's, with the ratio.
+ *
+ * Each case runs in two processes (instruction-cases.ts), which differ only in the number of
+ * counted calls; the difference of their counts over the difference of their calls is the cost
+ * of one call. V8 runs single-threaded and predictable, with fixed seeds, and the engine on a
+ * clock that steps per read, so a count repeats to within a few instructions. Instructions are
+ * not time (a cache miss or a clock read on the hardware costs more than its instructions): a
+ * change is shown by a count, and its time by `npm run bench`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { INSTRUCTION_CASES } from './instruction-cases';
+
+/** The counted calls of the two processes of a case. */
+const FEWER = 100_000;
+const MORE = 400_000;
+/** Processes at a time (one per core). */
+const PARALLEL = 2;
+const NODE_FLAGS = ['--single-threaded', '--predictable', '--hash-seed=1', '--random-seed=1'];
+const REFERENCE = 'fg.sync.qps';
+
+interface Options {
+  readonly cases: readonly string[];
+  readonly against: string | undefined;
+}
+
+function parseOptions(args: readonly string[]): Options {
+  let cases: readonly string[] = Object.keys(INSTRUCTION_CASES);
+  let against: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = args[i + 1];
+    if (arg === '--cases' && value !== undefined) {
+      cases = value.split(',');
+      const unknown = cases.filter((id) => !(id in INSTRUCTION_CASES));
+      if (unknown.length > 0)
+        throw new Error(`unknown case ${unknown.join(', ')}; known: ${Object.keys(INSTRUCTION_CASES).join(', ')}`);
+      i++;
+    } else if (arg === '--against' && value !== undefined) {
+      against = join(resolve(value), 'index.js');
+      i++;
+    } else throw new Error(`usage: instruction-suite [--cases a,b] [--against <core dist dir>]; got ${String(arg)}`);
+  }
+  return { cases, against };
+}
+
+/** Instructions of one process of `id` with `calls` counted calls, on the core at `coreIndex`. */
+function count(id: string, calls: number, coreIndex: string | undefined): Promise<number> {
+  const worker = join(__dirname, 'instruction-cases.js');
+  const args = [
+    '--tool=callgrind',
+    '--callgrind-out-file=/dev/null',
+    // V8 writes the code it runs: valgrind must see code written anywhere but in a file.
+    '--smc-check=all-non-file',
+    process.execPath,
+    ...NODE_FLAGS,
+    worker,
+    id,
+    String(calls),
+    ...(coreIndex === undefined ? [] : [coreIndex]),
+  ];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const collected = /Collected : (\d+)/.exec(stderr);
+      if (code !== 0 || collected === null)
+        reject(new Error(`${id} (${calls} calls) failed (exit ${String(code)}):\n${stderr.slice(-2000)}`));
+      else resolvePromise(Number(collected[1]));
+    });
+  });
+}
+
+/** Runs `tasks` at most `PARALLEL` at a time, keeping their order. */
+async function pooled<T>(tasks: readonly (() => Promise<T>)[]): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, lane));
+  return results;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+  if (valgrind.status !== 0)
+    throw new Error('valgrind was not found: install it (Debian: apt-get install valgrind) to count instructions');
+  const builds: (string | undefined)[] = [undefined, ...(options.against === undefined ? [] : [options.against])];
+  const jobs = options.cases.flatMap((id) =>
+    builds.flatMap((build) => [FEWER, MORE].map((calls) => ({ id, build, calls }))),
+  );
+  process.stderr.write(`${valgrind.stdout.trim()}: ${jobs.length} processes, ${PARALLEL} at a time\n`);
+  const counts = await pooled(
+    jobs.map((job) => async () => {
+      const instructions = await count(job.id, job.calls, job.build);
+      process.stderr.write(
+        `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${instructions}\n`,
+      );
+      return instructions;
+    }),
+  );
+  const perCall = new Map<string, number>();
+  jobs.forEach((job, i) => {
+    if (job.calls !== MORE) return;
+    perCall.set(`${job.id}|${job.build ?? ''}`, (counts[i]! - counts[i - 1]!) / (MORE - FEWER));
+  });
+  const reference = perCall.get(`${REFERENCE}|`);
+  const header = ['case', 'what', 'instructions per call', `× ${REFERENCE}`];
+  if (options.against !== undefined) header.push('against', 'this / against');
+  const rows = options.cases.map((id) => {
+    const own = perCall.get(`${id}|`)!;
+    const row = [
+      id,
+      INSTRUCTION_CASES[id]!,
+      own.toFixed(0),
+      reference === undefined ? '' : (own / reference).toFixed(2),
+    ];
+    if (options.against !== undefined) {
+      const other = perCall.get(`${id}|${options.against}`)!;
+      row.push(other.toFixed(0), (own / other).toFixed(3));
+    }
+    return row;
+  });
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  process.stdout.write(
+    [line(header), line(header.map((_, i) => (i < 2 ? ':--' : '--:'))), ...rows.map(line)].join('\n') + '\n',
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
