@@ -8,7 +8,8 @@
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
  * (`coreIndex`: the `index.js` of another build of `@floodgate/core`, for an A/B).
  */
-import type { Clock, Floodgate as FloodgateClass } from '@floodgate/core';
+import type { Floodgate as FloodgateClass } from '@floodgate/core';
+import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 
