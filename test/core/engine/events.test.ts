@@ -23,7 +23,7 @@ describe('diagnostics channels', () => {
     try {
       const error = fg.tryEntry('r', { origin: 'app' });
       expect(block.messages).toEqual([
-        { floodgate: fg, event: { resource: 'r', origin: 'app', error, ruleId: 'flow#0' } },
+        { floodgate: fg, event: { resource: 'r', origin: 'app', error, ruleId: 'flow#0', priority: 'default' } },
       ]);
     } finally {
       block.stop();
@@ -34,8 +34,10 @@ describe('diagnostics channels', () => {
     const fg = engine();
     const pass = listen('pass');
     try {
-      fg.entry('r', { acquireCount: 2 }).exit();
-      expect(pass.messages).toEqual([{ floodgate: fg, event: { resource: 'r', origin: '', acquireCount: 2 } }]);
+      fg.entry('r', { acquireCount: 2, priority: 'critical' }).exit();
+      expect(pass.messages).toEqual([
+        { floodgate: fg, event: { resource: 'r', origin: '', acquireCount: 2, priority: 'critical' } },
+      ]);
     } finally {
       pass.stop();
     }

@@ -259,7 +259,7 @@ describe('Floodgate events', () => {
     fg.tryEntry('r');
     off();
     fg.tryEntry('r');
-    expect(passes).toEqual([{ resource: 'r', origin: 'app', acquireCount: 1 }]);
+    expect(passes).toEqual([{ resource: 'r', origin: 'app', acquireCount: 1, priority: 'default' }]);
     expect(blocks).toHaveLength(1);
     expect(blocks[0]).toMatchObject({ resource: 'r', origin: '', error: { code: 'ERR_FLOW_BLOCKED' } });
   });

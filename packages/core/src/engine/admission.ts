@@ -105,7 +105,7 @@ export class Admission {
       entry.refused(now);
       throw error;
     }
-    this.admit(entry, now);
+    this.admit(entry, now, state);
     return entry;
   }
 
@@ -205,7 +205,7 @@ export class Admission {
       else if (isHandoverWait(result)) (handovers ??= []).push(result);
       else throw this.refuse(entry, result as BlockError, now, state);
     }
-    this.admit(entry, now);
+    this.admit(entry, now, state);
     if (handovers !== undefined) {
       await this.awaitHandovers(entry, handovers, signal, state);
       // A pacing slot reserved at `now` is due `wait` ms after it, however long the queue took.
@@ -324,14 +324,16 @@ export class Admission {
     );
   }
 
-  /** Admits a call every check passed: the entry counts what it takes; announced. */
-  private admit(entry: Entry, now: number): void {
+  /** Admits a call every check passed: the entry counts what it takes, by priority too; announced. */
+  private admit(entry: Entry, now: number, state: ResourceState | undefined): void {
     entry.admit(now);
+    if (state !== undefined) state.byPriority.passed[entry.priority] += entry.acquireCount;
     if (this.passes.active)
       this.events.publish(this.passes, {
         resource: entry.resource,
         origin: entry.origin,
         acquireCount: entry.acquireCount,
+        priority: entry.priority,
       });
   }
 
@@ -343,6 +345,7 @@ export class Admission {
     // untracked resource (past the cap) is counted nowhere, by rule neither.
     let ruleId: string | undefined;
     if (state !== undefined) {
+      state.byPriority.blocked[entry.priority] += count;
       const blocks = (state.blocks ??= new RuleBlockCounts());
       const last = blocks.lastSlot;
       if (last !== undefined && error.rule === blocks.lastRule) {
@@ -358,6 +361,7 @@ export class Admission {
         origin: entry.origin,
         error,
         ruleId: ruleId ?? ruleIdOf(error, this.rulesOf),
+        priority: entry.priority,
       });
     }
     return error;

@@ -1,5 +1,6 @@
 import type { ClusterUnavailableReason } from '../cluster/cluster-contract';
 import type { BlockError, RuleIssue, RuleValidationError } from '../kernel/errors';
+import type { Priority } from '../kernel/priority';
 import type { AnyRule, CircuitStateChangeEvent, RuleKindKey, RuleSet } from './kinds';
 import type { WouldBlockEvent } from './rollout';
 export type { WouldBlockEvent } from './rollout';
@@ -12,6 +13,8 @@ export interface PassEvent {
   readonly origin: string;
   /** The tokens the call took. */
   readonly acquireCount: number;
+  /** The call's priority (`'default'` when the entry named none), as `priorityCounts()` counts it. */
+  readonly priority: Priority;
 }
 
 /** The `block` event: a call was refused. */
@@ -28,6 +31,8 @@ export interface BlockEvent {
    * order (`'flow#0'`, `'circuitBreaker#1'`); the id `blocksByRule()` counts it under.
    */
   readonly ruleId: string;
+  /** The call's priority (`'default'` when the entry named none), as `priorityCounts()` counts it. */
+  readonly priority: Priority;
 }
 
 /** The `rulesLoaded` event: the rules in force changed. */

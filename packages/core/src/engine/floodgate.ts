@@ -6,6 +6,7 @@ import { EventHub } from '../kernel/events';
 import type { ResourceStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
 import { Admission, type EnterOptions, type EntryOptions, type RunOptions, type RunSyncOptions } from './admission';
 import type { RuleBlockCount, RulesOf } from './block-counts';
+import type { PriorityCountsSnapshot } from './priority-counts';
 import { resolveFloodgateOptions, type FloodgateOptions } from './engine-options';
 import { DIAGNOSTICS_CHANNELS, type FloodgateEventMap } from './events';
 import {
@@ -270,6 +271,16 @@ export class Floodgate {
    */
   blocksByRule(resource: string): RuleBlockCount[] | undefined {
     return this.observation.blocksByRule(resource);
+  }
+
+  /**
+   * The passes and blocks of a resource by the calls' priority (`EntryOptions.priority`), counted
+   * since it was first tracked (for metric exporters): `{ passed: { critical: 3, default: 90,
+   * sheddable: 7 }, blocked: { critical: 0, default: 2, sheddable: 41 } }`. Per kind the three sum
+   * to `totals()`' `pass` and `block`. `undefined` if the resource is not tracked.
+   */
+  priorityCounts(resource: string): PriorityCountsSnapshot | undefined {
+    return this.observation.priorityCounts(resource);
   }
 
   /**

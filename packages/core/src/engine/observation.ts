@@ -1,6 +1,7 @@
 import type { Clock } from '../kernel/clock';
 import type { ResourceStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
 import type { RuleBlockCount } from './block-counts';
+import type { PriorityCountsSnapshot } from './priority-counts';
 import { RULE_KINDS, type RuleKindKey } from './kinds';
 import { unwrapRollout } from './rollout';
 import type { TrackedResources } from './tracked-resources';
@@ -39,6 +40,11 @@ export class Observation {
     const state = this.resources.get(resource);
     if (state === undefined) return undefined;
     return state.blocks?.read() ?? [];
+  }
+
+  /** See `Floodgate.priorityCounts`. */
+  priorityCounts(resource: string): PriorityCountsSnapshot | undefined {
+    return this.resources.get(resource)?.byPriority.read();
   }
 
   /** See `Floodgate.inboundStats`. */

@@ -7,6 +7,7 @@ import type { Checker, CompiledRules, CompileContext, EventSink, ExitHook, RuleK
 import { StatisticNode } from '../kernel/statistic-node';
 import type { Clock } from '../kernel/clock';
 import { ruleIdOf, type RuleBlockCounts } from './block-counts';
+import { PriorityCounts } from './priority-counts';
 import { RULE_KINDS, type AnyRule } from './kinds';
 import { stateIdentity, withRollout } from './rollout';
 
@@ -180,6 +181,8 @@ export class ResourceState {
   inboundVersion = -1;
   /** Blocks by rule, from the resource's first block on. */
   blocks: RuleBlockCounts | undefined;
+  /** Passes and blocks by the calls' priority. */
+  readonly byPriority = new PriorityCounts();
   private byKind: CompiledRules[] = [];
   private named: Map<string, StatisticNode> | undefined;
   private others: LRUCache<string, StatisticNode> | undefined;

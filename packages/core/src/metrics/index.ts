@@ -28,6 +28,8 @@ export {
 export type { ResourceStats, WindowStats, ResourceTotals, SecondStats } from '../kernel/statistic-node';
 export { RT_BUCKET_BOUNDS_MS } from '../kernel/statistic-node';
 export type { RuleBlockCount } from '../engine/block-counts';
+export type { PriorityCountsSnapshot } from '../engine/priority-counts';
+export { PRIORITIES } from '../kernel/priority';
 
 // Rules in force, and breakers' states
 export { RULE_KIND_NAMES, type AnyRule, type RuleKindKey, type RuleKindNames } from '../engine/kinds';

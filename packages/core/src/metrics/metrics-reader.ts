@@ -1,8 +1,10 @@
 import type { CircuitState } from '../circuit-breaker/circuit-breaker-rule';
 import type { RuleBlockCount } from '../engine/block-counts';
+import type { PriorityCountsSnapshot } from '../engine/priority-counts';
 import type { Floodgate } from '../engine/floodgate';
 import type { ClusterUnavailableReason } from '../cluster/cluster-contract';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
+import { PRIORITIES } from '../kernel/priority';
 import { RuleReader, show } from '../kernel/rule-reader';
 import { RT_BUCKET_BOUNDS_MS, type ResourceTotals } from '../kernel/statistic-node';
 
@@ -44,6 +46,8 @@ export const METRIC_DESCRIPTIONS = Object.freeze({
   cancels: 'Calls admitted, then given back before they ran (a later check refused, or a queue was left).',
   blocks:
     "Calls refused, by the kind of rule (flow, hotParam, circuitBreaker, system, authority) and the rule (kind#position among the resource's rules of that kind).",
+  priorityPasses: "Calls admitted, by the call's priority (critical, default, sheddable).",
+  priorityBlocks: "Calls refused, by the call's priority (critical, default, sheddable), every rule together.",
   successes: 'Calls that exited without a traced error.',
   errors: 'Calls that exited with a traced error (timeouts included).',
   timeouts: 'Calls that exited by their timeoutMs.',
@@ -82,6 +86,11 @@ export interface ResourceMetrics {
   readonly blocked: number;
   /** Blocks by the rule that refused them. */
   readonly blocksByRule: readonly RuleBlockCount[];
+  /**
+   * Passes and blocks by the calls' priority (`Floodgate.priorityCounts()`); per kind the three
+   * sum to `passed` and `blocked`.
+   */
+  readonly byPriority: PriorityCountsSnapshot;
   /** Calls that exited without a traced error. */
   readonly succeeded: number;
   /** Calls that exited with a traced error (timeouts included). */
@@ -280,10 +289,11 @@ export class MetricsReader {
       }
       const concurrency = fg.stats(resource)?.concurrency ?? 0;
       const blocks = fg.blocksByRule(resource) ?? [];
-      if (labelled) resources.push(this.resourceMetrics(resource, totals, concurrency, blocks));
+      const byPriority = fg.priorityCounts(resource) ?? NO_PRIORITY_COUNTS;
+      if (labelled) resources.push(this.resourceMetrics(resource, totals, concurrency, blocks, byPriority));
       else
         (other ??= new Folded(this.boundIndexes.length)).add(
-          this.resourceMetrics(OTHER_RESOURCES, totals, concurrency, blocks),
+          this.resourceMetrics(OTHER_RESOURCES, totals, concurrency, blocks, byPriority),
         );
     }
     if (other !== undefined) resources.push(other.result());
@@ -321,6 +331,7 @@ export class MetricsReader {
     totals: ResourceTotals,
     concurrency: number,
     blocksByRule: readonly RuleBlockCount[],
+    byPriority: PriorityCountsSnapshot,
   ): ResourceMetrics {
     const rtCumulative: number[] = [];
     let sum = 0;
@@ -339,6 +350,7 @@ export class MetricsReader {
       cancelled: totals.cancel,
       blocked: totals.block,
       blocksByRule,
+      byPriority,
       // Exits and errors are counted in one step, so the difference never goes down.
       succeeded: totals.success - totals.error,
       failed: totals.error,
@@ -392,6 +404,11 @@ function fold<T extends object>(
   return [...out.values()];
 }
 
+const NO_PRIORITY_COUNTS: PriorityCountsSnapshot = Object.freeze({
+  passed: Object.freeze({ critical: 0, default: 0, sheddable: 0 }),
+  blocked: Object.freeze({ critical: 0, default: 0, sheddable: 0 }),
+});
+
 /** Every resource past the cap, summed. */
 class Folded {
   private passed = 0;
@@ -404,6 +421,10 @@ class Folded {
   private concurrency = 0;
   private readonly rtCumulative: number[];
   private readonly blocks = new Map<string, { kind: string; ruleId: string; count: number }>();
+  private readonly byPriority = {
+    passed: { critical: 0, default: 0, sheddable: 0 },
+    blocked: { critical: 0, default: 0, sheddable: 0 },
+  };
 
   constructor(bounds: number) {
     this.rtCumulative = new Array<number>(bounds + 1).fill(0);
@@ -419,6 +440,10 @@ class Folded {
     this.rtSumMs += m.rtSumMs;
     this.concurrency += m.concurrency;
     for (let b = 0; b < this.rtCumulative.length; b++) this.rtCumulative[b]! += m.rtCumulative[b]!;
+    for (const p of PRIORITIES) {
+      this.byPriority.passed[p] += m.byPriority.passed[p];
+      this.byPriority.blocked[p] += m.byPriority.blocked[p];
+    }
     for (const block of m.blocksByRule) {
       const slot = this.blocks.get(block.ruleId);
       if (slot === undefined) this.blocks.set(block.ruleId, { ...block });
@@ -433,6 +458,7 @@ class Folded {
       cancelled: this.cancelled,
       blocked: this.blocked,
       blocksByRule: [...this.blocks.values()],
+      byPriority: this.byPriority,
       succeeded: this.succeeded,
       failed: this.failed,
       timedOut: this.timedOut,
