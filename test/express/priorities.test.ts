@@ -4,6 +4,9 @@ import { resilience } from '@floodgate/express';
 import { Floodgate, type Priority } from '@floodgate/core';
 import type { HttpPriorityHeaderOptions } from '@floodgate/core/http';
 import { ManualClock } from '@floodgate/core/testing';
+import { collectMetrics } from '@floodgate/prometheus';
+import { Registry } from 'prom-client';
+import { parseExposition, valueOf } from '../prometheus/support/exposition';
 
 /**
  * An app under a system rule of `maxQps: 10` on a clock that never moves (one window): sheddable
@@ -28,6 +31,35 @@ async function statuses(app: express.Express, count: number, header?: string): P
 }
 
 describe('request priority over Express', () => {
+  it('counts passes and blocks by the priority a header claimed, as Prometheus scrapes them over HTTP', async () => {
+    const fg = new Floodgate({ clock: new ManualClock(10_000) });
+    fg.loadSystemRules([{ maxQps: 10 }]);
+    const registry = new Registry();
+    const stop = collectMetrics(fg, { registry });
+    const app = express();
+    app.get('/metrics', async (_req, res) => void res.type(registry.contentType).send(await registry.metrics()));
+    app.use(
+      resilience({ floodgate: fg, priority: { header: 'x-priority', max: 'critical' }, routes: { 'GET /a': {} } }),
+    );
+    app.get('/a', (_req, res) => void res.json({ ok: true }));
+    try {
+      // Sheddable gets 8 of the 10, default the rest; critical still gets its 11th.
+      expect(await statuses(app, 9, 'sheddable')).toEqual([...Array(8).fill(200), 503]);
+      expect(await statuses(app, 3)).toEqual([200, 200, 503]);
+      expect(await statuses(app, 2, 'critical')).toEqual([200, 503]);
+      const samples = parseExposition((await request(app).get('/metrics').expect(200)).text);
+      const of = (name: string, priority: Priority): number => valueOf(samples, name, { resource: 'GET /a', priority });
+      expect(
+        (['critical', 'default', 'sheddable'] as const).map((p) => of('floodgate_passes_by_priority_total', p)),
+      ).toEqual([1, 2, 8]);
+      expect(
+        (['critical', 'default', 'sheddable'] as const).map((p) => of('floodgate_blocks_by_priority_total', p)),
+      ).toEqual([1, 1, 1]);
+    } finally {
+      stop();
+    }
+  });
+
   it('reads a priority the client lowers itself to from the header: sheddable requests are refused first', async () => {
     const app = appWith({ header: 'X-Priority' });
     expect(await statuses(app, 9, 'sheddable')).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 503]);

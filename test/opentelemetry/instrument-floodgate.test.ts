@@ -175,6 +175,26 @@ describe('instrumentFloodgate', () => {
     ).toBe(1);
   });
 
+  it('observes passes and blocks by priority, with a floodgate.priority attribute', async () => {
+    const { fg } = engine();
+    fg.loadFlowRules([
+      { resource: 'search', metric: 'concurrency', threshold: 4, partitions: { critical: 0.5, sheddable: 0.5 } },
+    ]);
+    instrument(fg);
+    fg.entry('search', { priority: 'critical' });
+    for (let i = 0; i < 5; i++) fg.tryEntry('search', { priority: 'sheddable' });
+    fg.entry('search', { priority: 'critical' });
+    const points = await collector.collect();
+    const of = (name: string): Record<string, number> =>
+      Object.fromEntries(
+        points
+          .filter((p) => p.name === name && p.attributes['floodgate.resource'] === 'search')
+          .map((p) => [p.attributes['floodgate.priority'], p.value]),
+      );
+    expect(of('floodgate.passes.by_priority')).toEqual({ critical: 2, default: 0, sheddable: 2 });
+    expect(of('floodgate.blocks.by_priority')).toEqual({ critical: 0, default: 0, sheddable: 3 });
+  });
+
   it('reads the engine at each collection', async () => {
     const { fg } = engine();
     instrument(fg);
@@ -267,11 +287,11 @@ describe('instrumentFloodgate span events', () => {
     return fg;
   };
 
-  it('adds a floodgate.block event to the active span with the resource, kind, rule, code and retry delay', () => {
+  it('adds a floodgate.block event to the active span with the resource, kind, rule, code, priority and retry delay', () => {
     const fg = blockedEngine();
     tracer.startActiveSpan('GET /export', (span) => {
       fg.entry('GET /export').exit();
-      fg.tryEntry('GET /export');
+      fg.tryEntry('GET /export', { priority: 'sheddable' });
       span.end();
     });
     const [span] = spans.getFinishedSpans();
@@ -283,6 +303,7 @@ describe('instrumentFloodgate span events', () => {
           'floodgate.kind': 'flow',
           'floodgate.rule': 'flow#0',
           'floodgate.code': 'ERR_FLOW_BLOCKED',
+          'floodgate.priority': 'sheddable',
           'floodgate.retry_after_ms': 1000,
         },
       ],

@@ -114,6 +114,29 @@ describe('collectMetrics', () => {
     expect(samples.filter((s) => s.name === 'floodgate_blocks_total')).toEqual([]);
   });
 
+  it('counts passes and blocks by priority, three series a resource, whatever the priorities of its calls', async () => {
+    const { fg } = engine();
+    fg.loadFlowRules([
+      { resource: 'search', metric: 'concurrency', threshold: 4, partitions: { critical: 0.5, sheddable: 0.5 } },
+    ]);
+    const registry = collect(fg);
+    fg.entry('search', { priority: 'critical' });
+    for (let i = 0; i < 5; i++) fg.tryEntry('search', { priority: 'sheddable' });
+    fg.entry('search', { priority: 'critical' });
+    const samples = await scrape(registry);
+    const of = (name: string): Record<string, number> =>
+      Object.fromEntries(
+        samples
+          .filter((s) => s.name === name && s.labels.resource === 'search')
+          .map((s) => [s.labels.priority, s.value]),
+      );
+    expect(of('floodgate_passes_by_priority_total')).toEqual({ critical: 2, default: 0, sheddable: 2 });
+    expect(of('floodgate_blocks_by_priority_total')).toEqual({ critical: 0, default: 0, sheddable: 3 });
+    // Per priority they sum to the totals by rule.
+    expect(valueOf(samples, 'floodgate_blocks_total', { resource: 'search', kind: 'flow', rule: 'flow#0' })).toBe(3);
+    expect(valueOf(samples, 'floodgate_passes_total', { resource: 'search' })).toBe(4);
+  });
+
   it('reads the engine at each scrape, once for every metric together', async () => {
     const { fg } = engine();
     const registry = collect(fg);

@@ -3,6 +3,7 @@ import {
   BREAKER_STATE_VALUES,
   METRIC_DESCRIPTIONS as D,
   MetricsReader,
+  PRIORITIES,
   type BlockEvent,
   type MetricsReaderOptions,
 } from '@floodgate/core/metrics';
@@ -77,6 +78,8 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
   const passes = calls('floodgate.passes', D.passes);
   const cancels = calls('floodgate.cancels', D.cancels);
   const blocks = calls('floodgate.blocks', D.blocks);
+  const passesByPriority = calls('floodgate.passes.by_priority', D.priorityPasses);
+  const blocksByPriority = calls('floodgate.blocks.by_priority', D.priorityBlocks);
   const successes = calls('floodgate.successes', D.successes);
   const errors = calls('floodgate.errors', D.errors);
   const timeouts = calls('floodgate.timeouts', D.timeouts);
@@ -112,6 +115,8 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
     passes,
     cancels,
     blocks,
+    passesByPriority,
+    blocksByPriority,
     successes,
     errors,
     timeouts,
@@ -140,6 +145,11 @@ export function instrumentFloodgate(floodgate: Floodgate, options: OpenTelemetry
           'floodgate.kind': b.kind,
           'floodgate.rule': b.ruleId,
         });
+      for (const priority of PRIORITIES) {
+        const attributes = { 'floodgate.resource': r.resource, 'floodgate.priority': priority };
+        result.observe(passesByPriority, r.byPriority.passed[priority], attributes);
+        result.observe(blocksByPriority, r.byPriority.blocked[priority], attributes);
+      }
       result.observe(successes, r.succeeded, resource);
       result.observe(errors, r.failed, resource);
       result.observe(timeouts, r.timedOut, resource);
@@ -208,6 +218,7 @@ function addBlockEvent(event: BlockEvent): void {
     'floodgate.kind': error.kind,
     'floodgate.rule': event.ruleId,
     'floodgate.code': error.code,
+    'floodgate.priority': event.priority,
   };
   if (error.retryAfterMs !== undefined) attributes['floodgate.retry_after_ms'] = error.retryAfterMs;
   span.addEvent(BLOCK_SPAN_EVENT, attributes);

@@ -3,6 +3,7 @@ import {
   BREAKER_STATE_VALUES,
   METRIC_DESCRIPTIONS as HELP,
   MetricsReader,
+  PRIORITIES,
   type MetricsReaderOptions,
   type MetricsSnapshot,
   type ResourceMetrics,
@@ -63,6 +64,8 @@ const DEFINITIONS: readonly MetricDefinition[] = [
         r.blocksByRule.map((b) => ({ resource: r.resource, labels: { kind: b.kind, rule: b.ruleId }, value: b.count })),
       ),
   },
+  byPriority('passes_by_priority_total', HELP.priorityPasses, 'passed'),
+  byPriority('blocks_by_priority_total', HELP.priorityBlocks, 'blocked'),
   {
     name: 'would_block_total',
     type: 'counter',
@@ -164,6 +167,21 @@ function perResource(name: string, help: string, value: (r: ResourceMetrics) => 
     help,
     aggregator: 'sum',
     samples: (s) => s.resources.map((r) => ({ resource: r.resource, labels: NO_LABELS, value: value(r) })),
+  };
+}
+
+/** A counter of every resource by priority: three samples a resource, whatever the traffic. */
+function byPriority(name: string, help: string, outcome: 'passed' | 'blocked'): MetricDefinition {
+  const labels = PRIORITIES.map((priority) => Object.freeze({ priority }));
+  return {
+    name,
+    type: 'counter',
+    help,
+    aggregator: 'sum',
+    samples: (s) =>
+      s.resources.flatMap((r) =>
+        PRIORITIES.map((p, i) => ({ resource: r.resource, labels: labels[i]!, value: r.byPriority[outcome][p] })),
+      ),
   };
 }
 
