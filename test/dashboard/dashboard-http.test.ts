@@ -93,6 +93,25 @@ describe.each(Object.keys(MOUNTS))('dashboard mounted on %s', (name) => {
   });
 });
 
+describe('dashboard blocks by priority', () => {
+  it('gives a resource its blocks by priority once a call claimed one, and none before', async () => {
+    const { server } = await mount('express');
+    fg.loadFlowRules([{ resource: 'api', threshold: 2 }]);
+    fg.entry('api').exit();
+    const before = await request(server).get('/fg/api/state').expect(200);
+    expect(before.body.resources).toContainEqual({ name: 'api', concurrency: 0, points: expect.any(Array) });
+    fg.entry('api', { priority: 'critical' }).exit();
+    fg.tryEntry('api', { priority: 'sheddable' });
+    fg.tryEntry('api', { priority: 'sheddable' });
+    fg.tryEntry('api');
+    await clock.advance(1000); // the next period: the page's view is read once a period
+    const after = await request(server).get('/fg/api/state').expect(200);
+    expect(after.body.resources).toContainEqual(
+      expect.objectContaining({ name: 'api', blocksByPriority: { critical: 0, default: 1, sheddable: 2 } }),
+    );
+  });
+});
+
 describe('dashboard rule edits', () => {
   it('is read-only without a token: every edit is refused with 403', async () => {
     const { server } = await mount('express', {});

@@ -210,6 +210,7 @@
         $('resources').appendChild(entry.card);
       }
       entry.concurrency = resource.concurrency;
+      entry.blocksByPriority = resource.blocksByPriority;
       for (const point of resource.points) entry.points.push(point);
       while (entry.points.length > 0 && entry.points[0].t < oldest) entry.points.shift();
     }
@@ -236,6 +237,9 @@
       figures.appendChild(figure);
     }
     card.appendChild(figures);
+    const priorities = el('div', 'priorities');
+    priorities.hidden = true;
+    card.appendChild(priorities);
     const rates = el('canvas', 'rates');
     rates.setAttribute('aria-label', 'pass, block, would-block and error rates');
     const rt = el('canvas', 'rt');
@@ -256,6 +260,12 @@
         const key = value.dataset.figure;
         value.textContent = String(key === 'concurrency' ? entry.concurrency : latest[key]);
       }
+      // Blocks by priority since the resource was tracked, once a call claimed a priority.
+      const priorities = entry.card.querySelector('.priorities');
+      const byPriority = entry.blocksByPriority;
+      priorities.hidden = byPriority === undefined;
+      if (byPriority !== undefined)
+        priorities.textContent = `blocked by priority: critical ${byPriority.critical} · default ${byPriority.default} · sheddable ${byPriority.sheddable}`;
       const [rates, rt] = entry.card.querySelectorAll('canvas');
       draw(rates, entry.points, [
         ['pass', '--pass'],

@@ -7,7 +7,7 @@ import {
   type RuleDescription,
   type RuleKindKey,
 } from '@floodgate/core/metrics';
-import type { Floodgate, RuleIssue } from '@floodgate/core';
+import type { Floodgate, Priority, RuleIssue } from '@floodgate/core';
 
 /** One second of one resource, as the page charts it. */
 export interface SecondPoint {
@@ -74,6 +74,11 @@ export interface ResourceView {
   readonly name: string;
   readonly concurrency: number;
   readonly points: readonly SecondPoint[];
+  /**
+   * The resource's blocks by the calls' priority since it was tracked (`Floodgate.priorityCounts()`),
+   * only once a call that passed or was refused claimed a priority other than `'default'`.
+   */
+  readonly blocksByPriority?: Readonly<Record<Priority, number>>;
 }
 
 /**
@@ -338,7 +343,12 @@ export class LiveFeed {
         json = jsonObject({
           now: String(view.now),
           resources: JSON.stringify(
-            shown.map(({ name, concurrency }) => ({ name, concurrency, points: fresh.get(name) ?? [] })),
+            shown.map(({ name, concurrency, blocksByPriority }) => ({
+              name,
+              concurrency,
+              points: fresh.get(name) ?? [],
+              blocksByPriority,
+            })),
           ),
           resourcePage: JSON.stringify(info),
           hiddenResources: String(view.hiddenResources),
@@ -378,6 +388,7 @@ export class LiveFeed {
         name,
         concurrency: this.concurrency(name),
         points: series.points,
+        blocksByPriority: this.blocksByPriority(name),
       }));
       const breakers = this.breakers();
       const view: View = {
@@ -484,6 +495,15 @@ export class LiveFeed {
 
   private concurrency(name: string): number {
     return this.fg.stats(name)?.concurrency ?? 0;
+  }
+
+  /** Blocks by priority, when a call of the resource was not `'default'` (else the page shows none). */
+  private blocksByPriority(name: string): Readonly<Record<Priority, number>> | undefined {
+    const counts = this.fg.priorityCounts(name);
+    if (counts === undefined) return undefined;
+    const { passed, blocked } = counts;
+    const prioritized = passed.critical + passed.sheddable + blocked.critical + blocked.sheddable > 0;
+    return prioritized ? blocked : undefined;
   }
 
   /** Every breaker, open and half-open ones first (in rule order otherwise). */
