@@ -327,7 +327,7 @@ export class Admission {
   /** Admits a call every check passed: the entry counts what it takes, by priority too; announced. */
   private admit(entry: Entry, now: number, state: ResourceState | undefined): void {
     entry.admit(now);
-    if (state !== undefined) state.byPriority.passed[entry.priority] += entry.acquireCount;
+    state?.byPriority.passed(entry.priority, entry.acquireCount);
     if (this.passes.active)
       this.events.publish(this.passes, {
         resource: entry.resource,
@@ -345,7 +345,7 @@ export class Admission {
     // untracked resource (past the cap) is counted nowhere, by rule neither.
     let ruleId: string | undefined;
     if (state !== undefined) {
-      state.byPriority.blocked[entry.priority] += count;
+      state.byPriority.blocked(entry.priority, count);
       const blocks = (state.blocks ??= new RuleBlockCounts());
       const last = blocks.lastSlot;
       if (last !== undefined && error.rule === blocks.lastRule) {
