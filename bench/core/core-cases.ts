@@ -377,8 +377,9 @@ export function coreCases(): CoreCase[] {
 /**
  * The rules of the shared engine: one resource per case. Rule kinds that are not implemented
  * yet are left out (their cases are reported as pending, never measured without their rule).
+ * The instruction count (bench/instructions) loads the same rules.
  */
-function engineRules(support: RuleKindSupport): RuleSetOptions {
+export function engineRules(support: RuleKindSupport): RuleSetOptions {
   const flow = [
     { resource: 'r.qps', threshold: NEVER },
     { resource: 'r.three', threshold: NEVER },

@@ -1,8 +1,9 @@
 /**
- * One process of the instruction count: sets up one engine with the core suite's rules on a
- * clock that steps a fixed amount per read, warms every Floodgate case (so call sites are as
- * polymorphic as in the core suite), then runs one case `calls` times and exits. Run under callgrind by
- * instruction-suite.ts, twice with different `calls`: the difference is what the calls cost.
+ * One process of the instruction count: sets up one engine with the core suite's rules
+ * (`engineRules`) on a clock that steps a fixed amount per read, warms every Floodgate case (so
+ * call sites are as polymorphic as in the core suite), then runs one case `calls` times and
+ * exits. Run under callgrind by instruction-suite.ts, twice with different `calls`: the
+ * difference is what the calls cost.
  *
  * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
@@ -12,6 +13,8 @@ import type { Floodgate as FloodgateClass } from '@floodgate/core';
 import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { engineRules } from '../core/core-cases';
+import { probeRuleKinds } from '../core/probe-rule-kinds';
 
 /** One case: what a call is, and whether it returns a promise the loop awaits. */
 interface InstructionCase {
@@ -51,22 +54,7 @@ function steppingClock(): Clock {
 
 function cases(Floodgate: typeof FloodgateClass): Record<string, InstructionCase> {
   const fg = new Floodgate({ clock: steppingClock() });
-  fg.loadRules({
-    flow: [
-      { resource: 'r.qps', threshold: NEVER },
-      { resource: 'r.three', threshold: NEVER },
-      { resource: 'r.blocked', threshold: 0 },
-      { resource: 'r.qps.shadow', threshold: NEVER, mode: 'shadow' },
-    ],
-    circuitBreakers: [
-      { resource: 'r.three', strategy: 'errorRatio', threshold: 0.5, retryTimeoutMs: 10_000 },
-      { resource: 'r.open', strategy: 'errorCount', threshold: 0, minRequestAmount: 1, retryTimeoutMs: HOUR_MS },
-    ],
-    hotParams: [
-      { resource: 'r.three', paramIndex: 0, threshold: NEVER },
-      { resource: 'r.hot.blocked', paramIndex: 0, threshold: 0 },
-    ],
-  });
+  fg.loadRules(engineRules(probeRuleKinds()));
   const trip = fg.entry('r.open');
   trip.traceError(new Error('trip'));
   trip.exit();
