@@ -1,10 +1,10 @@
 import { Floodgate, type Priority } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
 import { MetricsReader, type BlockEvent, type PassEvent } from '@floodgate/core/metrics';
+import { PRIORITIES } from '@floodgate/core/http';
 import fc from 'fast-check';
 import { propertyRuns, propertyTimeoutMs } from '../../support/property-runs';
 
-const PRIORITIES: readonly Priority[] = ['critical', 'default', 'sheddable'];
 const zero = (): Record<Priority, number> => ({ critical: 0, default: 0, sheddable: 0 });
 
 describe('passes and blocks by priority', () => {

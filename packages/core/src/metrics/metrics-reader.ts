@@ -1,6 +1,6 @@
 import type { CircuitState } from '../circuit-breaker/circuit-breaker-rule';
 import type { RuleBlockCount } from '../engine/block-counts';
-import type { PriorityCountsSnapshot } from '../engine/priority-counts';
+import { PriorityCounts, type PriorityCountsSnapshot } from '../engine/priority-counts';
 import type { Floodgate } from '../engine/floodgate';
 import type { ClusterUnavailableReason } from '../cluster/cluster-contract';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
@@ -404,10 +404,7 @@ function fold<T extends object>(
   return [...out.values()];
 }
 
-const NO_PRIORITY_COUNTS: PriorityCountsSnapshot = Object.freeze({
-  passed: Object.freeze({ critical: 0, default: 0, sheddable: 0 }),
-  blocked: Object.freeze({ critical: 0, default: 0, sheddable: 0 }),
-});
+const NO_PRIORITY_COUNTS: PriorityCountsSnapshot = new PriorityCounts().read();
 
 /** Every resource past the cap, summed. */
 class Folded {
@@ -421,10 +418,7 @@ class Folded {
   private concurrency = 0;
   private readonly rtCumulative: number[];
   private readonly blocks = new Map<string, { kind: string; ruleId: string; count: number }>();
-  private readonly byPriority = {
-    passed: { critical: 0, default: 0, sheddable: 0 },
-    blocked: { critical: 0, default: 0, sheddable: 0 },
-  };
+  private readonly byPriority = new PriorityCounts();
 
   constructor(bounds: number) {
     this.rtCumulative = new Array<number>(bounds + 1).fill(0);
@@ -441,8 +435,8 @@ class Folded {
     this.concurrency += m.concurrency;
     for (let b = 0; b < this.rtCumulative.length; b++) this.rtCumulative[b]! += m.rtCumulative[b]!;
     for (const p of PRIORITIES) {
-      this.byPriority.passed[p] += m.byPriority.passed[p];
-      this.byPriority.blocked[p] += m.byPriority.blocked[p];
+      this.byPriority.passed(p, m.byPriority.passed[p]);
+      this.byPriority.blocked(p, m.byPriority.blocked[p]);
     }
     for (const block of m.blocksByRule) {
       const slot = this.blocks.get(block.ruleId);
@@ -458,7 +452,7 @@ class Folded {
       cancelled: this.cancelled,
       blocked: this.blocked,
       blocksByRule: [...this.blocks.values()],
-      byPriority: this.byPriority,
+      byPriority: this.byPriority.read(),
       succeeded: this.succeeded,
       failed: this.failed,
       timedOut: this.timedOut,
