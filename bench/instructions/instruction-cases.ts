@@ -9,11 +9,12 @@
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
  * (`coreIndex`: the `index.js` of another build of `@floodgate/core`, for an A/B).
  */
-import type { Floodgate as FloodgateClass } from '@floodgate/core';
+import type { Floodgate as FloodgateClass, RateLimit as RateLimitDecorator } from '@floodgate/core';
 import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { engineRules } from '../core/core-cases';
+import { loadCoreCopy } from '../core/core-copy';
 import { probeRuleKinds } from '../core/probe-rule-kinds';
 
 /** One case: what a call is, and whether it returns a promise the loop awaits. */
@@ -36,12 +37,16 @@ export const INSTRUCTION_CASES: Readonly<Record<string, string>> = Object.freeze
   'fg.sync.qps': 'entry() + exit(), one QPS rule',
   'fg.sync.three': 'entry() + exit(), QPS + breaker + hotspot',
   'fg.sync.qpsInbound': 'entry() + exit(), inbound, one QPS rule',
+  'fg.sync.qpsInboundCopy': 'entry() + exit(), inbound, one QPS rule, a copy of the core',
+  'fg.sync.qpsInboundNoSystemKind': 'entry() + exit(), inbound, one QPS rule, a copy with the system kind compiled out',
   'fg.sync.qpsShadow': 'entry() + exit(), one QPS rule in shadow (not reached)',
   'fg.block.tryEntry': 'blocked tryEntry(), QPS rule (returned)',
   'fg.block.circuit': 'tryEntry() on an open circuit',
   'fg.block.hot': 'blocked tryEntry(), hotspot rule',
   'fg.async.qps': 'await run(), one QPS rule',
   'fg.async.three': 'await run(), QPS + breaker + hotspot',
+  'fg.async.qpsAsyncFn': 'await run() of an async function, one QPS rule',
+  'fg.async.decorated': 'await a @RateLimit async method, one QPS rule',
   'cockatiel.pass': 'cockatiel circuitBreaker execute()',
   'rlf.pass': 'RateLimiterMemory consume(), pass',
 });
@@ -52,9 +57,42 @@ function steppingClock(): Clock {
   return { now: () => (now += 0.0003), sleep: () => Promise.resolve() };
 }
 
-function cases(Floodgate: typeof FloodgateClass): Record<string, InstructionCase> {
+/**
+ * An inbound call with one QPS rule on its own engine of a fresh copy of the core (see
+ * core-copy.ts), made at the first call: a copy shares no call site with the engine of the other
+ * cases, so it is loaded (and warmed) only in the processes that count it.
+ */
+function inboundOnCopy(withoutSystemKind: boolean): () => unknown {
+  let call: (() => unknown) | undefined;
+  return () => {
+    if (call === undefined) {
+      const copy = loadCoreCopy(withoutSystemKind);
+      const own = new copy.Floodgate({ clock: steppingClock() });
+      own.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }] });
+      const inbound = Object.freeze({ inbound: true });
+      call = () => own.entry('r.qps', inbound).exit();
+    }
+    return call();
+  };
+}
+
+/** Cases on a copy of the core, warmed only when counted (see inboundOnCopy). */
+const ON_COPIES: ReadonlySet<string> = new Set(['fg.sync.qpsInboundCopy', 'fg.sync.qpsInboundNoSystemKind']);
+
+function cases(
+  Floodgate: typeof FloodgateClass,
+  RateLimit: typeof RateLimitDecorator,
+): Record<string, InstructionCase> {
   const fg = new Floodgate({ clock: steppingClock() });
   fg.loadRules(engineRules(probeRuleKinds()));
+  class Service {
+    @RateLimit({ floodgate: fg, resource: 'r.decorated', threshold: NEVER })
+    async one(): Promise<number> {
+      return 1;
+    }
+  }
+  const service = new Service();
+  const oneAsync = async (): Promise<number> => 1;
   const trip = fg.entry('r.open');
   trip.traceError(new Error('trip'));
   trip.exit();
@@ -78,12 +116,16 @@ function cases(Floodgate: typeof FloodgateClass): Record<string, InstructionCase
     sync('fg.sync.qps', () => fg.entry('r.qps').exit()),
     sync('fg.sync.three', () => fg.entry('r.three', user).exit()),
     sync('fg.sync.qpsInbound', () => fg.entry('r.qps', inbound).exit()),
+    sync('fg.sync.qpsInboundCopy', inboundOnCopy(false)),
+    sync('fg.sync.qpsInboundNoSystemKind', inboundOnCopy(true)),
     sync('fg.sync.qpsShadow', () => fg.entry('r.qps.shadow').exit()),
     sync('fg.block.tryEntry', () => fg.tryEntry('r.blocked')),
     sync('fg.block.circuit', () => fg.tryEntry('r.open')),
     sync('fg.block.hot', () => fg.tryEntry('r.hot.blocked', user)),
     async('fg.async.qps', () => fg.run('r.qps', one)),
     async('fg.async.three', () => fg.run('r.three', one, user)),
+    async('fg.async.qpsAsyncFn', () => fg.run('r.qps', oneAsync)),
+    async('fg.async.decorated', () => service.one()),
     async('cockatiel.pass', () => policy.execute(one)),
     async('rlf.pass', () => limiter.consume('user-1')),
   ]);
@@ -98,13 +140,14 @@ async function main(): Promise<void> {
   const [id, calls, coreIndex] = process.argv.slice(2);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const core = require(coreIndex ?? '@floodgate/core') as typeof import('@floodgate/core');
-  const all = cases(core.Floodgate);
+  const all = cases(core.Floodgate, core.RateLimit);
   const chosen = id === undefined ? undefined : all[id];
   if (chosen === undefined) throw new Error(`unknown case ${String(id)}; known: ${Object.keys(all).join(', ')}`);
   // Floodgate's cases warm each other; a peer's case (whose library reads real time: its timers
-  // fire by wall clock, slowed by valgrind) is run only when it is the one counted.
+  // fire by wall clock, slowed by valgrind) and a case on a copy of the core are run only when
+  // they are the one counted.
   for (const [caseId, c] of Object.entries(all))
-    if (caseId.startsWith('fg.') || caseId === id) await repeat(c, WARM_CALLS);
+    if ((caseId.startsWith('fg.') && !ON_COPIES.has(caseId)) || caseId === id) await repeat(c, WARM_CALLS);
   await repeat(chosen, SETTLE_CALLS);
   await repeat(chosen, Number(calls));
 }
