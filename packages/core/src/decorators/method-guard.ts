@@ -191,6 +191,8 @@ export class MethodGuard {
   private readonly specs: GuardSpec[] = [];
   private readonly params: ParamSource[] = [];
   private shared: SharedGuardOptions = {};
+  /** Whether a call's options are its arguments alone (no param function, handler or call option given). */
+  private argsOnly = true;
   private engine: Floodgate = DECORATOR_DEFAULTS.floodgate;
   private withdraw: (() => void) | undefined = undefined;
   /** The rules declared, validated, once the resource is known: the decorators' own registry. */
@@ -277,6 +279,10 @@ export class MethodGuard {
     this.specs.unshift({ ...spec, rule });
     if (param !== undefined) this.params.push(param);
     this.shared = merged;
+    const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound, priority } = merged;
+    this.argsOnly =
+      this.params.length === 0 &&
+      [blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound, priority].every((v) => v === undefined);
     this.engine = this.shared.floodgate ?? DECORATOR_DEFAULTS.floodgate;
     if (this.shared.resource !== undefined) this.resource = this.shared.resource;
   }
@@ -374,6 +380,8 @@ export class MethodGuard {
   }
 
   private callOptions(thisArg: unknown, args: unknown[]): RunOptions<unknown> {
+    // The shape a call with arguments alone gives `run()` too: one shape for both, and fewer fields to read.
+    if (this.argsOnly) return { args };
     const { blockHandler, fallback, exceptionsToIgnore, timeoutMs, inbound, priority } = this.shared;
     let params: Record<string, unknown> | undefined;
     if (this.params.length > 0) {
