@@ -41,6 +41,7 @@ function profileRun(id: string, calls: number, dir: string, extra: readonly stri
     '--smc-check=all-non-file',
     process.execPath,
     ...NODE_FLAGS,
+    `--logfile=${join(dir, `${calls}.v8.log`)}`, // the log --perf-basic-prof opens, kept out of the working directory
     ...extra,
     join(__dirname, 'instruction-cases.js'),
     id,
