@@ -155,8 +155,7 @@ describe('the rule forms in Chromium', () => {
     await page.click('#revert');
     // Reverted, the page reads the layer and its version again: edited before that, it would keep the old version.
     await holds(
-      page,
-      `document.getElementById('rules-json').value !== ${JSON.stringify(edited)}`,
+      async () => (await page.inputValue('#rules-json')) !== edited,
       'the loaded layer read again into the JSON',
     );
     await page.fill('#rules-json', edited);

@@ -1,4 +1,4 @@
-import { errors, type Locator, type Page } from 'playwright-core';
+import { errors, type Locator } from 'playwright-core';
 
 /**
  * The bound on a wait for the page, in real time: a browser cannot be waited on otherwise.
@@ -28,16 +28,22 @@ export async function shows(
   }
 }
 
+/** How often {@link holds} reads the page again. */
+const POLL_MS = 25;
+
 /**
- * Waits, with Playwright's own waiting, until `expression` (JavaScript evaluated in the page: the
- * tests compile without the DOM's types) is true; fails saying the page never showed `what`. For
- * what no locator reaches (an input's value).
+ * Waits until `check` (a read of the page through Playwright, such as an input's value: what no
+ * locator reaches) answers true, reading again every few milliseconds; fails saying the page never
+ * showed `what`. Not `page.waitForFunction`: it evaluates its predicate with `eval` in the page, which
+ * the dashboard's Content Security Policy refuses on every poll after the first (that one runs
+ * inside DevTools' own evaluation), so a page a little slow to answer failed the wait with an EvalError.
  */
-export async function holds(page: Page, expression: string, what: string): Promise<void> {
-  try {
-    await page.waitForFunction(expression, undefined, { timeout: PAGE_WAIT_MS });
-  } catch (error) {
-    if (!(error instanceof errors.TimeoutError)) throw error;
-    throw new Error(`the page never showed ${what} (waited ${PAGE_WAIT_MS / 1000} s)`, { cause: error });
+export async function holds(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = performance.now() + PAGE_WAIT_MS;
+  while (!(await check())) {
+    if (performance.now() > deadline) {
+      throw new Error(`the page never showed ${what} (waited ${PAGE_WAIT_MS / 1000} s)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
