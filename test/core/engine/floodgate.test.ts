@@ -233,6 +233,21 @@ describe('Floodgate.run', () => {
     expect(fg.stats('s')!.lastSecond.error).toBe(1);
   });
 
+  it('calls the function with thisArg as its this, and with the entry and signal either way', async () => {
+    const { fg } = engine();
+    const receiver = { name: 'receiver' };
+    function named(this: unknown, entry: Entry, signal: AbortSignal | undefined): unknown[] {
+      return [this, entry.resource, signal];
+    }
+    await expect(fg.run('r', named, {}, receiver)).resolves.toEqual([receiver, 'r', undefined]);
+    expect(fg.runSync('s', named, {}, receiver)).toEqual([receiver, 's', undefined]);
+    // Without one, `this` is undefined (not the global object), as in a plain call of strict code.
+    expect(fg.runSync('s', named)).toEqual([undefined, 's', undefined]);
+    const [self, , signal] = await fg.run('r', named, { timeoutMs: 100 }, receiver);
+    expect(self).toBe(receiver);
+    expect(signal).toBeInstanceOf(AbortSignal);
+  });
+
   it('exits a runSync entry when the promise its function returns settles', async () => {
     const { fg, clock } = engine();
     let reject!: (e: Error) => void;

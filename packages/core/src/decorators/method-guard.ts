@@ -2,6 +2,7 @@ import { floodgate, type Floodgate, type RunOptions } from '../engine/floodgate'
 import { normalizeRuleSet } from '../engine/rule-set-input';
 import { RULE_KIND_NAMES, type RuleSet, type RuleSetOptions } from '../engine/kinds';
 import type { OutcomeHandlers } from '../engine/run-outcome';
+import type { Entry } from '../kernel/entry';
 import { RuleValidationError, type RuleIssue } from '../kernel/errors';
 import type { Priority } from '../kernel/priority';
 import { show } from '../kernel/rule-reader';
@@ -198,8 +199,10 @@ export class MethodGuard {
   /** The rules declared, validated, once the resource is known: the decorators' own registry. */
   private declared: GuardedRules | undefined = undefined;
 
+  private readonly callOriginal: (this: unknown, entry: Entry) => unknown;
+
   constructor(
-    private readonly original: (...args: unknown[]) => unknown,
+    original: (...args: unknown[]) => unknown,
     /** The method's name on its class. */
     readonly name: string | symbol,
     /** Whether the method is static. */
@@ -210,6 +213,9 @@ export class MethodGuard {
     // The wrapper gets its own `this` (the instance the method is called on).
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const guard = this;
+    this.callOriginal = function (this: unknown, entry: Entry): unknown {
+      return original.apply(this, entry.args as unknown[]);
+    };
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       return guard.invoke(this, args);
     };
@@ -367,11 +373,11 @@ export class MethodGuard {
     }
     const resource = this.resource!;
     const options = this.callOptions(thisArg, args);
-    const original = this.original;
-    const call = (): unknown => original.apply(thisArg, args);
     // A sync method stays sync (and never waits); one that returns a promise without being
     // `async` holds its entry until the promise settles (runSync does that).
-    return this.async ? this.engine.run(resource, call, options) : this.engine.runSync(resource, call, options);
+    return this.async
+      ? this.engine.run(resource, this.callOriginal, options, thisArg)
+      : this.engine.runSync(resource, this.callOriginal, options, thisArg);
   }
 
   /** The rules this method declares, validated; `undefined` before the class is known. */

@@ -129,16 +129,17 @@ export class Admission {
     resource: string,
     fn: (entry: Entry, signal: AbortSignal | undefined) => T | Promise<T>,
     options: RunOptions<T>,
+    thisArg?: unknown,
   ): Promise<T> {
     try {
       const signal = options.signal;
       signal?.throwIfAborted();
-      checkTimeout(options.timeoutMs);
+      if (options.timeoutMs !== undefined) checkTimeout(options.timeoutMs);
       const state = this.resources.stateOf(resource);
       if (!this.resources.mayWaitOn(state, options.inbound === true))
-        return Promise.resolve(this.call(this.tryEntryIn(state, resource, options), fn, options));
+        return Promise.resolve(this.call(this.tryEntryIn(state, resource, options), fn, options, thisArg));
       return this.enterWaiting(state, resource, options, signal).then(
-        (entry) => this.call(entry, fn, options),
+        (entry) => this.call(entry, fn, options, thisArg),
         (error: unknown) => (isBlockError(error) ? answerBlock(error, options) : Promise.reject(error)),
       );
     } catch (error) {
@@ -151,9 +152,10 @@ export class Admission {
     resource: string,
     fn: (entry: Entry, signal: AbortSignal | undefined) => T,
     options: RunSyncOptions<T>,
+    thisArg?: unknown,
   ): T {
-    checkTimeout(options.timeoutMs);
-    return this.call(this.tryEntry(resource, options), fn, options);
+    if (options.timeoutMs !== undefined) checkTimeout(options.timeoutMs);
+    return this.call(this.tryEntry(resource, options), fn, options, thisArg);
   }
 
   /**
@@ -250,6 +252,7 @@ export class Admission {
     admitted: Entry | BlockError,
     fn: (entry: Entry, signal: AbortSignal | undefined) => R,
     options: OutcomeHandlers<R> & { readonly signal?: AbortSignal },
+    thisArg: unknown,
   ): R {
     if (!(admitted instanceof Entry)) return answerBlock(admitted, options);
     let deadline: Deadline | undefined;
@@ -262,7 +265,7 @@ export class Admission {
     }
     let result: R;
     try {
-      result = fn(admitted, signal);
+      result = thisArg === undefined ? fn(admitted, signal) : fn.call(thisArg, admitted, signal);
     } catch (error) {
       deadline?.unlink?.();
       return answerFailure(admitted, error, options);
@@ -368,8 +371,8 @@ export class Admission {
   }
 }
 
-function checkTimeout(timeoutMs: number | undefined): void {
-  if (timeoutMs === undefined) return;
+/** Validates a `timeoutMs` given (the caller tests for `undefined`: a call inlined where the option is absent). */
+function checkTimeout(timeoutMs: number): void {
   if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_DURATION_MS) {
     throw new RangeError(`timeoutMs must be a number > 0 and <= ${MAX_DURATION_MS}, got ${show(timeoutMs)}`);
   }
