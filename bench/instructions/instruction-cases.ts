@@ -40,6 +40,8 @@ export const INSTRUCTION_CASES: Readonly<Record<string, string>> = Object.freeze
   'fg.sync.qpsInboundCopy': 'entry() + exit(), inbound, one QPS rule, a copy of the core',
   'fg.sync.qpsInboundNoSystemKind': 'entry() + exit(), inbound, one QPS rule, a copy with the system kind compiled out',
   'fg.sync.qpsShadow': 'entry() + exit(), one QPS rule in shadow (not reached)',
+  'fg.sync.qpsShadowHit':
+    'entry() + exit(), one QPS rule in shadow that would refuse every call (wouldBlock, no listener)',
   'fg.block.tryEntry': 'blocked tryEntry(), QPS rule (returned)',
   'fg.block.circuit': 'tryEntry() on an open circuit',
   'fg.block.hot': 'blocked tryEntry(), hotspot rule',
@@ -123,6 +125,7 @@ function cases(
     sync('fg.sync.qpsInboundCopy', inboundOnCopy(false)),
     sync('fg.sync.qpsInboundNoSystemKind', inboundOnCopy(true)),
     sync('fg.sync.qpsShadow', () => fg.entry('r.qps.shadow').exit()),
+    sync('fg.sync.qpsShadowHit', () => fg.entry('r.qps.shadowHit').exit()),
     sync('fg.block.tryEntry', () => fg.tryEntry('r.blocked')),
     sync('fg.block.circuit', () => fg.tryEntry('r.open')),
     sync('fg.block.hot', () => fg.tryEntry('r.hot.blocked', user)),
