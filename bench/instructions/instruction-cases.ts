@@ -1,20 +1,19 @@
 /**
  * One process of the instruction count: sets up one engine with the core suite's rules
- * (`engineRules`) on a clock that steps a fixed amount per read, warms every Floodgate case (so
- * call sites are as polymorphic as in the core suite), then runs one case `calls` times and
- * exits. Run under callgrind by instruction-suite.ts, twice with different `calls`: the
+ * (`engineRules`) on a clock that steps a fixed amount per read, checks that each Floodgate case
+ * passes or is refused as its label says, warms every Floodgate case (so call sites are as
+ * polymorphic as in the core suite), then runs one case `calls` times and exits. Run under callgrind by instruction-suite.ts, twice with different `calls`: the
  * difference is what the calls cost.
  *
  * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
  * (`coreIndex`: the `index.js` of another build of `@floodgate/core`, for an A/B).
  */
-import type { Floodgate as FloodgateClass, RateLimit as RateLimitDecorator } from '@floodgate/core';
 import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { engineRules } from '../core/core-cases';
-import { loadCoreCopy } from '../core/core-copy';
+import { loadCoreCopy, type CoreModule } from '../core/core-copy';
 import { probeRuleKinds } from '../core/probe-rule-kinds';
 
 /** One case: what a call is, and whether it returns a promise the loop awaits. */
@@ -83,12 +82,22 @@ function inboundOnCopy(withoutSystemKind: boolean): () => unknown {
 }
 
 /** Cases on a copy of the core, warmed only when counted (see inboundOnCopy). */
-const ON_COPIES: ReadonlySet<string> = new Set(['fg.sync.qpsInboundCopy', 'fg.sync.qpsInboundNoSystemKind']);
+export const ON_COPIES: ReadonlySet<string> = new Set(['fg.sync.qpsInboundCopy', 'fg.sync.qpsInboundNoSystemKind']);
 
-function cases(
-  Floodgate: typeof FloodgateClass,
-  RateLimit: typeof RateLimitDecorator,
-): Record<string, InstructionCase> {
+/** The cases on one engine, and a check that each Floodgate case is the call its label names. */
+export interface InstructionCases {
+  readonly cases: Readonly<Record<string, InstructionCase>>;
+  /**
+   * Asks the engine once, outside the cases, that each passes, is refused or would be refused as
+   * its label says (a rule that no longer refuses would make a "blocked" count a pass's); throws
+   * naming the case that is not.
+   */
+  verify(): Promise<void>;
+}
+
+/** The cases on an engine of `core` (this build's `@floodgate/core`, or another's for an A/B). */
+export function instructionCases(core: CoreModule): InstructionCases {
+  const { Floodgate, RateLimit, isBlockError } = core;
   const fg = new Floodgate({ clock: steppingClock() });
   fg.loadRules(engineRules(probeRuleKinds()));
   class Service {
@@ -116,7 +125,45 @@ function cases(
     id,
     { label: INSTRUCTION_CASES[id]!, async: true, call },
   ];
-  return Object.fromEntries([
+  const passes = (
+    id: string,
+    resource: string,
+    options?: { readonly args?: unknown[]; readonly inbound?: boolean },
+  ): void => {
+    const entry = fg.tryEntry(resource, options);
+    if (isBlockError(entry)) throw new Error(`${id}: ${resource} should pass, got ${entry.code}`);
+    entry.exit();
+    if (entry.wouldBlock !== undefined)
+      throw new Error(`${id}: ${resource} should pass unnoticed, got a would-be block`);
+  };
+  const blocks = (id: string, resource: string, code: string, options?: { readonly args?: unknown[] }): void => {
+    const result = fg.tryEntry(resource, options);
+    if (!isBlockError(result) || result.code !== code)
+      throw new Error(`${id}: ${resource} should be refused with ${code}`);
+  };
+  const answers = async (id: string, call: () => unknown): Promise<void> => {
+    const value: unknown = await call();
+    if (value !== 1) throw new Error(`${id}: should answer 1, got ${String(value)}`);
+  };
+  const verify = async (): Promise<void> => {
+    passes('fg.sync.none', 'r.none');
+    passes('fg.sync.qps', 'r.qps');
+    passes('fg.sync.three', 'r.three', user);
+    passes('fg.sync.qpsInbound', 'r.qps', inbound);
+    passes('fg.sync.qpsShadow', 'r.qps.shadow');
+    const hit = fg.tryEntry('r.qps.shadowHit');
+    if (isBlockError(hit) || hit.wouldBlock === undefined)
+      throw new Error('fg.sync.qpsShadowHit: r.qps.shadowHit should pass as a would-be block');
+    hit.exit();
+    blocks('fg.block.tryEntry', 'r.blocked', 'ERR_FLOW_BLOCKED');
+    blocks('fg.block.circuit', 'r.open', 'ERR_CIRCUIT_OPEN');
+    blocks('fg.block.hot', 'r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', user);
+    await answers('fg.async.qps', () => fg.run('r.qps', one));
+    await answers('fg.async.three', () => fg.run('r.three', one, user));
+    await answers('fg.async.qpsAsyncFn', () => fg.run('r.qps', oneAsync));
+    await answers('fg.async.decorated', () => service.one());
+  };
+  const cases = Object.fromEntries([
     async('baseline.await', async () => await resolved),
     sync('fg.sync.none', () => fg.entry('r.none').exit()),
     sync('fg.sync.qps', () => fg.entry('r.qps').exit()),
@@ -136,6 +183,7 @@ function cases(
     async('cockatiel.pass', () => policy.execute(one)),
     async('rlf.pass', () => limiter.consume('user-1')),
   ]);
+  return { cases, verify };
 }
 
 async function repeat(c: InstructionCase, calls: number): Promise<void> {
@@ -146,8 +194,9 @@ async function repeat(c: InstructionCase, calls: number): Promise<void> {
 async function main(): Promise<void> {
   const [id, calls, coreIndex] = process.argv.slice(2);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const core = require(coreIndex ?? '@floodgate/core') as typeof import('@floodgate/core');
-  const all = cases(core.Floodgate, core.RateLimit);
+  const core = require(coreIndex ?? '@floodgate/core') as CoreModule;
+  const { cases: all, verify } = instructionCases(core);
+  await verify();
   const chosen = id === undefined ? undefined : all[id];
   if (chosen === undefined) throw new Error(`unknown case ${String(id)}; known: ${Object.keys(all).join(', ')}`);
   // Floodgate's cases warm each other; a peer's case (whose library reads real time: its timers
