@@ -2,8 +2,9 @@
  * One process of the instruction count: sets up one engine with the core suite's rules
  * (`engineRules`) on a clock that steps a fixed amount per read, checks that each Floodgate case
  * passes or is refused as its label says, warms every Floodgate case (so call sites are as
- * polymorphic as in the core suite), then runs one case `calls` times and exits. Run under callgrind by instruction-suite.ts, twice with different `calls`: the
- * difference is what the calls cost.
+ * polymorphic as in the core suite), then runs one case `calls` times and exits. Run under
+ * callgrind by instruction-suite.ts, twice with different `calls`: the difference is what the
+ * calls cost.
  *
  * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]

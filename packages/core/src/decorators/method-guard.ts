@@ -199,6 +199,11 @@ export class MethodGuard {
   /** The rules declared, validated, once the resource is known: the decorators' own registry. */
   private declared: GuardedRules | undefined = undefined;
 
+  /**
+   * Calls the method on its call's `this` (given to `run()` as `thisArg`) with its arguments (the
+   * entry's `args`, which `callOptions` always gives): one function for every call of the method,
+   * where a closure per call would cost an allocation and V8's lazy compile of its first call.
+   */
   private readonly callOriginal: (this: unknown, entry: Entry) => unknown;
 
   constructor(
