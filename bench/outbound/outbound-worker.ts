@@ -47,8 +47,12 @@ const GUARD = {
 } as const;
 
 async function main(): Promise<void> {
-  // cockatiel's timeout adds one abort listener per call in flight to a shared signal.
-  setMaxListeners(4 * CONCURRENCY);
+  // cockatiel's timeout adds one abort listener per call in flight to the signal its call is
+  // given: by default its module's own `neverAbortedSignal`, made at import with the default limit
+  // of 10 (so `setMaxListeners(n)` alone, which sets the default for signals made later, left
+  // the warning). Its calls get a signal of ours, allowed a listener per call in flight.
+  const cockatielSignal = new AbortController().signal;
+  setMaxListeners(4 * CONCURRENCY, cockatielSignal);
   const [origin, callsText, roundsText] = process.argv.slice(2);
   if (origin === undefined) throw new Error('usage: outbound-worker <origin> <calls> <rounds>');
   const calls = Number(callsText ?? 20_000);
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
     {
       id: 'fetch.cockatiel',
       name: 'undici fetch(), cockatiel wrap(retry, breaker, timeout)',
-      call: () => cockatiel.execute(viaFetch(bareAgent)),
+      call: () => cockatiel.execute(viaFetch(bareAgent), cockatielSignal),
     },
   ];
   const results = cases.map((c) => ({ id: c.id, name: c.name, cpuUsPerCall: [] as number[] }));
