@@ -10,17 +10,20 @@ export type CoreModule = typeof import('@floodgate/core');
  * pays for the kind's existence). Both sides of the A/B are copies, so their call sites are
  * warmed alike (only by the cases that use them), unlike the shared engine's.
  *
- * The copy lives under `bench/dist/core-copies/`, one per process (so it resolves the core's own
- * dependencies from the repository's `node_modules`), removed when the process exits. The kind is compiled out by removing it from the build's
+ * The copy lives in the core package's own `node_modules/.core-copies/`, one per process, so it
+ * resolves the core's dependencies as the core does (its `lru-cache` 11 in `packages/core/
+ * node_modules`, not the older one hoisted to the repository's), and is removed when the process
+ * exits. The kind is compiled out by removing it from the build's
  * `RULE_KINDS` list; loading fails loudly if that list is no longer written as expected, or if
  * the copy does not then refuse system rules (or, kept, take them).
  */
 export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
   const source = dirname(require.resolve('@floodgate/core'));
   const target = join(
-    __dirname,
+    source,
     '..',
-    'core-copies',
+    'node_modules',
+    '.core-copies',
     `${process.pid}-${withoutSystemKind ? 'without' : 'with'}-system`,
   );
   rmSync(target, { recursive: true, force: true });
