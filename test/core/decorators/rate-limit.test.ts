@@ -94,20 +94,22 @@ describe('@RateLimit', () => {
   it('queues an async method under a throttle rule until its turn comes', async () => {
     const { clock, fg } = engine();
     class Mailer {
+      // The method reads its instance: a queued call keeps its `this`.
+      readonly from = 'ops';
       @RateLimit({ threshold: 10, behavior: 'throttle', maxQueueingTimeMs: 500, floodgate: fg })
       async send(to: string): Promise<string> {
-        return `sent to ${to}`;
+        return `${this.from} sent to ${to}`;
       }
     }
     const mailer = new Mailer();
-    await expect(mailer.send('a')).resolves.toBe('sent to a');
+    await expect(mailer.send('a')).resolves.toBe('ops sent to a');
     let second: string | undefined;
     const pending = mailer.send('b').then((value) => (second = value));
     await clock.advance(99);
     expect(second).toBeUndefined();
     await clock.advance(1);
     await pending;
-    expect(second).toBe('sent to b');
+    expect(second).toBe('ops sent to b');
   });
 
   it('rejects an async call with a FlowBlockError when the queue would be too long', async () => {

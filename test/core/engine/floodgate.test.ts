@@ -239,13 +239,23 @@ describe('Floodgate.run', () => {
     function named(this: unknown, entry: Entry, signal: AbortSignal | undefined): unknown[] {
       return [this, entry.resource, signal];
     }
-    await expect(fg.run('r', named, {}, receiver)).resolves.toEqual([receiver, 'r', undefined]);
-    expect(fg.runSync('s', named, {}, receiver)).toEqual([receiver, 's', undefined]);
+    // `this` is the very object given (toBe: a copy of it would not do).
+    const expectCall = (call: unknown[], self: unknown, resource: string): void => {
+      expect(call[0]).toBe(self);
+      expect(call[1]).toBe(resource);
+    };
+    const ran = await fg.run('r', named, {}, receiver);
+    expectCall(ran, receiver, 'r');
+    expect(ran[2]).toBeUndefined();
+    expectCall(fg.runSync('s', named, {}, receiver), receiver, 's');
     // Without one, `this` is undefined (not the global object), as in a plain call of strict code.
-    expect(fg.runSync('s', named)).toEqual([undefined, 's', undefined]);
-    const [self, , signal] = await fg.run('r', named, { timeoutMs: 100 }, receiver);
-    expect(self).toBe(receiver);
-    expect(signal).toBeInstanceOf(AbortSignal);
+    expectCall(fg.runSync('s', named), undefined, 's');
+    const timed = await fg.run('r', named, { timeoutMs: 100 }, receiver);
+    expectCall(timed, receiver, 'r');
+    expect(timed[2]).toBeInstanceOf(AbortSignal);
+    // A resource whose calls may wait takes the asynchronous admission, then calls `fn` the same way.
+    fg.loadFlowRules([{ resource: 'q', threshold: 10, behavior: 'throttle', maxQueueingTimeMs: 500 }]);
+    expectCall(await fg.run('q', named, {}, receiver), receiver, 'q');
   });
 
   it('exits a runSync entry when the promise its function returns settles', async () => {
