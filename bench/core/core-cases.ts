@@ -1,8 +1,9 @@
-import { Floodgate, RateLimit, isBlockError, tickingClock, type Entry, type TickingClock } from '@floodgate/core';
+import { Floodgate, RateLimit, tickingClock, type TickingClock } from '@floodgate/core';
 import type { RuleSetOptions, SystemRuleOptions } from '@floodgate/core/rules';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { expectBlock, expectPass, expectWouldBlock } from './case-checks';
 import { loadCoreCopy } from './core-copy';
 import { metricsCases } from './metrics-cases';
 import { probeRuleKinds, type RuleKindSupport } from './probe-rule-kinds';
@@ -69,15 +70,6 @@ export function coreCases(): CoreCase[] {
     ? undefined
     : `circuit breakers not implemented yet (#3): ${support.circuitBreakersWhy}`;
   const pendingThree = pendingHot ?? pendingBreaker;
-  const passes = (resource: string, args?: unknown[], inbound = false): void => {
-    const entry = fg.tryEntry(resource, { ...(args ? { args } : {}), inbound });
-    if (isBlockError(entry)) throw new Error(`${resource} should pass, got ${entry.code}`);
-    (entry as Entry).exit();
-  };
-  const blocks = (resource: string, code: string, args?: unknown[]): void => {
-    const result = fg.tryEntry(resource, args ? { args } : undefined);
-    if (!isBlockError(result) || result.code !== code) throw new Error(`${resource} should block with ${code}`);
-  };
   let cursor = 0;
   const nextUser = (): string => users[(cursor = cursor + 1 === CYCLE_VALUES ? 0 : cursor + 1)]!;
 
@@ -93,11 +85,11 @@ export function coreCases(): CoreCase[] {
     }),
 
     sync('fg.sync.none', 'floodgate', 'entry() + exit(), no rule', async () => {
-      passes('r.none');
+      expectPass(fg, 'r.none');
       return () => fg.entry('r.none').exit();
     }),
     sync('fg.sync.qps', 'floodgate', 'entry() + exit(), one QPS rule', async () => {
-      passes('r.qps');
+      expectPass(fg, 'r.qps');
       return () => fg.entry('r.qps').exit();
     }),
     sync(
@@ -105,14 +97,14 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       'entry() + exit(), QPS + breaker + hotspot',
       async () => {
-        passes('r.three', ['user-1']);
+        expectPass(fg, 'r.three', { args: ['user-1'] });
         return () => fg.entry('r.three', { args: ['user-1'] }).exit();
       },
       pendingThree,
     ),
 
     sync('fg.sync.qpsInbound', 'floodgate', 'entry() + exit(), inbound, one QPS rule', async () => {
-      passes('r.qps', undefined, true);
+      expectPass(fg, 'r.qps', { inbound: true });
       return () => fg.entry('r.qps', INBOUND).exit();
     }),
     sync(
@@ -122,9 +114,7 @@ export function coreCases(): CoreCase[] {
       async () => {
         const guarded = new Floodgate();
         guarded.loadRules({ flow: [{ resource: 'r.qps', threshold: NEVER }], system: [SYSTEM_RULE] });
-        const entry = guarded.tryEntry('r.qps', INBOUND);
-        if (isBlockError(entry)) throw new Error(`r.qps should pass the system rule, got ${entry.message}`);
-        (entry as Entry).exit();
+        expectPass(guarded, 'r.qps', INBOUND);
         return () => guarded.entry('r.qps', INBOUND).exit();
       },
     ),
@@ -148,7 +138,7 @@ export function coreCases(): CoreCase[] {
 
     // Issue #28: a shadow rule costs the entry path what the same rule enforced costs (goal <= 1.1× fg.sync.qps).
     sync('fg.sync.qpsShadow', 'floodgate', 'entry() + exit(), one QPS rule in shadow (not reached)', async () => {
-      passes('r.qps.shadow');
+      expectPass(fg, 'r.qps.shadow');
       return () => fg.entry('r.qps.shadow').exit();
     }),
     sync(
@@ -156,20 +146,17 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       'entry() + exit(), one QPS rule in shadow that would refuse every call (wouldBlock, no listener)',
       async () => {
-        const entry = fg.entry('r.qps.shadowHit');
-        if (entry.wouldBlock?.code !== 'ERR_FLOW_BLOCKED')
-          throw new Error('r.qps.shadowHit should be a would-be block');
-        entry.exit();
+        expectWouldBlock(fg, 'r.qps.shadowHit', 'ERR_FLOW_BLOCKED');
         return () => fg.entry('r.qps.shadowHit').exit();
       },
     ),
 
     sync('fg.block.tryEntry', 'floodgate', 'blocked tryEntry(), QPS rule (returned)', async () => {
-      blocks('r.blocked', 'ERR_FLOW_BLOCKED');
+      expectBlock(fg, 'r.blocked', 'ERR_FLOW_BLOCKED');
       return () => fg.tryEntry('r.blocked');
     }),
     sync('fg.block.thrown', 'floodgate', 'blocked entry(), QPS rule (thrown, caught)', async () => {
-      blocks('r.blocked', 'ERR_FLOW_BLOCKED');
+      expectBlock(fg, 'r.blocked', 'ERR_FLOW_BLOCKED');
       return () => {
         try {
           return fg.entry('r.blocked');
@@ -186,7 +173,7 @@ export function coreCases(): CoreCase[] {
         const entry = fg.entry('r.open');
         entry.traceError(new Error('trip'));
         entry.exit();
-        blocks('r.open', 'ERR_CIRCUIT_OPEN');
+        expectBlock(fg, 'r.open', 'ERR_CIRCUIT_OPEN');
         return () => fg.tryEntry('r.open');
       },
       pendingBreaker,
@@ -196,7 +183,7 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       'blocked tryEntry(), hotspot rule',
       async () => {
-        blocks('r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', ['user-1']);
+        expectBlock(fg, 'r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', { args: ['user-1'] });
         return () => fg.tryEntry('r.hot.blocked', { args: ['user-1'] });
       },
       pendingHot,
@@ -258,7 +245,7 @@ export function coreCases(): CoreCase[] {
     ),
     sync('fg.tick.blocked', 'floodgate', 'blocked tryEntry(), QPS rule (returned), tickingClock', async () => {
       await untilTicking(ticked.clock, () => ticked.engine.tryEntry('r.blocked'));
-      if (!isBlockError(ticked.engine.tryEntry('r.blocked'))) throw new Error('r.blocked should block');
+      expectBlock(ticked.engine, 'r.blocked', 'ERR_FLOW_BLOCKED');
       return () => ticked.engine.tryEntry('r.blocked');
     }),
     asyncCase('fg.tick.async', 'floodgate', 'await run(), one QPS rule, tickingClock', async () => {
@@ -272,7 +259,7 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       'hotspot only, one hot value',
       async () => {
-        passes('r.hot', ['user-1']);
+        expectPass(fg, 'r.hot', { args: ['user-1'] });
         return () => fg.entry('r.hot', { args: ['user-1'] }).exit();
       },
       pendingHot,
@@ -282,7 +269,7 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, default capacity (4,000: every call evicts)`,
       async () => {
-        passes('r.hot', [nextUser()]);
+        expectPass(fg, 'r.hot', { args: [nextUser()] });
         return () => fg.entry('r.hot', { args: [nextUser()] }).exit();
       },
       pendingHot,
@@ -292,7 +279,7 @@ export function coreCases(): CoreCase[] {
       'floodgate',
       `hotspot only, ${CYCLE_VALUES.toLocaleString('en-US')} values cycling, capacity 200,000 (all tracked)`,
       async () => {
-        for (let i = 0; i < CYCLE_VALUES; i++) passes('r.hot.big', [nextUser()]); // every value tracked before measuring
+        for (let i = 0; i < CYCLE_VALUES; i++) expectPass(fg, 'r.hot.big', { args: [nextUser()] }); // every value tracked before measuring
         return () => fg.entry('r.hot.big', { args: [nextUser()] }).exit();
       },
       pendingHot,

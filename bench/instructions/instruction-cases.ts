@@ -13,6 +13,7 @@
 import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { expectBlock, expectPass, expectWouldBlock } from '../core/case-checks';
 import { engineRules } from '../core/core-cases';
 import { loadCoreCopy, type CoreModule } from '../core/core-copy';
 import { probeRuleKinds } from '../core/probe-rule-kinds';
@@ -98,7 +99,7 @@ export interface InstructionCases {
 
 /** The cases on an engine of `core` (this build's `@floodgate/core`, or another's for an A/B). */
 export function instructionCases(core: CoreModule): InstructionCases {
-  const { Floodgate, RateLimit, isBlockError } = core;
+  const { Floodgate, RateLimit } = core;
   const fg = new Floodgate({ clock: steppingClock() });
   fg.loadRules(engineRules(probeRuleKinds()));
   class Service {
@@ -126,43 +127,33 @@ export function instructionCases(core: CoreModule): InstructionCases {
     id,
     { label: INSTRUCTION_CASES[id]!, async: true, call },
   ];
-  const passes = (
-    id: string,
-    resource: string,
-    options?: { readonly args?: unknown[]; readonly inbound?: boolean },
-  ): void => {
-    const entry = fg.tryEntry(resource, options);
-    if (isBlockError(entry)) throw new Error(`${id}: ${resource} should pass, got ${entry.code}`);
-    entry.exit();
-    if (entry.wouldBlock !== undefined)
-      throw new Error(`${id}: ${resource} should pass unnoticed, got a would-be block`);
-  };
-  const blocks = (id: string, resource: string, code: string, options?: { readonly args?: unknown[] }): void => {
-    const result = fg.tryEntry(resource, options);
-    if (!isBlockError(result) || result.code !== code)
-      throw new Error(`${id}: ${resource} should be refused with ${code}`);
-  };
-  const answers = async (id: string, call: () => unknown): Promise<void> => {
+  const answers = async (call: () => unknown): Promise<void> => {
     const value: unknown = await call();
-    if (value !== 1) throw new Error(`${id}: should answer 1, got ${String(value)}`);
+    if (value !== 1) throw new Error(`should answer 1, got ${String(value)}`);
   };
+  const checks: ReadonlyArray<readonly [string, () => unknown]> = [
+    ['fg.sync.none', () => expectPass(fg, 'r.none')],
+    ['fg.sync.qps', () => expectPass(fg, 'r.qps')],
+    ['fg.sync.three', () => expectPass(fg, 'r.three', user)],
+    ['fg.sync.qpsInbound', () => expectPass(fg, 'r.qps', inbound)],
+    ['fg.sync.qpsShadow', () => expectPass(fg, 'r.qps.shadow')],
+    ['fg.sync.qpsShadowHit', () => expectWouldBlock(fg, 'r.qps.shadowHit', 'ERR_FLOW_BLOCKED')],
+    ['fg.block.tryEntry', () => expectBlock(fg, 'r.blocked', 'ERR_FLOW_BLOCKED')],
+    ['fg.block.circuit', () => expectBlock(fg, 'r.open', 'ERR_CIRCUIT_OPEN')],
+    ['fg.block.hot', () => expectBlock(fg, 'r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', user)],
+    ['fg.async.qps', () => answers(() => fg.run('r.qps', one))],
+    ['fg.async.three', () => answers(() => fg.run('r.three', one, user))],
+    ['fg.async.qpsAsyncFn', () => answers(() => fg.run('r.qps', oneAsync))],
+    ['fg.async.decorated', () => answers(() => service.one())],
+  ];
   const verify = async (): Promise<void> => {
-    passes('fg.sync.none', 'r.none');
-    passes('fg.sync.qps', 'r.qps');
-    passes('fg.sync.three', 'r.three', user);
-    passes('fg.sync.qpsInbound', 'r.qps', inbound);
-    passes('fg.sync.qpsShadow', 'r.qps.shadow');
-    const hit = fg.tryEntry('r.qps.shadowHit');
-    if (isBlockError(hit) || hit.wouldBlock === undefined)
-      throw new Error('fg.sync.qpsShadowHit: r.qps.shadowHit should pass as a would-be block');
-    hit.exit();
-    blocks('fg.block.tryEntry', 'r.blocked', 'ERR_FLOW_BLOCKED');
-    blocks('fg.block.circuit', 'r.open', 'ERR_CIRCUIT_OPEN');
-    blocks('fg.block.hot', 'r.hot.blocked', 'ERR_HOT_PARAM_BLOCKED', user);
-    await answers('fg.async.qps', () => fg.run('r.qps', one));
-    await answers('fg.async.three', () => fg.run('r.three', one, user));
-    await answers('fg.async.qpsAsyncFn', () => fg.run('r.qps', oneAsync));
-    await answers('fg.async.decorated', () => service.one());
+    for (const [id, check] of checks) {
+      try {
+        await check();
+      } catch (error) {
+        throw new Error(`${id}: ${(error as Error).message}`, { cause: error });
+      }
+    }
   };
   const cases = Object.fromEntries([
     async('baseline.await', async () => await resolved),
