@@ -11,11 +11,11 @@ export type CoreModule = typeof import('@floodgate/core');
  * warmed alike (only by the cases that use them), unlike the shared engine's.
  *
  * The copy lives in the core package's own `node_modules/.core-copies/`, one per process, so it
- * resolves the core's dependencies as the core does (its `lru-cache` 11 in `packages/core/
- * node_modules`, not the older one hoisted to the repository's), and is removed when the process
- * exits. The kind is compiled out by removing it from the build's
- * `RULE_KINDS` list; loading fails loudly if that list is no longer written as expected, or if
- * the copy does not then refuse system rules (or, kept, take them).
+ * resolves the core's dependencies as the core does: the core's `lru-cache` 11, not the older one
+ * hoisted to the repository's `node_modules`. It is removed when the process exits. The kind is
+ * compiled out by removing it from the build's `RULE_KINDS` list; loading fails loudly if that
+ * list is no longer written as expected, or if the copy does not then refuse system rules (or,
+ * kept, take them).
  */
 export function loadCoreCopy(withoutSystemKind: boolean): CoreModule {
   const source = dirname(require.resolve('@floodgate/core'));
