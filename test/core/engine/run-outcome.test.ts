@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { Floodgate, FlowBlockError, TimeoutError, type Entry } from '@floodgate/core';
-import { ManualClock } from '@floodgate/core/testing';
+import { ManualClock, type Clock } from '@floodgate/core/testing';
 import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
 
 /** An engine on a manual clock whose resource `r` admits `limit` calls in flight. */
@@ -361,6 +361,22 @@ describe('timeoutMs', () => {
     await expect(call).resolves.toBe('done');
     expect(clock.pendingSleeps).toBe(0);
     expect(fg.totals('r')).toMatchObject({ success: 1, timeout: 0, rtSumMs: 50 });
+  });
+
+  it('times out, and cancels its timer, on a clock of its own without schedule (through sleep)', async () => {
+    const manual = new ManualClock();
+    const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => manual.sleep(ms, signal) };
+    const fg = new Floodgate({ clock });
+    fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2 }]);
+    const inTime = fg.run('r', () => manual.sleep(50).then(() => 'done'), { timeoutMs: 100 });
+    const late = fg.run('r', () => never<string>(), { timeoutMs: 100 }).catch((error: unknown) => error);
+    await manual.advance(50);
+    await expect(inTime).resolves.toBe('done');
+    expect(manual.pendingSleeps).toBe(1);
+    await manual.advance(50);
+    expect(await late).toBeInstanceOf(TimeoutError);
+    expect(manual.pendingSleeps).toBe(0);
+    expect(fg.totals('r')).toMatchObject({ timeout: 1 });
   });
 
   it('times out a promise that runSync’s function returns, holding its slot until it settles', async () => {

@@ -1,6 +1,6 @@
 import { Floodgate, FlowBlockError, RuleValidationError, type Entry, type Priority } from '@floodgate/core';
 import type { FlowRuleOptions } from '@floodgate/core/rules';
-import { ManualClock } from '@floodgate/core/testing';
+import { ManualClock, type Clock } from '@floodgate/core/testing';
 
 const BULKHEAD: FlowRuleOptions = {
   resource: 'r',
@@ -95,6 +95,28 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     expect(fg.stats('r')!.concurrency).toBe(2);
     expect(fg.stats('r')!.lastSecond.block).toBe(1);
     expect(clock.pendingSleeps).toBe(0);
+  });
+
+  it('keeps its queue deadlines on a clock of its own without schedule (through sleep)', async () => {
+    const manual = new ManualClock();
+    const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => manual.sleep(ms, signal) };
+    const fg = new Floodgate({ clock });
+    fg.loadFlowRules([BULKHEAD]);
+    const a = await fg.enter('r');
+    await fg.enter('r');
+    const handed = fg.enter('r');
+    const late = fg.enter('r').catch((error: unknown) => error);
+    await flush();
+    expect(manual.pendingSleeps).toBe(2);
+    a.exit();
+    await handed;
+    expect(manual.pendingSleeps).toBe(1);
+    await manual.advance(999);
+    await flush();
+    expect(manual.pendingSleeps).toBe(1);
+    await manual.advance(1);
+    expect(await late).toMatchObject({ code: 'ERR_FLOW_BLOCKED' });
+    expect(manual.pendingSleeps).toBe(0);
   });
 
   it('refuses at once when maxQueueLength calls wait already', async () => {

@@ -1,4 +1,5 @@
-import { MAX_TIMER_MS, monotonicClock } from '../../../packages/core/src/kernel/clock';
+import { ManualClock } from '@floodgate/core/testing';
+import { MAX_TIMER_MS, monotonicClock, scheduleOn, type Clock } from '../../../packages/core/src/kernel/clock';
 
 /** Arms `sleep(ms)` on the monotonic clock and returns the timers it set (then abandons the wait). */
 async function timersOf(ms: number): Promise<{ delays: number[]; refs: boolean[] }> {
@@ -33,5 +34,76 @@ describe('monotonicClock', () => {
 
   it('rejects with the reason of a signal already aborted', async () => {
     await expect(monotonicClock.sleep(1, AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
+  });
+
+  it("schedules through one unref'd timer, at most as long as a timer holds, and cancels it", () => {
+    const armed: NodeJS.Timeout[] = [];
+    const delays: number[] = [];
+    const realSetTimeout = global.setTimeout;
+    const setSpy = jest.spyOn(global, 'setTimeout').mockImplementation(((fn: () => void, delay?: number) => {
+      const timer = realSetTimeout(fn, delay);
+      armed.push(timer);
+      delays.push(delay ?? 0);
+      return timer;
+    }) as typeof setTimeout);
+    const clearSpy = jest.spyOn(global, 'clearTimeout');
+    const fire = jest.fn();
+    try {
+      const cancel = monotonicClock.schedule(1e11, fire);
+      expect(delays).toEqual([MAX_TIMER_MS]);
+      expect(armed[0]!.hasRef()).toBe(false);
+      cancel();
+      expect(clearSpy).toHaveBeenCalledWith(armed[0]);
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+    }
+    expect(fire).not.toHaveBeenCalled();
+  });
+
+  it('fires what it schedules once', async () => {
+    const fire = jest.fn();
+    await new Promise<void>((resolve) =>
+      monotonicClock.schedule(0, () => {
+        fire();
+        resolve();
+      }),
+    );
+    expect(fire).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('scheduleOn(clock, ms, fire)', () => {
+  /** A clock of its own with no `schedule`: only `now` and `sleep`, over a ManualClock. */
+  const sleepOnly = (manual: ManualClock): Clock => ({
+    now: () => manual.now(),
+    sleep: (ms, signal) => manual.sleep(ms, signal),
+  });
+
+  it("uses the clock's schedule when it has one", async () => {
+    const clock = new ManualClock();
+    const sleep = jest.spyOn(clock, 'sleep');
+    const fire = jest.fn();
+    scheduleOn(clock, 100, fire);
+    expect(sleep).not.toHaveBeenCalled();
+    expect(clock.pendingSleeps).toBe(1);
+    await clock.advance(99);
+    expect(fire).not.toHaveBeenCalled();
+    await clock.advance(1);
+    expect(fire).toHaveBeenCalledTimes(1);
+  });
+
+  it('falls back to a sleep on a clock without schedule, cancelled through its signal', async () => {
+    const manual = new ManualClock();
+    const fired = jest.fn();
+    scheduleOn(sleepOnly(manual), 100, fired);
+    const cancelled = jest.fn();
+    const cancel = scheduleOn(sleepOnly(manual), 100, cancelled);
+    expect(manual.pendingSleeps).toBe(2);
+    cancel();
+    expect(manual.pendingSleeps).toBe(1);
+    await manual.advance(100);
+    expect(fired).toHaveBeenCalledTimes(1);
+    expect(cancelled).not.toHaveBeenCalled();
   });
 });

@@ -55,4 +55,21 @@ describe('ManualClock', () => {
   it('refuses to move backwards', async () => {
     await expect(new ManualClock().advance(-1)).rejects.toThrow(RangeError);
   });
+
+  it('fires what it schedules at its deadline, among sleeps, and forgets a cancelled one', async () => {
+    const clock = new ManualClock();
+    const woke: Array<[string, number]> = [];
+    void clock.sleep(200).then(() => woke.push(['sleep', clock.now()]));
+    clock.schedule(100, () => woke.push(['scheduled', clock.now()]));
+    const cancel = clock.schedule(150, () => woke.push(['cancelled', clock.now()]));
+    expect(clock.pendingSleeps).toBe(3);
+    cancel();
+    expect(clock.pendingSleeps).toBe(2);
+    await clock.advance(200);
+    expect(woke).toEqual([
+      ['scheduled', 100],
+      ['sleep', 200],
+    ]);
+    expect(clock.pendingSleeps).toBe(0);
+  });
 });

@@ -1,4 +1,4 @@
-import type { Clock } from '../kernel/clock';
+import { scheduleOn, type Clock } from '../kernel/clock';
 import type { Entry } from '../kernel/entry';
 import { TimeoutError, type BlockError } from '../kernel/errors';
 
@@ -124,7 +124,6 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
     }, failed) as T;
   }
   const { clock, timeoutMs, controller, unlink } = deadline;
-  const timer = new AbortController();
   let answered = false;
   return new Promise((resolve, reject) => {
     const answer = (how: () => unknown): void => {
@@ -135,11 +134,18 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
         reject(error);
       }
     };
+    const cancelTimeout = scheduleOn(clock, timeoutMs, () => {
+      if (answered) return;
+      unlink?.();
+      const timeout = new TimeoutError(entry.resource, timeoutMs);
+      controller.abort(timeout);
+      answer(() => answerFailure(entry, timeout, handlers as OutcomeHandlers<unknown>, true));
+    });
     // The call settles: answered now, or (after its timeout) it gives back its slot.
     const settled = (how: () => unknown): void => {
       unlink?.();
       if (!answered) {
-        timer.abort();
+        cancelTimeout();
         answer(how);
       } else entry.exit();
     };
@@ -150,18 +156,6 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
           return value;
         }),
       (error: unknown) => settled(() => failed(error)),
-    );
-    clock.sleep(timeoutMs, timer.signal).then(
-      () => {
-        if (answered) return;
-        unlink?.();
-        const timeout = new TimeoutError(entry.resource, timeoutMs);
-        controller.abort(timeout);
-        answer(() => answerFailure(entry, timeout, handlers as OutcomeHandlers<unknown>, true));
-      },
-      () => {
-        // The call settled first and cancelled the timer.
-      },
     );
   }) as T;
 }

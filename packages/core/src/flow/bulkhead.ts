@@ -1,4 +1,4 @@
-import type { Clock } from '../kernel/clock';
+import { scheduleOn, type Clock } from '../kernel/clock';
 import type { Entry, EntryAttachment } from '../kernel/entry';
 import { priorityIndex } from '../kernel/priority';
 import type { Checker, CheckResult, HandoverWait } from '../kernel/rule-kind';
@@ -130,6 +130,9 @@ export class Bulkhead {
   }
 }
 
+/** The timeout of a wait that has none yet. */
+const noTimeout = (): void => undefined;
+
 const enum WaiterState {
   /** In the queue. */
   Queued,
@@ -165,7 +168,7 @@ class Waiter implements EntryAttachment, HandoverWait {
     if (this.state === WaiterState.Holding) return Promise.resolve();
     if (this.state === WaiterState.Gone) return Promise.reject(this.bulkhead.refusal(this.entry));
     return new Promise<void>((resolve, reject) => {
-      const timer = new AbortController();
+      let cancelTimeout = noTimeout;
       const onAbort = (): void => {
         this.leaveQueue();
         finish();
@@ -174,7 +177,7 @@ class Waiter implements EntryAttachment, HandoverWait {
       const finish = (): void => {
         this.onSettle = undefined;
         signal?.removeEventListener('abort', onAbort);
-        timer.abort();
+        cancelTimeout();
       };
       this.onSettle = (granted) => {
         finish();
@@ -184,16 +187,11 @@ class Waiter implements EntryAttachment, HandoverWait {
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
       const clock = this.bulkhead.time;
-      clock.sleep(Math.max(0, this.deadline - clock.now()), timer.signal).then(
-        () => {
-          if (this.state !== WaiterState.Queued) return;
-          this.leaveQueue();
-          this.onSettle?.(false);
-        },
-        () => {
-          // Handed over or aborted first.
-        },
-      );
+      cancelTimeout = scheduleOn(clock, Math.max(0, this.deadline - clock.now()), () => {
+        if (this.state !== WaiterState.Queued) return;
+        this.leaveQueue();
+        this.onSettle?.(false);
+      });
     });
   }
 

@@ -4,8 +4,9 @@
  * and how request paths are read, the one mapping from a block to a response, client
  * identity by IP address, the adapters' option types, what the outbound adapters (undici,
  * gRPC clients) share to retry within a budget, and how a call's priority is read from outside
- * (a caller's claim capped, an application function's answer checked), which gRPC shares, and
- * how a bad option's value is shown in an error message (`show`).
+ * (a caller's claim capped, an application function's answer checked), which gRPC shares, how
+ * a bad option's value is shown in an error message (`show`), and timers on the engine's clock
+ * that cancel without an `AbortController` (`scheduleOn`).
  * @packageDocumentation
  */
 export {
@@ -53,3 +54,4 @@ export { templateParamNames, type RoutePolicy } from './route-policy';
 export type { HttpResponseLike, HttpSocketLike } from './guarded-request';
 export { ipAddressKey, IP_KEY_DEFAULTS, type IpKeyOptions } from './ip-key';
 export { retryDelayMs, retryBudgetAllows, KeepAlive, type RetryBackoff } from './outbound-retry';
+export { scheduleOn } from '../kernel/clock';

@@ -107,8 +107,8 @@ export function shouldTick(ticking: boolean, reads: number, elapsedMs: number, o
  *   its own V8 heap: about 12 MB of resident memory) is started the
  *   first time the reads pass `tickAboveReadsPerSecond`, and does not keep the process alive.
  *
- * Times never go backwards. Waits (`sleep`) are the default clock's timers. Where worker threads
- * cannot start, it stays `performance.now()`.
+ * Times never go backwards. Waits (`sleep`, `schedule`) are the default clock's timers. Where
+ * worker threads cannot start, it stays `performance.now()`.
  */
 export function tickingClock(
   options: Partial<Pick<TickingClock, 'tickAboveReadsPerSecond' | 'idleBelowReadsPerSecond'>> = {},
@@ -177,6 +177,10 @@ class WorkerTickedClock implements TickingClock {
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return monotonicClock.sleep(ms, signal);
+  }
+
+  schedule(ms: number, fire: () => void): () => void {
+    return monotonicClock.schedule(ms, fire);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Clock } from '../kernel/clock';
+import { sleepOn, type Clock } from '../kernel/clock';
 
 interface Sleeper {
   readonly deadline: number;
@@ -34,30 +34,20 @@ export class ManualClock implements Clock {
 
   /** Resolves once `advance()` has moved the clock `ms` past now. */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const sleeper: Sleeper = {
-        deadline: this.t + Math.max(0, ms),
-        seq: this.seq++,
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      const onAbort = (): void => {
-        const i = this.sleepers.indexOf(sleeper);
-        if (i >= 0) this.sleepers.splice(i, 1);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.sleepers.push(sleeper);
-    });
+    return sleepOn((wait, fire) => this.schedule(wait, fire), ms, signal);
   }
 
-  /** How many `sleep()` calls are waiting. */
+  /** Calls `fire` once `advance()` has moved the clock `ms` past now, unless cancelled first. */
+  schedule(ms: number, fire: () => void): () => void {
+    const sleeper: Sleeper = { deadline: this.t + Math.max(0, ms), seq: this.seq++, resolve: fire };
+    this.sleepers.push(sleeper);
+    return () => {
+      const i = this.sleepers.indexOf(sleeper);
+      if (i >= 0) this.sleepers.splice(i, 1);
+    };
+  }
+
+  /** How many `sleep()` and `schedule()` calls are waiting. */
   get pendingSleeps(): number {
     return this.sleepers.length;
   }
