@@ -17,7 +17,7 @@ import {
   type Floodgate,
   type Priority,
 } from '@floodgate/core';
-import { KeepAlive, retryBudgetAllows, retryDelayMs } from '@floodgate/core/http';
+import { KeepAlive, retryBudgetAllows, retryDelayMs, scheduleOn } from '@floodgate/core/http';
 import { blockStatus, PUSHBACK_METADATA_KEY, pushbackOf } from './grpc-status';
 import {
   normalizeClientOptions,
@@ -338,23 +338,17 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
     this.phase = Phase.Entering;
     const controller = (this.controller = new AbortController());
     const { engine, keepAlive } = this.guard;
-    const timer = Number.isFinite(this.deadlineMs) ? new AbortController() : undefined;
-    if (timer !== undefined) {
-      engine.clock.sleep(Math.max(0, this.deadlineMs - Date.now()), timer.signal).then(
-        () => {
+    const cancelTimer = Number.isFinite(this.deadlineMs)
+      ? scheduleOn(engine.clock, Math.max(0, this.deadlineMs - Date.now()), () => {
           if (this.phase !== Phase.Entering) return;
           controller.abort();
           this.answer({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded', metadata: new Metadata() });
-        },
-        () => {
-          // Admitted, refused or cancelled first.
-        },
-      );
-    }
+        })
+      : undefined;
     const options = { attempt: kind, priority: this.priority, signal: controller.signal };
     keepAlive.during(engine.enter(this.policy.resource, options)).then(
       (entry) => {
-        timer?.abort();
+        cancelTimer?.();
         if (this.phase !== Phase.Entering) return entry.cancel();
         try {
           this.open(entry, metadata);
@@ -363,7 +357,7 @@ class GuardedCall implements InterceptingCallInterface, InterceptingListener {
         }
       },
       (error: unknown) => {
-        timer?.abort();
+        cancelTimer?.();
         if (this.phase !== Phase.Entering) return;
         if (isBlockError(error)) return this.refused(kind, error);
         this.answer({ code: Status.INTERNAL, details: this.notAdmitted(error), metadata: new Metadata() });
