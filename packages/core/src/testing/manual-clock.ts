@@ -3,7 +3,8 @@ import { sleepOn, type Clock } from '../kernel/clock';
 interface Sleeper {
   readonly deadline: number;
   readonly seq: number;
-  readonly resolve: () => void;
+  /** What runs at the deadline. */
+  readonly wake: () => void;
 }
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -39,7 +40,7 @@ export class ManualClock implements Clock {
 
   /** Calls `fire` once `advance()` has moved the clock `ms` past now, unless cancelled first. */
   schedule(ms: number, fire: () => void): () => void {
-    const sleeper: Sleeper = { deadline: this.t + Math.max(0, ms), seq: this.seq++, resolve: fire };
+    const sleeper: Sleeper = { deadline: this.t + Math.max(0, ms), seq: this.seq++, wake: fire };
     this.sleepers.push(sleeper);
     return () => {
       const i = this.sleepers.indexOf(sleeper);
@@ -64,7 +65,7 @@ export class ManualClock implements Clock {
       const next = this.nextDue(target);
       if (next === undefined) break;
       this.t = Math.max(this.t, next.deadline);
-      next.resolve();
+      next.wake();
       await flush();
     }
     this.t = target;
