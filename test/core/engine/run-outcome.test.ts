@@ -379,6 +379,26 @@ describe('timeoutMs', () => {
     expect(fg.totals('r')).toMatchObject({ timeout: 1 });
   });
 
+  it('rejects with the error of a clock whose schedule throws, and still gives back the slot', async () => {
+    const manual = new ManualClock();
+    const broken: Clock = {
+      now: () => manual.now(),
+      sleep: (ms, signal) => manual.sleep(ms, signal),
+      schedule: () => {
+        throw new Error('clock broke');
+      },
+    };
+    const fg = new Floodgate({ clock: broken });
+    fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 1 }]);
+    const work = new Deferred<string>();
+    const call = fg.run('r', () => work.promise, { timeoutMs: 100 });
+    await expect(call).rejects.toThrow('clock broke');
+    expect(fg.stats('r')!.concurrency).toBe(1);
+    work.resolve('done');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fg.stats('r')!.concurrency).toBe(0);
+  });
+
   it('times out a promise that runSync’s function returns, holding its slot until it settles', async () => {
     const { fg, clock } = concurrencyLimited(1);
     const work = new Deferred<string>();

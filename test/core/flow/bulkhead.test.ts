@@ -119,6 +119,25 @@ describe('concurrency rules with a queue (bulkheads)', () => {
     expect(manual.pendingSleeps).toBe(0);
   });
 
+  it('refuses a waiter with the error of a clock whose schedule throws, leaving nothing queued or held', async () => {
+    const manual = new ManualClock();
+    const broken: Clock = {
+      now: () => manual.now(),
+      sleep: (ms, signal) => manual.sleep(ms, signal),
+      schedule: () => {
+        throw new Error('clock broke');
+      },
+    };
+    const fg = new Floodgate({ clock: broken });
+    fg.loadFlowRules([{ ...BULKHEAD, threshold: 1 }]);
+    const held = await fg.enter('r');
+    await expect(fg.enter('r')).rejects.toThrow('clock broke');
+    held.exit();
+    expect(fg.stats('r')!.concurrency).toBe(0);
+    (await fg.enter('r')).exit();
+    expect(fg.stats('r')!.concurrency).toBe(0);
+  });
+
   it('refuses at once when maxQueueLength calls wait already', async () => {
     const { fg, clock } = engineWith([BULKHEAD]);
     await fg.enter('r');

@@ -90,7 +90,7 @@ export function linkSignal(signal: AbortSignal, controller: AbortController): ()
 }
 
 function noop(): void {
-  // Nothing was linked.
+  // Nothing was linked, or no timer set yet.
 }
 
 /**
@@ -134,13 +134,7 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
         reject(error);
       }
     };
-    const cancelTimeout = scheduleOn(clock, timeoutMs, () => {
-      if (answered) return;
-      unlink?.();
-      const timeout = new TimeoutError(entry.resource, timeoutMs);
-      controller.abort(timeout);
-      answer(() => answerFailure(entry, timeout, handlers as OutcomeHandlers<unknown>, true));
-    });
+    let cancelTimeout = noop;
     // The call settles: answered now, or (after its timeout) it gives back its slot.
     const settled = (how: () => unknown): void => {
       unlink?.();
@@ -157,6 +151,15 @@ export function settle<T>(entry: Entry, result: T, handlers: OutcomeHandlers<T>,
         }),
       (error: unknown) => settled(() => failed(error)),
     );
+    // After the call is watched: a clock whose `schedule` throws rejects the call with its error,
+    // and the call still gives back its slot when it settles.
+    cancelTimeout = scheduleOn(clock, timeoutMs, () => {
+      if (answered) return;
+      unlink?.();
+      const timeout = new TimeoutError(entry.resource, timeoutMs);
+      controller.abort(timeout);
+      answer(() => answerFailure(entry, timeout, handlers as OutcomeHandlers<unknown>, true));
+    });
   }) as T;
 }
 
