@@ -124,13 +124,14 @@ export function renderMarkdown(run: BenchRun): string {
 /** The machine, the load on it, the code and the versions measured. */
 function renderSetup(run: BenchRun): string {
   const m = run.machine;
-  const busy = Math.max(m.loadStart, m.loadEnd) > m.cores * 0.5;
+  // By the load before the run: at its end the bench's own processes (on both cores) are in it.
+  const busy = m.loadStart > m.cores * 0.5;
   const versions = Object.entries(m.versions)
     .map(([name, version]) => `${name} ${version}`)
     .join(', ');
   return [
     `- **Machine**: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB; Node ${m.node} (V8 ${m.v8}).`,
-    `- **Load**: load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end` +
+    `- **Load**: load average (1 min) ${m.loadStart.toFixed(2)} at the start, ${m.loadEnd.toFixed(2)} at the end (with the bench's own processes)` +
       `${busy ? ': **the machine was busy: absolute figures are noisy, ratios within a run are what counts**' : ''}.`,
     `- **Suites**: ${suitesRun(run).join(', ')}; ${perFigure(run)} per figure.`,
     ...originLines(run),
