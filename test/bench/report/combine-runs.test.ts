@@ -173,3 +173,26 @@ describe('before figures', () => {
     expect(text).not.toContain('**Before**');
   });
 });
+
+describe('the load line', () => {
+  const page = (loadStart: number, loadEnd: number): string => {
+    const saved = run({ core: [coreCase('fg.sync.qps', [140])], coreSettings });
+    return renderMarkdown({
+      ...(saved as BenchRun),
+      machine: { ...machine, loadStart, loadEnd },
+      startedAt: new Date(saved.startedAt),
+    });
+  };
+
+  it("calls a machine quiet before the run quiet, whatever the bench's own processes add by its end", () => {
+    const text = page(0.35, 2.6);
+    expect(text).toContain(
+      "- **Load**: load average (1 min) 0.35 at the start, 2.60 at the end (with the bench's own processes).",
+    );
+    expect(text).not.toContain('the machine was busy');
+  });
+
+  it('calls a machine busy before the run busy', () => {
+    expect(page(1.5, 1.6)).toContain('**the machine was busy');
+  });
+});
