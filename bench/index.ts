@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { runCoreSuite, type CoreCaseResult } from './core/core-suite';
-import { runClusterSuite, type ClusterSuiteResult } from './cluster/cluster-suite';
+import { clusterSuiteProblem, runClusterSuite, type ClusterSuiteResult } from './cluster/cluster-suite';
 import { runGrpcSuite, type GrpcSuiteResult, type GrpcSuiteSettings } from './grpc/grpc-suite';
 import { runHttpSuite, type HttpFrameworkResult, type HttpSuiteSettings } from './http/http-suite';
 import { parseBenchOptions } from './lib/bench-options';
@@ -52,6 +52,8 @@ async function main(): Promise<void> {
     }
     return;
   }
+  const problem = options.suites.includes('cluster') ? clusterSuiteProblem() : undefined;
+  if (problem !== undefined) throw new Error(problem);
   const started = Date.now();
   const log = (line: string): void => {
     process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);

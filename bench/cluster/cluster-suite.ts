@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -31,6 +31,24 @@ export interface ClusterCaseResult extends Pick<
 export interface ClusterSuiteResult {
   readonly redis: string;
   readonly cases: ClusterCaseResult[];
+}
+
+/** What to do when there is no Redis to measure against (said before any suite runs, and if it fails to start). */
+const NO_REDIS_HINT =
+  '`npm run test:services` installs redis-server (as `npm test` does), FLOODGATE_REDIS_URL names a running Redis, ' +
+  'or `--only` leaves the cluster suite out';
+
+/**
+ * Why the cluster suite cannot run, checked before the bench measures anything (so a missing
+ * redis-server stops a full run at its start, not after ten minutes of other suites); `undefined`
+ * when a Redis URL is given in `env` or `redis-server` runs on its PATH.
+ */
+export function clusterSuiteProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if ((env.FLOODGATE_REDIS_URL ?? env.REDIS_URL) !== undefined) return undefined;
+  const probe = spawnSync('redis-server', ['--version'], { stdio: 'ignore', env });
+  if (probe.error === undefined && probe.status === 0) return undefined;
+  const why = probe.error?.message ?? `redis-server --version exited with ${String(probe.status ?? probe.signal)}`;
+  return `the cluster suite needs a Redis, and redis-server cannot run here (${why}): ${NO_REDIS_HINT}`;
 }
 
 /**
@@ -84,9 +102,7 @@ async function startRedis(core: number): Promise<{ url: string; child: ChildProc
     { stdio: 'ignore' },
   );
   await new Promise<void>((resolve, reject) => {
-    child.once('error', (error) =>
-      reject(new Error(`cannot start redis-server (set FLOODGATE_REDIS_URL to use a running Redis): ${error.message}`)),
-    );
+    child.once('error', (error) => reject(new Error(`cannot start redis-server (${error.message}): ${NO_REDIS_HINT}`)));
     child.once('spawn', () => resolve());
   });
   pinProcess(child.pid!, core);
