@@ -1,7 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { Floodgate, FlowBlockError, TimeoutError, type Entry } from '@floodgate/core';
-import { ManualClock, type Clock } from '@floodgate/core/testing';
+import { ManualClock } from '@floodgate/core/testing';
 import { MAX_DURATION_MS } from '../../../packages/core/src/kernel/rule-reader';
+import { sleepOnlyClock, throwingScheduleClock } from '../../support/own-clocks';
 
 /** An engine on a manual clock whose resource `r` admits `limit` calls in flight. */
 function concurrencyLimited(limit: number): { fg: Floodgate; clock: ManualClock } {
@@ -365,7 +366,7 @@ describe('timeoutMs', () => {
 
   it('times out, and cancels its timer, on a clock of its own without schedule (through sleep)', async () => {
     const manual = new ManualClock();
-    const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => manual.sleep(ms, signal) };
+    const clock = sleepOnlyClock(manual);
     const fg = new Floodgate({ clock });
     fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 2 }]);
     const inTime = fg.run('r', () => manual.sleep(50).then(() => 'done'), { timeoutMs: 100 });
@@ -381,13 +382,7 @@ describe('timeoutMs', () => {
 
   it('rejects with the error of a clock whose schedule throws, and still gives back the slot', async () => {
     const manual = new ManualClock();
-    const broken: Clock = {
-      now: () => manual.now(),
-      sleep: (ms, signal) => manual.sleep(ms, signal),
-      schedule: () => {
-        throw new Error('clock broke');
-      },
-    };
+    const broken = throwingScheduleClock(manual, 'clock broke');
     const fg = new Floodgate({ clock: broken });
     fg.loadFlowRules([{ resource: 'r', metric: 'concurrency', threshold: 1 }]);
     const work = new Deferred<string>();

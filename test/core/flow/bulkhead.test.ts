@@ -1,6 +1,7 @@
 import { Floodgate, FlowBlockError, RuleValidationError, type Entry, type Priority } from '@floodgate/core';
 import type { FlowRuleOptions } from '@floodgate/core/rules';
-import { ManualClock, type Clock } from '@floodgate/core/testing';
+import { ManualClock } from '@floodgate/core/testing';
+import { sleepOnlyClock, throwingScheduleClock } from '../../support/own-clocks';
 
 const BULKHEAD: FlowRuleOptions = {
   resource: 'r',
@@ -99,7 +100,7 @@ describe('concurrency rules with a queue (bulkheads)', () => {
 
   it('keeps its queue deadlines on a clock of its own without schedule (through sleep)', async () => {
     const manual = new ManualClock();
-    const clock: Clock = { now: () => manual.now(), sleep: (ms, signal) => manual.sleep(ms, signal) };
+    const clock = sleepOnlyClock(manual);
     const fg = new Floodgate({ clock });
     fg.loadFlowRules([BULKHEAD]);
     const a = await fg.enter('r');
@@ -121,13 +122,7 @@ describe('concurrency rules with a queue (bulkheads)', () => {
 
   it('refuses a waiter with the error of a clock whose schedule throws, leaving nothing queued or held', async () => {
     const manual = new ManualClock();
-    const broken: Clock = {
-      now: () => manual.now(),
-      sleep: (ms, signal) => manual.sleep(ms, signal),
-      schedule: () => {
-        throw new Error('clock broke');
-      },
-    };
+    const broken = throwingScheduleClock(manual, 'clock broke');
     const fg = new Floodgate({ clock: broken });
     fg.loadFlowRules([{ ...BULKHEAD, threshold: 1 }]);
     const held = await fg.enter('r');

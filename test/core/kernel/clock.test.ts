@@ -1,5 +1,6 @@
 import { ManualClock } from '@floodgate/core/testing';
-import { MAX_TIMER_MS, monotonicClock, scheduleOn, type Clock } from '../../../packages/core/src/kernel/clock';
+import { MAX_TIMER_MS, monotonicClock, scheduleOn } from '../../../packages/core/src/kernel/clock';
+import { sleepOnlyClock } from '../../support/own-clocks';
 
 /** Arms `sleep(ms)` on the monotonic clock and returns the timers it set (then abandons the wait). */
 async function timersOf(ms: number): Promise<{ delays: number[]; refs: boolean[] }> {
@@ -74,12 +75,6 @@ describe('monotonicClock', () => {
 });
 
 describe('scheduleOn(clock, ms, fire)', () => {
-  /** A clock of its own with no `schedule`: only `now` and `sleep`, over a ManualClock. */
-  const sleepOnly = (manual: ManualClock): Clock => ({
-    now: () => manual.now(),
-    sleep: (ms, signal) => manual.sleep(ms, signal),
-  });
-
   it("uses the clock's schedule when it has one", async () => {
     const clock = new ManualClock();
     const sleep = jest.spyOn(clock, 'sleep');
@@ -96,9 +91,9 @@ describe('scheduleOn(clock, ms, fire)', () => {
   it('falls back to a sleep on a clock without schedule, cancelled through its signal', async () => {
     const manual = new ManualClock();
     const fired = jest.fn();
-    scheduleOn(sleepOnly(manual), 100, fired);
+    scheduleOn(sleepOnlyClock(manual), 100, fired);
     const cancelled = jest.fn();
-    const cancel = scheduleOn(sleepOnly(manual), 100, cancelled);
+    const cancel = scheduleOn(sleepOnlyClock(manual), 100, cancelled);
     expect(manual.pendingSleeps).toBe(2);
     cancel();
     expect(manual.pendingSleeps).toBe(1);
