@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick] [--only core,memory,http,grpc,cluster,overload,outbound] [--runs N] [--out file] [--no-write]`
  * `node bench/dist/index.js --render bench/results/latest.json` (re-renders a saved run)
  * `npm run bench -- --only cluster --into bench/results/latest.json` (re-measures one suite of a saved run)
- * `npm run bench -- --only core --runs 3 --into bench/results/latest.json --append` (adds 3 processes to its core figures)
+ * `npm run bench -- --only core --runs 3 --into bench/results/latest.json --append` (adds 3 processes to its core figures;
+ *   core, http and overload can be added to)
  * `... --before saved.json[,saved.json]` (shows the core and HTTP figures of runs before a change beside this run's)
  *
  * Runs every benchmark of issues #7 and #14 side by side with the bare frameworks and the peer
@@ -27,7 +28,7 @@ import { runMemorySuite, type MemorySubjectResult } from './memory/memory-suite'
 import { runDeclareSuite, type DeclareResult } from './rules/declare-suite';
 import { runOverloadSuite, type OverloadSuiteResult } from './overload/overload-suite';
 import { runOutboundSuite, type OutboundSuiteResult } from './outbound/outbound-suite';
-import { appendRun, mergeBefore, type BeforeFigures, type SavedRun } from './report/combine-runs';
+import { appendRun, mergeBefore, replaceSuites, type BeforeFigures, type SavedRun } from './report/combine-runs';
 import { quoteSummary } from './report/quote-summary';
 import { renderMarkdown, renderReport, type BenchRun } from './report/render-report';
 
@@ -172,12 +173,7 @@ async function main(): Promise<void> {
     const saved = readRun(path);
     const combined: SavedRun = options.append
       ? appendRun(saved, run, options.suites)
-      : ({
-          ...saved,
-          ...Object.fromEntries(
-            Object.entries(run).filter(([key]) => options.suites.some((suite) => key.startsWith(suite))),
-          ),
-        } as SavedRun);
+      : replaceSuites(saved, run, options.suites);
     const merged: SavedRun = before ? { ...combined, before } : combined;
     writeFileSync(path, `${JSON.stringify(merged, null, 1)}\n`);
     writeReport(root, path.replace(/\.json$/, '.md'), { ...merged, startedAt: new Date(merged.startedAt) });

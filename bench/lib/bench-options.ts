@@ -1,3 +1,5 @@
+import { APPENDABLE_SUITES } from '../report/combine-runs';
+
 /** Which suites a bench run covers. */
 export type SuiteName = 'core' | 'rules' | 'memory' | 'http' | 'grpc' | 'cluster' | 'overload' | 'outbound';
 
@@ -27,7 +29,7 @@ export interface BenchOptions {
    */
   readonly into: string | undefined;
   /**
-   * `--append` (with `--into`; core and http only): add the processes or rounds measured now to
+   * `--append` (with `--into`; core, http and overload only): add the processes or rounds measured now to
    * the saved suite's instead of replacing them, so its figures become medians over all of them.
    */
   readonly append: boolean;
@@ -86,7 +88,9 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       );
   }
   if (append && into === undefined) throw new Error('--append needs --into saved.json: the run to add to');
-  if (append && suites.some((suite) => suite !== 'core' && suite !== 'http'))
-    throw new Error('--append combines core and http runs only: add --only core, --only http or --only core,http');
+  if (append && suites.some((suite) => !(APPENDABLE_SUITES as readonly string[]).includes(suite)))
+    throw new Error(
+      `--append combines ${APPENDABLE_SUITES.join(', ')} runs only: add --only with some of them (--only core,http)`,
+    );
   return { quick, suites, runs: runs ?? (quick ? 1 : 2), out, write, render, into, append, before };
 }

@@ -23,6 +23,18 @@ export interface OverloadSuiteSettings {
   readonly log: (line: string) => void;
 }
 
+/**
+ * What the unguarded route gave at the start of a round, before its guards ran: the figures that
+ * round's loads and ratios are taken against (measured again each round, as a machine's speed
+ * drifts between runs and rounds: one measure per run moved the ratios with it).
+ */
+export interface Baseline {
+  /** 200s per second with 4 requests in flight: enough to keep its one thread busy, too few to queue. */
+  readonly capacity: number;
+  /** The route's p99 with one request in flight at a time, in ms. */
+  readonly unloadedP99Ms: number;
+}
+
 /** One run of one variant. */
 export interface OverloadRun extends OpenLoopResult {
   readonly p50Ms: number;
@@ -31,6 +43,8 @@ export interface OverloadRun extends OpenLoopResult {
   readonly goodput: number;
   /** The server's CPU over the run, in ms. */
   readonly serverCpuMs: number;
+  /** The baseline of the run's round (runs saved before it was measured per round have none). */
+  readonly baseline?: Baseline;
 }
 
 /** Every run of one variant. */
@@ -41,14 +55,16 @@ export interface OverloadVariantResult {
 
 /** What the suite measured. */
 export interface OverloadSuiteResult {
-  /** 200s per second the unguarded server answers with 4 requests in flight. */
+  /** 200s per second the unguarded server answers with 4 requests in flight (the median over rounds). */
   readonly capacity: number;
-  /** The offered load, in requests per second. */
+  /** The offered load, in requests per second (the median over rounds). */
   readonly rate: number;
   readonly workMs: number;
   readonly variants: OverloadVariantResult[];
-  /** The route's p99 unloaded: one request in flight at a time, unguarded, in ms. */
+  /** The route's p99 unloaded: one request in flight at a time, unguarded, in ms (the median over rounds). */
   readonly unloadedP99Ms?: number;
+  /** Each round's baseline, in order (runs saved before it was measured per round have none). */
+  readonly baselines?: Baseline[];
   /** Mixed traffic, by load and guard. */
   readonly mixed?: MixedResult[];
 }
@@ -61,6 +77,8 @@ export interface MixedRun {
   readonly criticalP99Ms: number;
   /** Every 200 per second (within the deadline), critical or not. */
   readonly goodput: number;
+  /** The baseline of the run's round (runs saved before it was measured per round have none). */
+  readonly baseline?: Baseline;
 }
 
 /** Every run of mixed traffic of one guard at one load. */
@@ -75,35 +93,35 @@ const mixedPriority = (i: number): string => (i % 5 === 0 ? 'critical' : 'shedda
 
 const PATH = '/report';
 
+type Start = (variant: OverloadVariant | MixedVariant) => Promise<ServerProcess>;
+
 /**
- * Measures the route's capacity (4 requests in flight against the unguarded server: enough to
- * keep its one thread busy, too few to queue), then, in interleaved rounds, starts a fresh server
- * per variant (pinned to the server core), warms it for a second at half its capacity, and drives
- * it at `overload` × capacity, open loop, for `seconds`, from this process (pinned to the other
- * core). Reports what clients got: p50 / p99 of the 200s and goodput (200s per second).
+ * Interleaved rounds, each whole in itself: first the round's {@link Baseline} (a fresh unguarded
+ * server), then every variant in a fresh server (pinned to the server core), warmed for a second
+ * at half that capacity and driven open loop at `overload` × capacity for `seconds` from this
+ * process (pinned to the other core); then mixed traffic at each of `mixedLoads` × capacity, every
+ * mixed guard in turn, every fifth request `x-priority: critical` and the rest `sheddable`.
+ * Variants run in order on even rounds, in reverse on odd ones. Each run's ratios are taken
+ * against its own round's baseline, so rounds of several runs can be pooled (`--append`).
+ * Reports what clients got: p50 / p99 of the 200s and goodput (200s per second).
  */
 export async function runOverloadSuite(distDir: string, settings: OverloadSuiteSettings): Promise<OverloadSuiteResult> {
   const script = join(distDir, 'overload', 'overload-server.js');
   pinProcess(process.pid, settings.loadCore);
-  const start = (variant: OverloadVariant | MixedVariant): Promise<ServerProcess> =>
-    startListeningProcess(script, [variant], settings.serverCore);
-  let capacity: number;
-  {
-    const server = await start('none');
-    try {
-      await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 200, maxInFlight: 4 }); // warm-up
-      const measured = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 });
-      capacity = goodputOf(measured);
-    } finally {
-      await server.stop();
-    }
-  }
-  const rate = capacity * settings.overload;
-  settings.log(`  overload: capacity ${capacity.toFixed(0)} req/s, driving at ${rate.toFixed(0)} req/s`);
+  const start: Start = (variant) => startListeningProcess(script, [variant], settings.serverCore);
   const runs = new Map<OverloadVariant, OverloadRun[]>(OVERLOAD_VARIANTS.map((v) => [v, []]));
+  const mixedRuns = new Map<string, MixedRun[]>();
+  const baselines: Baseline[] = [];
   for (let round = 0; round < settings.rounds; round++) {
-    const order = round % 2 === 0 ? OVERLOAD_VARIANTS : [...OVERLOAD_VARIANTS].reverse();
-    for (const variant of order) {
+    const baseline = await measureBaseline(start);
+    baselines.push(baseline);
+    const { capacity } = baseline;
+    const rate = capacity * settings.overload;
+    settings.log(
+      `  overload round ${round + 1}: capacity ${capacity.toFixed(0)} req/s, unloaded p99 ${baseline.unloadedP99Ms.toFixed(1)} ms; driving at ${rate.toFixed(0)} req/s`,
+    );
+    const reversed = round % 2 === 1;
+    for (const variant of reversed ? [...OVERLOAD_VARIANTS].reverse() : OVERLOAD_VARIANTS) {
       const { result, serverCpuMs } = await driveFresh(start, variant, capacity, rate, settings);
       const run: OverloadRun = {
         ...result,
@@ -111,6 +129,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
         p99Ms: percentile(result.okLatenciesMs, 99),
         goodput: goodputOf(result),
         serverCpuMs,
+        baseline,
       };
       runs.get(variant)!.push(run);
       settings.log(
@@ -118,15 +137,68 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
           `p99 ${run.p99Ms.toFixed(0)} ms, goodput ${run.goodput.toFixed(0)} req/s`,
       );
     }
+    for (const load of settings.mixedLoads) {
+      for (const variant of reversed ? [...MIXED_VARIANTS].reverse() : MIXED_VARIANTS) {
+        const { result } = await driveFresh(start, variant, capacity, capacity * load, settings, mixedPriority);
+        const critical = result.byPriority?.critical;
+        const run: MixedRun = {
+          criticalSuccess: critical === undefined ? Number.NaN : critical.okLatenciesMs.length / critical.sent,
+          criticalP99Ms: critical === undefined ? Number.NaN : percentile(critical.okLatenciesMs, 99),
+          goodput: goodputOf(result),
+          baseline,
+        };
+        const key = `${load}/${variant}`;
+        mixedRuns.set(key, [...(mixedRuns.get(key) ?? []), run]);
+        settings.log(
+          `  overload/mixed ${load}× ${variant} round ${round + 1}: critical ${(run.criticalSuccess * 100).toFixed(2)} % ok ` +
+            `(${Object.entries(critical?.statuses ?? {})
+              .map(([status, n]) => `${status}×${n}`)
+              .join(' ')} of ${critical?.sent ?? 0}), ` +
+            `critical p99 ${run.criticalP99Ms.toFixed(0)} ms, goodput ${(run.goodput / capacity).toFixed(2)} of capacity`,
+        );
+      }
+    }
   }
   // the raw latencies are summarised by p50/p99 above; keep the saved run small
   const variants = OVERLOAD_VARIANTS.map((variant) => ({
     variant,
     runs: runs.get(variant)!.map((r) => ({ ...r, okLatenciesMs: [], byPriority: undefined })),
   }));
-  if (settings.mixedLoads.length === 0) return { capacity, rate, workMs: WORK_MS, variants };
-  const { unloadedP99Ms, mixed } = await runMixed(start, capacity, settings);
-  return { capacity, rate, workMs: WORK_MS, variants, unloadedP99Ms, mixed };
+  const mixed = settings.mixedLoads.flatMap((load) =>
+    MIXED_VARIANTS.map((variant) => ({ load, variant, runs: mixedRuns.get(`${load}/${variant}`) ?? [] })),
+  );
+  return {
+    ...summarizeBaselines(baselines, settings.overload),
+    workMs: WORK_MS,
+    variants,
+    baselines,
+    ...(mixed.length > 0 ? { mixed } : {}),
+  };
+}
+
+/** The suite's capacity, offered rate and unloaded p99: medians over its rounds' baselines. */
+export function summarizeBaselines(
+  baselines: readonly Baseline[],
+  overload: number,
+): Pick<OverloadSuiteResult, 'capacity' | 'rate' | 'unloadedP99Ms'> {
+  const capacity = median(baselines.map((b) => b.capacity));
+  return { capacity, rate: capacity * overload, unloadedP99Ms: median(baselines.map((b) => b.unloadedP99Ms)) };
+}
+
+/**
+ * A round's baseline, in a fresh unguarded server: its capacity (200 requests of warm-up, then
+ * 400 at 4 in flight) and its unloaded p99 (400 requests one at a time).
+ */
+async function measureBaseline(start: Start): Promise<Baseline> {
+  const server = await start('none');
+  try {
+    await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 200, maxInFlight: 4 }); // warm-up
+    const loaded = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 });
+    const unloaded = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 1 });
+    return { capacity: goodputOf(loaded), unloadedP99Ms: percentile(unloaded.okLatenciesMs, 99) };
+  } finally {
+    await server.stop();
+  }
 }
 
 /**
@@ -134,7 +206,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
  * (unrecorded), left to go idle, then driven at `rate` for `settings.seconds`, open loop.
  */
 async function driveFresh(
-  start: (variant: OverloadVariant | MixedVariant) => Promise<ServerProcess>,
+  start: Start,
   variant: OverloadVariant | MixedVariant,
   capacity: number,
   rate: number,
@@ -158,54 +230,17 @@ async function driveFresh(
   }
 }
 
-/**
- * Mixed traffic: the route's unloaded p99 (one request at a time, unguarded), then at each load,
- * in interleaved rounds, every mixed guard in a fresh server, driven open loop with every fifth
- * request `x-priority: critical` and the rest `sheddable`.
- */
-async function runMixed(
-  start: (variant: OverloadVariant | MixedVariant) => Promise<ServerProcess>,
-  capacity: number,
-  settings: OverloadSuiteSettings,
-): Promise<{ unloadedP99Ms: number; mixed: MixedResult[] }> {
-  let unloadedP99Ms: number;
-  {
-    const server = await start('none');
-    try {
-      await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 100, maxInFlight: 1 }); // warm-up
-      const unloaded = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 1 });
-      unloadedP99Ms = percentile(unloaded.okLatenciesMs, 99);
-    } finally {
-      await server.stop();
-    }
-  }
-  settings.log(`  overload/mixed: unloaded p99 ${unloadedP99Ms.toFixed(1)} ms`);
-  const mixed: MixedResult[] = [];
-  for (const load of settings.mixedLoads) {
-    const results = new Map<MixedVariant, MixedRun[]>(MIXED_VARIANTS.map((v) => [v, []]));
-    for (let round = 0; round < settings.rounds; round++) {
-      const order = round % 2 === 0 ? MIXED_VARIANTS : [...MIXED_VARIANTS].reverse();
-      for (const variant of order) {
-        const { result } = await driveFresh(start, variant, capacity, capacity * load, settings, mixedPriority);
-        const critical = result.byPriority?.critical;
-        const run: MixedRun = {
-          criticalSuccess: critical === undefined ? Number.NaN : critical.okLatenciesMs.length / critical.sent,
-          criticalP99Ms: critical === undefined ? Number.NaN : percentile(critical.okLatenciesMs, 99),
-          goodput: goodputOf(result),
-        };
-        results.get(variant)!.push(run);
-        settings.log(
-          `  overload/mixed ${load}× ${variant} round ${round + 1}: critical ${(run.criticalSuccess * 100).toFixed(2)} % ok ` +
-            `(${Object.entries(critical?.statuses ?? {})
-              .map(([status, n]) => `${status}×${n}`)
-              .join(' ')} of ${critical?.sent ?? 0}), ` +
-            `critical p99 ${run.criticalP99Ms.toFixed(0)} ms, goodput ${(run.goodput / capacity).toFixed(2)} of capacity`,
-        );
-      }
-    }
-    for (const variant of MIXED_VARIANTS) mixed.push({ load, variant, runs: results.get(variant)! });
-  }
-  return { unloadedP99Ms, mixed };
+/** A run's goodput over its round's capacity (the suite's, for runs saved before it was measured per round). */
+export function goodputRatio(
+  run: { readonly goodput: number; readonly baseline?: Baseline },
+  overload: Pick<OverloadSuiteResult, 'capacity'>,
+): number {
+  return run.goodput / (run.baseline?.capacity ?? overload.capacity);
+}
+
+/** A mixed run's critical p99 over its round's unloaded p99 (the suite's, for runs saved before). */
+export function criticalP99Ratio(run: MixedRun, overload: Pick<OverloadSuiteResult, 'unloadedP99Ms'>): number {
+  return run.criticalP99Ms / (run.baseline?.unloadedP99Ms ?? overload.unloadedP99Ms ?? Number.NaN);
 }
 
 /** The median over runs of one figure of a variant. */

@@ -1,20 +1,26 @@
 import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
+import type { SuiteName } from '../lib/bench-options';
 import { median } from '../lib/median';
+import { summarizeBaselines } from '../overload/overload-suite';
 import type { BenchRun } from './render-report';
 
 /**
  * Saved runs combined with a run: the "before" figures shown beside it (`--before`), and repeated
  * measurements of one suite added to a saved run (`--into file.json --append`), so its figures are
- * medians over every process or round. Both hold only the suites #30's goals are about, core and
- * HTTP: their figures are medians of independent samples (core: a mitata sample per process and
- * pass; HTTP: a round, with its ratios taken within the round), so samples of several runs can be
- * pooled and the median taken again.
+ * medians over every process or round. Before figures hold only the suites #30's goals are about,
+ * core and HTTP; repeated runs also the overload suite (#28's goals). Their figures are medians of
+ * independent samples (core: a mitata sample per process and pass; HTTP: a round, with its ratios
+ * taken within the round; overload: a round, with its ratios taken against the round's own
+ * baseline), so samples of several runs can be pooled and the median taken again.
  */
 
-/** The suites that can be combined across runs. */
+/** The suites that can be shown as before figures. */
 export const COMBINABLE_SUITES = ['core', 'http'] as const;
 export type CombinableSuite = (typeof COMBINABLE_SUITES)[number];
+/** The suites that repeated runs can add to a saved run. */
+export const APPENDABLE_SUITES = [...COMBINABLE_SUITES, 'overload'] as const;
+export type AppendableSuite = (typeof APPENDABLE_SUITES)[number];
 
 /** Where a combined run's figures came from: enough for the report to name it. */
 export interface RunOrigin {
@@ -28,7 +34,7 @@ export interface RunOrigin {
   readonly loadStart: number;
   readonly loadEnd: number;
   /** The suites this run contributed. */
-  readonly suites: readonly CombinableSuite[];
+  readonly suites: readonly SuiteName[];
 }
 
 /** The before figures a run is shown beside: saved runs' core and HTTP suites, merged by suite. */
@@ -43,7 +49,7 @@ export interface BeforeFigures {
 /** A saved run as JSON gives it back (dates as strings). */
 export type SavedRun = Omit<BenchRun, 'startedAt'> & { readonly startedAt: string | Date };
 
-function originOf(run: SavedRun, suites: readonly CombinableSuite[], path?: string): RunOrigin {
+function originOf(run: SavedRun, suites: readonly SuiteName[], path?: string): RunOrigin {
   return {
     ...(path === undefined ? {} : { path }),
     command: run.command,
@@ -128,17 +134,6 @@ export function combineHttp(
   a: readonly HttpFrameworkResult[],
   b: readonly HttpFrameworkResult[],
 ): HttpFrameworkResult[] {
-  const pool = <T, K>(older: readonly T[], newer: readonly T[], key: (t: T) => K, both: (o: T, n: T) => T): T[] => {
-    const byKey = new Map(older.map((t) => [key(t), t]));
-    const keys = new Set(newer.map(key));
-    return [
-      ...newer.map((n) => {
-        const o = byKey.get(key(n));
-        return o === undefined ? n : both(o, n);
-      }),
-      ...older.filter((o) => !keys.has(key(o))),
-    ];
-  };
   const variants = (o: HttpVariantResult, n: HttpVariantResult): HttpVariantResult => ({
     variant: n.variant,
     rounds: [...o.rounds, ...n.rounds],
@@ -158,17 +153,79 @@ export function combineHttp(
 }
 
 /**
+ * `newer` with `older` pooled in: an item both hold (by `key`) is `both(old, new)`; items only
+ * `newer` holds keep their order, those only `older` holds follow.
+ */
+function pool<T, K>(older: readonly T[], newer: readonly T[], key: (t: T) => K, both: (o: T, n: T) => T): T[] {
+  const byKey = new Map(older.map((t) => [key(t), t]));
+  const keys = new Set(newer.map(key));
+  return [
+    ...newer.map((n) => {
+      const o = byKey.get(key(n));
+      return o === undefined ? n : both(o, n);
+    }),
+    ...older.filter((o) => !keys.has(key(o))),
+  ];
+}
+
+/**
+ * The overload suite of `now` added to `saved`'s: each guard's runs pooled (and each mixed guard's
+ * at each load), the rounds' baselines with them, and capacity, rate and unloaded p99 taken again
+ * as medians over every round.
+ *
+ * @throws Error when either run's rounds carry no baseline of their own (saved before the suite
+ *   measured its capacity per round): their ratios were taken against another run's capacity.
+ */
+function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overload' | 'overloadSettings'> {
+  const a = saved.overload;
+  const b = now.overload!;
+  if (a === undefined) return { overload: b, overloadSettings: now.overloadSettings };
+  if (a.baselines === undefined || b.baselines === undefined)
+    throw new Error(
+      '--append: the saved overload rounds measured the capacity once per run, not in each round, so their ratios cannot be pooled: measure the overload suite anew',
+    );
+  const baselines = [...a.baselines, ...b.baselines];
+  const settings = now.overloadSettings;
+  return {
+    overload: {
+      ...b,
+      ...summarizeBaselines(baselines, settings?.overload ?? b.rate / b.capacity),
+      baselines,
+      variants: pool(
+        a.variants,
+        b.variants,
+        (v) => v.variant,
+        (o, n) => ({ ...n, runs: [...o.runs, ...n.runs] }),
+      ),
+      mixed: pool(
+        a.mixed ?? [],
+        b.mixed ?? [],
+        (m) => `${m.load}× ${m.variant}`,
+        (o, n) => ({ ...n, runs: [...o.runs, ...n.runs] }),
+      ),
+    },
+    overloadSettings:
+      settings && saved.overloadSettings
+        ? { ...settings, rounds: saved.overloadSettings.rounds + settings.rounds }
+        : (settings ?? saved.overloadSettings),
+  };
+}
+
+/**
  * A saved run with the suites of `now` added to its own (`--into saved.json --append`): the core
- * samples and HTTP rounds pooled, processes and rounds summed, and `now` recorded in `appended`.
+ * samples and the HTTP and overload rounds pooled, processes and rounds summed, and `now` recorded
+ * in `appended`.
  * The rest of the saved run (its other suites, command, date, machine) is kept.
  *
- * @throws Error when a suite is not core or HTTP, or was measured with other settings than the
+ * @throws Error when a suite is not core, HTTP or overload, or was measured with other settings than the
  *   saved one (other than its number of processes or rounds), or one run is quick and the other not.
  */
 export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly string[]): SavedRun {
-  const unknown = suites.filter((s) => !(COMBINABLE_SUITES as readonly string[]).includes(s));
+  const unknown = suites.filter((s) => !(APPENDABLE_SUITES as readonly string[]).includes(s));
   if (unknown.length > 0)
-    throw new Error(`--append combines core and http runs only, not ${unknown.join(', ')}: measure those alone`);
+    throw new Error(
+      `--append combines core, http and overload runs only, not ${unknown.join(', ')}: measure those alone`,
+    );
   if (saved.quick !== now.quick) throw new Error('--append: a quick run and a full one cannot be combined');
   const same = (x: object | undefined, y: object | undefined, count: string, suite: string): void => {
     if (x === undefined || y === undefined) return;
@@ -180,7 +237,8 @@ export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly strin
   };
   same(saved.coreSettings, now.coreSettings, 'processes', 'core');
   same(saved.httpSettings, now.httpSettings, 'rounds', 'http');
-  const measured = COMBINABLE_SUITES.filter((s) => suites.includes(s) && now[s] !== undefined);
+  same(saved.overloadSettings, now.overloadSettings, 'rounds', 'overload');
+  const measured = APPENDABLE_SUITES.filter((s) => suites.includes(s) && now[s] !== undefined);
   const pick = (run: SavedRun): Pick<BeforeFigures, 'core' | 'coreSettings' | 'http' | 'httpSettings'> => ({
     ...(measured.includes('core') ? { core: run.core, coreSettings: run.coreSettings } : {}),
     ...(measured.includes('http') ? { http: run.http, httpSettings: run.httpSettings } : {}),
@@ -188,16 +246,51 @@ export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly strin
   return {
     ...saved,
     ...combineSuites(pick(saved), pick(now)),
+    ...(measured.includes('overload') ? appendOverload(saved, now) : {}),
     appended: [...(saved.appended ?? []), originOf(now, measured)],
   } as SavedRun;
 }
 
-/** The number of processes (core) or rounds (HTTP) behind a run's figures of a suite. */
+/**
+ * A saved run with the suites of `now` in place of its own (`--into saved.json`): their figures and
+ * settings replaced, `now` recorded in `remeasured`, and the runs appended or measured again before
+ * for those suites no longer named for them. The rest of the saved run is kept.
+ */
+export function replaceSuites(saved: SavedRun, now: SavedRun, suites: readonly SuiteName[]): SavedRun {
+  const measured = suites.filter((suite) => now[suite] !== undefined);
+  const replaced = Object.fromEntries(
+    Object.entries(now).filter(([key]) => measured.some((suite) => key === suite || key === `${suite}Settings`)),
+  );
+  const others = (origins: readonly RunOrigin[] | undefined): RunOrigin[] =>
+    (origins ?? [])
+      .map((o) => ({ ...o, suites: o.suites.filter((suite) => !measured.includes(suite)) }))
+      .filter((o) => o.suites.length > 0);
+  const appended = others(saved.appended);
+  const { appended: _appended, remeasured: _remeasured, ...rest } = saved;
+  return {
+    ...rest,
+    ...replaced,
+    ...(appended.length > 0 ? { appended } : {}),
+    remeasured: [...others(saved.remeasured), originOf(now, measured)],
+  } as SavedRun;
+}
+
+/** The suites later runs added to this one or measured again. */
+export function combined(run: Pick<BenchRun, 'appended' | 'remeasured'>): Set<SuiteName> {
+  return new Set([...(run.appended ?? []), ...(run.remeasured ?? [])].flatMap((o) => o.suites));
+}
+
+/** The number of processes (core) or rounds (HTTP, overload) behind a run's figures of a suite. */
 export function samplesOf(
-  run: Pick<BenchRun, 'runs' | 'coreSettings' | 'httpSettings'>,
-  suite: CombinableSuite,
+  run: Pick<BenchRun, 'runs' | 'coreSettings' | 'httpSettings' | 'overloadSettings'>,
+  suite: AppendableSuite,
 ): number {
-  return (suite === 'core' ? run.coreSettings?.processes : run.httpSettings?.rounds) ?? run.runs;
+  const settings = {
+    core: run.coreSettings?.processes,
+    http: run.httpSettings?.rounds,
+    overload: run.overloadSettings?.rounds,
+  };
+  return settings[suite] ?? run.runs;
 }
 
 /** The before figure of a core case, when the before runs measured it. */

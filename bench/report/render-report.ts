@@ -10,9 +10,15 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
-import { overloadMedian, type MixedRun, type OverloadSuiteResult } from '../overload/overload-suite';
+import {
+  criticalP99Ratio,
+  goodputRatio,
+  overloadMedian,
+  type MixedRun,
+  type OverloadSuiteResult,
+} from '../overload/overload-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
-import { beforeCase, beforeVariant, samplesOf, type BeforeFigures, type RunOrigin } from './combine-runs';
+import { beforeCase, beforeVariant, combined, samplesOf, type BeforeFigures, type RunOrigin } from './combine-runs';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
 
@@ -55,6 +61,11 @@ export interface BenchRun extends SuiteResults {
    * those suites' figures are medians over every process or round of this run and these.
    */
   readonly appended?: readonly RunOrigin[];
+  /**
+   * Runs that measured suites of this run again in place of its own (`--into saved.json`): those
+   * suites' figures are theirs (with the runs appended to them since).
+   */
+  readonly remeasured?: readonly RunOrigin[];
 }
 
 /**
@@ -110,8 +121,9 @@ export function renderMarkdown(run: BenchRun): string {
     '',
     `The result of one run of \`${run.command}\`, started ${when} UTC, ${Math.round(run.seconds)} s` +
       `${run.commit === undefined ? '' : `, on commit \`${run.commit}\``}` +
+      `${run.remeasured === undefined ? '' : `, its ${combinedSuites(run.remeasured)} figures measured again by ${plural(run.remeasured.length, 'later run', 'later runs')}`}` +
       `${run.appended === undefined ? '' : `, with the ${combinedSuites(run.appended)} measurements of ${plural(run.appended.length, 'later run', 'later runs')} added to its own`}. ` +
-      `Every figure below comes from ${run.appended === undefined ? 'that run' : 'those runs'}${run.before === undefined ? '' : ', except the "before" ones beside them, from the earlier runs named under "What was measured, on what"'}; its raw data is ` +
+      `Every figure below comes from ${run.appended === undefined && run.remeasured === undefined ? 'that run' : 'those runs'}${run.before === undefined ? '' : ', except the "before" ones beside them, from the earlier runs named under "What was measured, on what"'}; its raw data is ` +
       '`latest.json` beside this file, and `node bench/dist/index.js --render bench/results/latest.json` renders this page again ' +
       '(after `npm run bench` or `tsc -b && tsc -p bench`). `npm run bench` measures anew and overwrites both; earlier runs are kept in `history/`.',
     ...(warnings.length > 0 ? ['', warnings.join(' ')] : []),
@@ -146,9 +158,12 @@ function perFigure(run: BenchRun): string {
   const counts = [
     ...(run.core && run.coreSettings ? [`core ${plural(samplesOf(run, 'core'), 'process', 'processes')}`] : []),
     ...(run.http && run.httpSettings ? [`HTTP ${plural(samplesOf(run, 'http'), 'round', 'interleaved rounds')}`] : []),
+    ...(run.overload && run.overloadSettings && combined(run).has('overload')
+      ? [`overload ${plural(samplesOf(run, 'overload'), 'round', 'interleaved rounds')}`]
+      : []),
   ];
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
-  return run.appended === undefined || counts.length === 0 ? all : `${counts.join(', ')} (the others ${all})`;
+  return run.appended === undefined && run.remeasured === undefined ? all : `${counts.join(', ')} (the others ${all})`;
 }
 
 function combinedSuites(origins: readonly RunOrigin[]): string {
@@ -172,6 +187,11 @@ function originLines(run: BenchRun): string[] {
     lines.push(
       `- **Repeated runs**: the ${combinedSuites(run.appended)} figures are medians over every process or round of this run and of ${plural(run.appended.length, 'run', 'runs')} added to it (\`--into … --append\`): ` +
         `${run.appended.map(describeOrigin).join('; ')}.`,
+    );
+  if (run.remeasured !== undefined)
+    lines.push(
+      `- **Measured again**: the ${combinedSuites(run.remeasured)} figures replace this run's own, from ${plural(run.remeasured.length, 'later run', 'later runs')} (\`--into …\`): ` +
+        `${run.remeasured.map(describeOrigin).join('; ')}.`,
     );
   const before = run.before;
   if (before !== undefined) {
@@ -519,7 +539,7 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
     formatMs(overloadMedian(v, (r) => r.p99Ms)),
     formatMs(overloadMedian(v, (r) => r.p50Ms)),
     `${formatCount(overloadMedian(v, (r) => r.goodput))} req/s`,
-    formatRatio(overloadMedian(v, (r) => r.goodput) / overload.capacity),
+    formatRatio(overloadMedian(v, (r) => goodputRatio(r, overload))),
     perRun(
       v.runs.map((r) => r.p99Ms),
       (n) => formatMs(n),
@@ -533,11 +553,23 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
       .join('; '),
   ]);
   const how = s
-    ? `Capacity ${formatCount(overload.capacity)} req/s (200s per second of the unguarded server with 4 requests in flight); load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
+    ? `${capacityMethod(overload)}; load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
       `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
       `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: ${goodputMethod(overload)}; latencies are those of the 200s.`
     : '';
   return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
+}
+
+/**
+ * What the capacity is: measured in every round since rounds carry their baseline (each run's
+ * ratios then taken against its own round's), once per run before.
+ */
+function capacityMethod(overload: OverloadSuiteResult): string {
+  const what = '200s per second of the unguarded server with 4 requests in flight';
+  const rounds = overload.baselines?.map((b) => formatCount(b.capacity));
+  return rounds === undefined
+    ? `Capacity ${formatCount(overload.capacity)} req/s (${what}, measured once before the rounds)`
+    : `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of ${rounds.join(', ')}` : ''} (${what}, measured in a fresh server at the start of each round; each run's goodput / capacity is over its own round's)`;
 }
 
 /**
@@ -568,11 +600,11 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
     `${m.load}×`,
     NAMES[m.variant],
     `${(med(m.runs, (r) => r.criticalSuccess) * 100).toFixed(2)} %`,
-    formatRatio(med(m.runs, (r) => r.goodput) / overload.capacity),
+    formatRatio(med(m.runs, (r) => goodputRatio(r, overload))),
     formatMs(med(m.runs, (r) => r.criticalP99Ms)),
-    formatRatio(med(m.runs, (r) => r.criticalP99Ms) / unloaded),
+    formatRatio(med(m.runs, (r) => criticalP99Ratio(r, overload))),
     m.runs
-      .map((r) => `${(r.criticalSuccess * 100).toFixed(1)} % / ${formatRatio(r.goodput / overload.capacity)}`)
+      .map((r) => `${(r.criticalSuccess * 100).toFixed(1)} % / ${formatRatio(goodputRatio(r, overload))}`)
       .join(', '),
   ]);
   const s = run.overloadSettings;
@@ -592,7 +624,7 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
       ['r', 'l', 'r', 'r', 'r', 'r', 'l'],
     ) +
     `\n\nEvery fifth request carries \`x-priority: critical\`, the rest \`sheddable\`, open loop at each load × capacity for ${s?.seconds ?? '?'} s per run, in a fresh server per run, interleaved rounds, medians over rounds. ` +
-    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}.`
+    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${overload.baselines === undefined || overload.baselines.length < 2 ? '' : ` (the median of ${overload.baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.`
   );
 }
 

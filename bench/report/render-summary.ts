@@ -4,8 +4,8 @@ import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, p
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
-import { overloadMedian } from '../overload/overload-suite';
-import { beforeCase, beforeVariant, samplesOf } from './combine-runs';
+import { goodputRatio, overloadMedian } from '../overload/overload-suite';
+import { beforeCase, beforeVariant, combined, samplesOf } from './combine-runs';
 import { heapGrowth } from './evaluate-targets';
 import type { BenchRun } from './render-report';
 
@@ -50,12 +50,16 @@ export function renderSummary(run: BenchRun): string {
 /** How many processes or rounds the figures are medians of (per suite once runs were appended). */
 function medianOf(run: BenchRun): string {
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
-  if (run.appended === undefined) return all;
+  if (run.appended === undefined && run.remeasured === undefined) return all;
   const counts = [
     ...(run.core ? [`${plural(samplesOf(run, 'core'), 'process', 'processes')} (core)`] : []),
     ...(run.http ? [`${plural(samplesOf(run, 'http'), 'round', 'rounds')} (HTTP)`] : []),
+    ...(run.overload && combined(run).has('overload')
+      ? [`${plural(samplesOf(run, 'overload'), 'round', 'rounds')} (overload)`]
+      : []),
   ];
-  return `${counts.join(', ')} over ${plural(run.appended.length + 1, 'run', 'runs')}${suitesOf(run).length > counts.length ? `, ${all} elsewhere` : ''}`;
+  const runs = 1 + (run.appended?.length ?? 0) + (run.remeasured?.length ?? 0);
+  return `${counts.join(', ')} over ${plural(runs, 'run', 'runs')}${suitesOf(run).length > counts.length ? `, ${all} elsewhere` : ''}`;
 }
 
 function suitesOf(run: BenchRun): string[] {
@@ -226,13 +230,13 @@ function renderOverloadSummary(run: BenchRun): string {
     return [
       NAMES[v.variant],
       formatMs(overloadMedian(v, (r) => r.p99Ms)),
-      formatRatio(overloadMedian(v, (r) => r.goodput) / overload.capacity),
+      formatRatio(overloadMedian(v, (r) => goodputRatio(r, overload))),
       v.runs.some((r) => (r.statuses['503'] ?? 0) > 0) ? `${gaveUp} (${refused} answered 503)` : gaveUp,
     ];
   });
   const intro =
     `Overload: a CPU-bound Express route (about ${overload.workMs} ms of CPU per request) driven open loop at ` +
-    `${formatRatio(overload.rate / overload.capacity)}× its measured capacity of ${formatCount(overload.capacity)} req/s` +
+    `${formatRatio(overload.rate / overload.capacity)}× its measured capacity of ${formatCount(overload.capacity)} req/s${overload.baselines === undefined ? '' : ' (the median of its rounds, each measuring its own)'}` +
     `${deadline === undefined ? '' : `, clients giving up after ${deadline >= 1000 ? `${deadline / 1000} s` : formatMs(deadline)}`}:`;
   return `${intro}\n\n${markdownTable(['guard', 'p99 of the 200s', 'goodput / capacity', `clients that gave up (${plural(overload.variants[0]?.runs.length ?? 0, 'round', 'rounds')})`], rows, ['l', 'r', 'r', 'r'])}`;
 }

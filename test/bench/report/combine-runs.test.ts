@@ -1,6 +1,6 @@
 import type { CoreCaseResult } from '../../../bench/core/core-suite';
 import type { HttpFrameworkResult, HttpRound } from '../../../bench/http/http-suite';
-import { appendRun, mergeBefore, type SavedRun } from '../../../bench/report/combine-runs';
+import { appendRun, mergeBefore, replaceSuites, type SavedRun } from '../../../bench/report/combine-runs';
 import { renderMarkdown, type BenchRun } from '../../../bench/report/render-report';
 
 const machine = {
@@ -113,7 +113,7 @@ describe('appendRun', () => {
 
   it('refuses suites other than core and HTTP, and runs measured with other settings', () => {
     const saved = run({ core: [coreCase('a', [1])], coreSettings });
-    expect(() => appendRun(saved, saved, ['memory'])).toThrow('--append combines core and http runs only');
+    expect(() => appendRun(saved, saved, ['memory'])).toThrow('--append combines core, http and overload runs only');
     const other = run({ core: [coreCase('a', [1])], coreSettings: { ...coreSettings, minCpuMs: 40 } });
     expect(() => appendRun(saved, other, ['core'])).toThrow('the core settings differ');
   });
@@ -194,5 +194,93 @@ describe('the load line', () => {
 
   it('calls a machine busy before the run busy', () => {
     expect(page(1.5, 1.6)).toContain('**the machine was busy');
+  });
+});
+
+describe('appendRun with the overload suite', () => {
+  const overloadSettings = { rounds: 1, seconds: 8, overload: 2, deadlineMs: 1000, mixedLoads: [4] };
+  const opened = { sent: 100, statuses: { 200: 90 }, timedOut: 0, failed: 0, okWhileSending: 90, sendingSeconds: 1 };
+  /** One round: its baseline, one run of each guard with `goodput` 200s per second, one mixed run of the queued guard. */
+  function overloadRound(capacity: number, goodput: number, unloadedP99Ms: number): SavedRun['overload'] {
+    const baseline = { capacity, unloadedP99Ms };
+    const variant = (name: 'none' | 'system' | 'adaptive') => ({
+      variant: name,
+      runs: [{ ...opened, okLatenciesMs: [], seconds: 1, p50Ms: 10, p99Ms: 20, goodput, serverCpuMs: 900, baseline }],
+    });
+    return {
+      capacity,
+      rate: capacity * 2,
+      workMs: 10,
+      unloadedP99Ms,
+      baselines: [baseline],
+      variants: [variant('none'), variant('system'), variant('adaptive')],
+      mixed: [
+        {
+          load: 4,
+          variant: 'queued',
+          runs: [{ criticalSuccess: 1, criticalP99Ms: 2 * unloadedP99Ms, goodput, baseline }],
+        },
+      ],
+    };
+  }
+
+  it("pools the rounds, each ratio over its own round's baseline", () => {
+    const saved = run({ overload: overloadRound(80, 76, 15), overloadSettings });
+    const now = run({ overload: overloadRound(90, 81, 20), overloadSettings }, 'def5678');
+    const merged = appendRun(saved, now, ['overload']);
+    const overload = merged.overload!;
+    expect(overload.baselines).toEqual([
+      { capacity: 80, unloadedP99Ms: 15 },
+      { capacity: 90, unloadedP99Ms: 20 },
+    ]);
+    expect(overload.capacity).toBe(85);
+    expect(overload.rate).toBe(170);
+    expect(overload.unloadedP99Ms).toBe(17.5);
+    expect(overload.variants.map((v) => v.runs.map((r) => r.goodput))).toEqual([
+      [76, 81],
+      [76, 81],
+      [76, 81],
+    ]);
+    expect(overload.mixed![0]!.runs).toHaveLength(2);
+    expect(merged.overloadSettings!.rounds).toBe(2);
+    expect(merged.appended).toEqual([expect.objectContaining({ commit: 'def5678', suites: ['overload'] })]);
+    const page = renderMarkdown({ ...(merged as BenchRun), startedAt: new Date(merged.startedAt) });
+    // 76 / 80 = 0.95 and 81 / 90 = 0.90, not 76 and 81 over the pooled 85 (0.89, 0.95)
+    expect(page).toContain('100.0 % / 0.95, 100.0 % / 0.90');
+    // each critical p99 is twice its own round's unloaded p99
+    expect(page).toMatch(/\| 4× \| concurrency 1, [^|]+\| 100\.00 % \| 0\.93 \| 35\.0 ms \| 2\.00 \|/);
+    expect(page).toContain('the median of 80, 90');
+  });
+
+  it('refuses rounds that measured their capacity once per run, and other settings', () => {
+    const { baselines: _baselines, ...once } = overloadRound(80, 76, 15)!;
+    const old = run({ overload: once, overloadSettings });
+    const now = run({ overload: overloadRound(90, 81, 20), overloadSettings });
+    expect(() => appendRun(old, now, ['overload'])).toThrow('measured the capacity once per run');
+    const longer = run({ overload: overloadRound(90, 81, 20), overloadSettings: { ...overloadSettings, seconds: 4 } });
+    expect(() => appendRun(now, longer, ['overload'])).toThrow('the overload settings differ');
+  });
+});
+
+describe('replaceSuites', () => {
+  it('puts the suites measured again in place of the saved ones, and names the run they come from', () => {
+    const saved = appendRun(
+      run({ core: [coreCase('a', [100])], coreSettings, http: http(3), httpSettings }),
+      run({ core: [coreCase('a', [120])], coreSettings, http: http(1), httpSettings }, 'bbb2222'),
+      ['core', 'http'],
+    );
+    const now = run({ core: [coreCase('a', [90])], coreSettings }, 'ccc3333');
+    const replaced = replaceSuites(saved, now, ['core']);
+    expect(replaced.core).toBe(now.core);
+    expect(replaced.coreSettings!.processes).toBe(1);
+    expect(replaced.http).toBe(saved.http);
+    // the appended run is still named for HTTP, no longer for core
+    expect(replaced.appended).toEqual([expect.objectContaining({ commit: 'bbb2222', suites: ['http'] })]);
+    expect(replaced.remeasured).toEqual([expect.objectContaining({ commit: 'ccc3333', suites: ['core'] })]);
+    const page = renderMarkdown({ ...(replaced as BenchRun), startedAt: new Date(replaced.startedAt) });
+    expect(page).toContain('its core figures measured again by 1 later run');
+    expect(page).toMatch(
+      /- \*\*Measured again\*\*: the core figures replace this run's own, from 1 later run .*ccc3333/,
+    );
   });
 });
