@@ -44,8 +44,11 @@ beforeAll(async () => {
   app.use(
     resilience({
       floodgate: fg,
+      priority: { header: 'x-priority', max: 'critical' },
       routes: {
         'GET /hello': { rateLimit: { threshold: 1000 } },
+        // guarded, with no rule of its own: a test loads one (declared rules are in every test's list)
+        'GET /batch': {},
         'GET /flaky': {
           circuitBreaker: { strategy: 'errorCount', threshold: 1, minRequestAmount: 2, retryTimeoutMs: 5000 },
         },
@@ -54,6 +57,7 @@ beforeAll(async () => {
   );
   app.get('/hello', (_req, res) => void res.json({ hello: 'world' }));
   app.get('/flaky', (_req, res) => void res.status(failing ? 500 : 200).json({ failing }));
+  app.get('/batch', (_req, res) => void res.json({ batch: true }));
   app.use(blockErrorHandler({ floodgate: fg }));
   opened = await openDashboardPage(app, '/floodgate');
   ({ server, base, browser, page } = opened);
@@ -91,6 +95,20 @@ describe('the dashboard page in Chromium', () => {
     await clock.advance(1000);
     await figure('GET /hello', 'pass').filter({ hasText: /^7$/ }).waitFor(WAIT);
     await expect(figure('GET /hello', 'block').textContent()).resolves.toBe('0');
+  });
+
+  it("shows a resource's blocks by priority once a call claimed one, and no such line before", async () => {
+    await expect(card('GET /hello').locator('.priorities').isHidden()).resolves.toBe(true);
+    // replaced by the next test's edit, which loads the flow rules anew
+    fg.loadFlowRules([{ resource: 'GET /batch', threshold: 0 }]);
+    for (const priority of ['sheddable', 'sheddable', 'critical'])
+      await request(server).get('/batch').set('x-priority', priority).expect(429);
+    await request(server).get('/batch').expect(429);
+    await card('GET /batch')
+      .locator('.priorities', { hasText: 'blocked by priority: critical 1 · default 1 · sheddable 2' })
+      .waitFor(WAIT);
+    // GET /hello's calls were all 'default': it still shows none
+    await expect(card('GET /hello').locator('.priorities').isHidden()).resolves.toBe(true);
   });
 
   it('shows a breaker open, then closed again, with its transitions', async () => {
