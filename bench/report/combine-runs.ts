@@ -33,6 +33,8 @@ export interface RunOrigin {
   /** 1-minute load average at the start and the end of the run. */
   readonly loadStart: number;
   readonly loadEnd: number;
+  /** The CPU it ran on (origins saved before it was recorded have none). */
+  readonly cpu?: string;
   /** The suites this run contributed. */
   readonly suites: readonly SuiteName[];
 }
@@ -57,6 +59,7 @@ function originOf(run: SavedRun, suites: readonly SuiteName[], path?: string): R
     ...(run.commit === undefined ? {} : { commit: run.commit }),
     loadStart: run.machine.loadStart,
     loadEnd: run.machine.loadEnd,
+    cpu: run.machine.cpu,
     suites,
   };
 }
@@ -218,7 +221,8 @@ function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overloa
  * The rest of the saved run (its other suites, command, date, machine) is kept.
  *
  * @throws Error when a suite is not core, HTTP or overload, or was measured with other settings than the
- *   saved one (other than its number of processes or rounds), or one run is quick and the other not.
+ *   saved one (other than its number of processes or rounds), or on another machine (CPU, cores),
+ *   or one run is quick and the other not.
  */
 export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly string[]): SavedRun {
   const unknown = suites.filter((s) => !(APPENDABLE_SUITES as readonly string[]).includes(s));
@@ -227,6 +231,11 @@ export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly strin
       `--append combines core, http and overload runs only, not ${unknown.join(', ')}: measure those alone`,
     );
   if (saved.quick !== now.quick) throw new Error('--append: a quick run and a full one cannot be combined');
+  const machine = (run: SavedRun): string => `${run.machine.cpu}, ${run.machine.cores} cores`;
+  if (machine(saved) !== machine(now))
+    throw new Error(
+      `--append: the saved run was measured on another machine (${machine(saved)}; now ${machine(now)}): not one measurement`,
+    );
   const same = (x: object | undefined, y: object | undefined, count: string, suite: string): void => {
     if (x === undefined || y === undefined) return;
     const strip = (o: object): string => JSON.stringify({ ...o, [count]: 0 });

@@ -171,12 +171,12 @@ function combinedSuites(origins: readonly RunOrigin[]): string {
   return [...suites].map((s) => (s === 'http' ? 'HTTP' : s)).join(' and ');
 }
 
-/** A saved run in a few words: its command, commit, date and load. */
-function describeOrigin(o: RunOrigin): string {
+/** A saved run in a few words: its command, commit, date and load, and its CPU when not `machine`'s. */
+function describeOrigin(o: RunOrigin, machine: BenchRun['machine']): string {
   return (
     `${o.path === undefined ? '' : `\`${o.path}\`: `}\`${o.command}\`${o.commit === undefined ? '' : ` on commit \`${o.commit}\``}, ` +
-    `started ${o.startedAt.slice(0, 16).replace('T', ' ')} UTC, load average ${o.loadStart.toFixed(2)} → ${Number.isFinite(o.loadEnd) ? o.loadEnd.toFixed(2) : 'n/a'} ` +
-    `(${combinedSuites([o])})`
+    `started ${o.startedAt.slice(0, 16).replace('T', ' ')} UTC, load average ${o.loadStart.toFixed(2)} → ${Number.isFinite(o.loadEnd) ? o.loadEnd.toFixed(2) : 'n/a'}` +
+    `${o.cpu === undefined || o.cpu === machine.cpu ? '' : `, **on another CPU: ${o.cpu}**`} (${combinedSuites([o])})`
   );
 }
 
@@ -186,12 +186,12 @@ function originLines(run: BenchRun): string[] {
   if (run.appended !== undefined)
     lines.push(
       `- **Repeated runs**: the ${combinedSuites(run.appended)} figures are medians over every process or round of this run and of ${plural(run.appended.length, 'run', 'runs')} added to it (\`--into … --append\`): ` +
-        `${run.appended.map(describeOrigin).join('; ')}.`,
+        `${run.appended.map((o) => describeOrigin(o, run.machine)).join('; ')}.`,
     );
   if (run.remeasured !== undefined)
     lines.push(
       `- **Measured again**: the ${combinedSuites(run.remeasured)} figures replace this run's own, from ${plural(run.remeasured.length, 'later run', 'later runs')} (\`--into …\`): ` +
-        `${run.remeasured.map(describeOrigin).join('; ')}.`,
+        `${run.remeasured.map((o) => describeOrigin(o, run.machine)).join('; ')}.`,
     );
   const before = run.before;
   if (before !== undefined) {
@@ -205,7 +205,7 @@ function originLines(run: BenchRun): string[] {
     ];
     lines.push(
       `- **Before**: the "before" figures are the same cases in saved runs on this machine (\`--before\`), medians ${counts.join(', ')}: ` +
-        `${before.runs.map(describeOrigin).join('; ')}. A case those runs lack shows no before figure.`,
+        `${before.runs.map((o) => describeOrigin(o, run.machine)).join('; ')}. A case those runs lack shows no before figure.`,
     );
   }
   return lines;

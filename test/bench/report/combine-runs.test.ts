@@ -116,6 +116,10 @@ describe('appendRun', () => {
     expect(() => appendRun(saved, saved, ['memory'])).toThrow('--append combines core, http and overload runs only');
     const other = run({ core: [coreCase('a', [1])], coreSettings: { ...coreSettings, minCpuMs: 40 } });
     expect(() => appendRun(saved, other, ['core'])).toThrow('the core settings differ');
+    const elsewhere = run({ core: [coreCase('a', [1])], coreSettings, machine: { ...machine, cpu: 'other cpu' } });
+    expect(() => appendRun(saved, elsewhere, ['core'])).toThrow(
+      '--append: the saved run was measured on another machine (cpu, 2 cores; now other cpu, 2 cores)',
+    );
   });
 });
 
@@ -269,7 +273,10 @@ describe('replaceSuites', () => {
       run({ core: [coreCase('a', [120])], coreSettings, http: http(1), httpSettings }, 'bbb2222'),
       ['core', 'http'],
     );
-    const now = run({ core: [coreCase('a', [90])], coreSettings }, 'ccc3333');
+    const now = run(
+      { core: [coreCase('a', [90])], coreSettings, machine: { ...machine, cpu: 'other cpu' } },
+      'ccc3333',
+    );
     const replaced = replaceSuites(saved, now, ['core']);
     expect(replaced.core).toBe(now.core);
     expect(replaced.coreSettings!.processes).toBe(1);
@@ -280,7 +287,9 @@ describe('replaceSuites', () => {
     const page = renderMarkdown({ ...(replaced as BenchRun), startedAt: new Date(replaced.startedAt) });
     expect(page).toContain('its core figures measured again by 1 later run');
     expect(page).toMatch(
-      /- \*\*Measured again\*\*: the core figures replace this run's own, from 1 later run .*ccc3333/,
+      /- \*\*Measured again\*\*: the core figures replace this run's own, from 1 later run .*ccc3333.*\*\*on another CPU: other cpu\*\* \(core\)/,
     );
+    // the run appended on the saved run's own CPU is not flagged
+    expect(page).toMatch(/bbb2222`, started [^;]*→ 0\.20 \(HTTP\)/);
   });
 });
