@@ -263,10 +263,12 @@ export function appendRun(saved: SavedRun, now: SavedRun, suites: readonly strin
 /**
  * A saved run with the suites of `now` in place of its own (`--into saved.json`): their figures and
  * settings replaced, `now` recorded in `remeasured`, and the runs appended or measured again before
- * for those suites no longer named for them. The rest of the saved run is kept.
+ * for those suites no longer named for them. The rest of the saved run is kept (all of it when
+ * `now` measured none of `suites`).
  */
 export function replaceSuites(saved: SavedRun, now: SavedRun, suites: readonly SuiteName[]): SavedRun {
   const measured = suites.filter((suite) => now[suite] !== undefined);
+  if (measured.length === 0) return saved;
   const replaced = Object.fromEntries(
     Object.entries(now).filter(([key]) => measured.some((suite) => key === suite || key === `${suite}Settings`)),
   );

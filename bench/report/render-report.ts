@@ -163,7 +163,9 @@ function perFigure(run: BenchRun): string {
       : []),
   ];
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
-  return run.appended === undefined && run.remeasured === undefined ? all : `${counts.join(', ')} (the others ${all})`;
+  return (run.appended === undefined && run.remeasured === undefined) || counts.length === 0
+    ? all
+    : `${counts.join(', ')} (the others ${all})`;
 }
 
 function combinedSuites(origins: readonly RunOrigin[]): string {

@@ -58,6 +58,7 @@ function medianOf(run: BenchRun): string {
       ? [`${plural(samplesOf(run, 'overload'), 'round', 'rounds')} (overload)`]
       : []),
   ];
+  if (counts.length === 0) return all;
   const runs = 1 + (run.appended?.length ?? 0) + (run.remeasured?.length ?? 0);
   return `${counts.join(', ')} over ${plural(runs, 'run', 'runs')}${suitesOf(run).length > counts.length ? `, ${all} elsewhere` : ''}`;
 }

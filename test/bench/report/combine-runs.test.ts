@@ -289,6 +289,7 @@ describe('replaceSuites', () => {
     expect(page).toMatch(
       /- \*\*Measured again\*\*: the core figures replace this run's own, from 1 later run .*ccc3333.*\*\*on another CPU: other cpu\*\* \(core\)/,
     );
+    expect(replaceSuites(saved, run({}), ['core'])).toBe(saved);
     // the run appended on the saved run's own CPU is not flagged
     expect(page).toMatch(/bbb2222`, started [^;]*→ 0\.20 \(HTTP\)/);
   });
