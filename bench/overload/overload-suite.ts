@@ -63,8 +63,6 @@ export interface OverloadSuiteResult {
   readonly variants: OverloadVariantResult[];
   /** The route's p99 unloaded: one request in flight at a time, unguarded, in ms (the median over rounds). */
   readonly unloadedP99Ms?: number;
-  /** Each round's baseline, in order (runs saved before it was measured per round have none). */
-  readonly baselines?: Baseline[];
   /** Mixed traffic, by load and guard. */
   readonly mixed?: MixedResult[];
 }
@@ -171,9 +169,18 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
     ...summarizeBaselines(baselines, settings.overload),
     workMs: WORK_MS,
     variants,
-    baselines,
     ...(mixed.length > 0 ? { mixed } : {}),
   };
+}
+
+/**
+ * Each round's baseline, in order, as the runs of the first guard carry them; `undefined` for a
+ * suite saved before rounds measured their own.
+ */
+export function roundBaselines(overload: Pick<OverloadSuiteResult, 'variants'>): Baseline[] | undefined {
+  const runs = overload.variants[0]?.runs ?? [];
+  const baselines = runs.map((run) => run.baseline);
+  return runs.length > 0 && baselines.every((b) => b !== undefined) ? (baselines as Baseline[]) : undefined;
 }
 
 /** The suite's capacity, offered rate and unloaded p99: medians over its rounds' baselines. */

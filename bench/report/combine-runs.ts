@@ -2,7 +2,7 @@ import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import type { SuiteName } from '../lib/bench-options';
 import { median } from '../lib/median';
-import { summarizeBaselines } from '../overload/overload-suite';
+import { roundBaselines, summarizeBaselines } from '../overload/overload-suite';
 import type { BenchRun } from './render-report';
 
 /**
@@ -173,7 +173,7 @@ function pool<T, K>(older: readonly T[], newer: readonly T[], key: (t: T) => K, 
 
 /**
  * The overload suite of `now` added to `saved`'s: each guard's runs pooled (and each mixed guard's
- * at each load), the rounds' baselines with them, and capacity, rate and unloaded p99 taken again
+ * at each load), each with its round's baseline, and capacity, rate and unloaded p99 taken again
  * as medians over every round.
  *
  * @throws Error when either run's rounds carry no baseline of their own (saved before the suite
@@ -183,23 +183,22 @@ function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overloa
   const a = saved.overload;
   const b = now.overload!;
   if (a === undefined) return { overload: b, overloadSettings: now.overloadSettings };
-  if (a.baselines === undefined || b.baselines === undefined)
+  if (roundBaselines(a) === undefined || roundBaselines(b) === undefined)
     throw new Error(
       '--append: the saved overload rounds measured the capacity once per run, not in each round, so their ratios cannot be pooled: measure the overload suite anew',
     );
-  const baselines = [...a.baselines, ...b.baselines];
   const settings = now.overloadSettings;
+  const variants = pool(
+    a.variants,
+    b.variants,
+    (v) => v.variant,
+    (o, n) => ({ ...n, runs: [...o.runs, ...n.runs] }),
+  );
   return {
     overload: {
       ...b,
-      ...summarizeBaselines(baselines, settings?.overload ?? b.rate / b.capacity),
-      baselines,
-      variants: pool(
-        a.variants,
-        b.variants,
-        (v) => v.variant,
-        (o, n) => ({ ...n, runs: [...o.runs, ...n.runs] }),
-      ),
+      ...summarizeBaselines(roundBaselines({ variants })!, settings?.overload ?? b.rate / b.capacity),
+      variants,
       mixed: pool(
         a.mixed ?? [],
         b.mixed ?? [],

@@ -14,6 +14,7 @@ import {
   criticalP99Ratio,
   goodputRatio,
   overloadMedian,
+  roundBaselines,
   type MixedRun,
   type OverloadSuiteResult,
 } from '../overload/overload-suite';
@@ -568,7 +569,7 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
  */
 function capacityMethod(overload: OverloadSuiteResult): string {
   const what = '200s per second of the unguarded server with 4 requests in flight';
-  const rounds = overload.baselines?.map((b) => formatCount(b.capacity));
+  const rounds = roundBaselines(overload)?.map((b) => formatCount(b.capacity));
   return rounds === undefined
     ? `Capacity ${formatCount(overload.capacity)} req/s (${what}, measured once before the rounds)`
     : `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of ${rounds.join(', ')}` : ''} (${what}, measured in a fresh server at the start of each round; each run's goodput / capacity is over its own round's)`;
@@ -610,6 +611,7 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
       .join(', '),
   ]);
   const s = run.overloadSettings;
+  const baselines = roundBaselines(overload);
   return (
     `\n\n### Mixed traffic: 20 % critical, 80 % sheddable\n\n` +
     markdownTable(
@@ -626,7 +628,7 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
       ['r', 'l', 'r', 'r', 'r', 'r', 'l'],
     ) +
     `\n\nEvery fifth request carries \`x-priority: critical\`, the rest \`sheddable\`, open loop at each load × capacity for ${s?.seconds ?? '?'} s per run, in a fresh server per run, interleaved rounds, medians over rounds. ` +
-    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${overload.baselines === undefined || overload.baselines.length < 2 ? '' : ` (the median of ${overload.baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.`
+    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${baselines === undefined || baselines.length < 2 ? '' : ` (the median of ${baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.`
   );
 }
 

@@ -1,5 +1,6 @@
 import type { CoreCaseResult } from '../../../bench/core/core-suite';
 import type { HttpFrameworkResult, HttpRound } from '../../../bench/http/http-suite';
+import { roundBaselines } from '../../../bench/overload/overload-suite';
 import { appendRun, mergeBefore, replaceSuites, type SavedRun } from '../../../bench/report/combine-runs';
 import { renderMarkdown, type BenchRun } from '../../../bench/report/render-report';
 
@@ -205,8 +206,13 @@ describe('appendRun with the overload suite', () => {
   const overloadSettings = { rounds: 1, seconds: 8, overload: 2, deadlineMs: 1000, mixedLoads: [4] };
   const opened = { sent: 100, statuses: { 200: 90 }, timedOut: 0, failed: 0, okWhileSending: 90, sendingSeconds: 1 };
   /** One round: its baseline, one run of each guard with `goodput` 200s per second, one mixed run of the queued guard. */
-  function overloadRound(capacity: number, goodput: number, unloadedP99Ms: number): SavedRun['overload'] {
-    const baseline = { capacity, unloadedP99Ms };
+  function overloadRound(
+    capacity: number,
+    goodput: number,
+    unloadedP99Ms: number,
+    perRound = true,
+  ): SavedRun['overload'] {
+    const baseline = perRound ? { capacity, unloadedP99Ms } : undefined;
     const variant = (name: 'none' | 'system' | 'adaptive') => ({
       variant: name,
       runs: [{ ...opened, okLatenciesMs: [], seconds: 1, p50Ms: 10, p99Ms: 20, goodput, serverCpuMs: 900, baseline }],
@@ -216,7 +222,6 @@ describe('appendRun with the overload suite', () => {
       rate: capacity * 2,
       workMs: 10,
       unloadedP99Ms,
-      baselines: [baseline],
       variants: [variant('none'), variant('system'), variant('adaptive')],
       mixed: [
         {
@@ -233,7 +238,7 @@ describe('appendRun with the overload suite', () => {
     const now = run({ overload: overloadRound(90, 81, 20), overloadSettings }, 'def5678');
     const merged = appendRun(saved, now, ['overload']);
     const overload = merged.overload!;
-    expect(overload.baselines).toEqual([
+    expect(roundBaselines(overload)).toEqual([
       { capacity: 80, unloadedP99Ms: 15 },
       { capacity: 90, unloadedP99Ms: 20 },
     ]);
@@ -257,8 +262,7 @@ describe('appendRun with the overload suite', () => {
   });
 
   it('refuses rounds that measured their capacity once per run, and other settings', () => {
-    const { baselines: _baselines, ...once } = overloadRound(80, 76, 15)!;
-    const old = run({ overload: once, overloadSettings });
+    const old = run({ overload: overloadRound(80, 76, 15, false), overloadSettings });
     const now = run({ overload: overloadRound(90, 81, 20), overloadSettings });
     expect(() => appendRun(old, now, ['overload'])).toThrow('measured the capacity once per run');
     const longer = run({ overload: overloadRound(90, 81, 20), overloadSettings: { ...overloadSettings, seconds: 4 } });
