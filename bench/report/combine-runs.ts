@@ -286,8 +286,25 @@ export function replaceSuites(saved: SavedRun, now: SavedRun, suites: readonly S
 }
 
 /** The suites later runs added to this one or measured again. */
-export function combined(run: Pick<BenchRun, 'appended' | 'remeasured'>): Set<SuiteName> {
+function combined(run: Pick<BenchRun, 'appended' | 'remeasured'>): Set<SuiteName> {
   return new Set([...(run.appended ?? []), ...(run.remeasured ?? [])].flatMap((o) => o.suites));
+}
+
+/**
+ * The suites whose figures later runs added to or measured again, each with the processes (core)
+ * or rounds (HTTP, overload) its figures are now medians of; the report names these counts.
+ */
+export function pooledSuites(
+  run: Pick<
+    BenchRun,
+    AppendableSuite | 'appended' | 'remeasured' | 'runs' | 'coreSettings' | 'httpSettings' | 'overloadSettings'
+  >,
+): { readonly suite: AppendableSuite; readonly samples: number }[] {
+  const suites = combined(run);
+  return APPENDABLE_SUITES.filter((suite) => run[suite] !== undefined && suites.has(suite)).map((suite) => ({
+    suite,
+    samples: samplesOf(run, suite),
+  }));
 }
 
 /** The number of processes (core) or rounds (HTTP, overload) behind a run's figures of a suite. */

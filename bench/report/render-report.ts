@@ -19,7 +19,7 @@ import {
   type OverloadSuiteResult,
 } from '../overload/overload-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
-import { beforeCase, beforeVariant, combined, samplesOf, type BeforeFigures, type RunOrigin } from './combine-runs';
+import { beforeCase, beforeVariant, pooledSuites, type BeforeFigures, type RunOrigin } from './combine-runs';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
 
@@ -156,17 +156,13 @@ function renderSetup(run: BenchRun): string {
 
 /** How many processes or rounds each figure is the median of; per suite once runs were appended. */
 function perFigure(run: BenchRun): string {
-  const counts = [
-    ...(run.core && run.coreSettings ? [`core ${plural(samplesOf(run, 'core'), 'process', 'processes')}`] : []),
-    ...(run.http && run.httpSettings ? [`HTTP ${plural(samplesOf(run, 'http'), 'round', 'interleaved rounds')}`] : []),
-    ...(run.overload && run.overloadSettings && combined(run).has('overload')
-      ? [`overload ${plural(samplesOf(run, 'overload'), 'round', 'interleaved rounds')}`]
-      : []),
-  ];
+  const counts = pooledSuites(run).map(({ suite, samples }) =>
+    suite === 'core'
+      ? `core ${plural(samples, 'process', 'processes')}`
+      : `${suite === 'http' ? 'HTTP' : suite} ${plural(samples, 'round', 'interleaved rounds')}`,
+  );
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
-  return (run.appended === undefined && run.remeasured === undefined) || counts.length === 0
-    ? all
-    : `${counts.join(', ')} (the others ${all})`;
+  return counts.length === 0 ? all : `${counts.join(', ')} (the others ${all})`;
 }
 
 function combinedSuites(origins: readonly RunOrigin[]): string {

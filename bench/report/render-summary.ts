@@ -5,7 +5,7 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import { goodputRatio, overloadMedian, roundBaselines } from '../overload/overload-suite';
-import { beforeCase, beforeVariant, combined, samplesOf } from './combine-runs';
+import { beforeCase, beforeVariant, pooledSuites } from './combine-runs';
 import { heapGrowth } from './evaluate-targets';
 import type { BenchRun } from './render-report';
 
@@ -50,14 +50,11 @@ export function renderSummary(run: BenchRun): string {
 /** How many processes or rounds the figures are medians of (per suite once runs were appended). */
 function medianOf(run: BenchRun): string {
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
-  if (run.appended === undefined && run.remeasured === undefined) return all;
-  const counts = [
-    ...(run.core ? [`${plural(samplesOf(run, 'core'), 'process', 'processes')} (core)`] : []),
-    ...(run.http ? [`${plural(samplesOf(run, 'http'), 'round', 'rounds')} (HTTP)`] : []),
-    ...(run.overload && combined(run).has('overload')
-      ? [`${plural(samplesOf(run, 'overload'), 'round', 'rounds')} (overload)`]
-      : []),
-  ];
+  const counts = pooledSuites(run).map(({ suite, samples }) =>
+    suite === 'core'
+      ? `${plural(samples, 'process', 'processes')} (core)`
+      : `${plural(samples, 'round', 'rounds')} (${suite === 'http' ? 'HTTP' : suite})`,
+  );
   if (counts.length === 0) return all;
   const runs = 1 + (run.appended?.length ?? 0) + (run.remeasured?.length ?? 0);
   return `${counts.join(', ')} over ${plural(runs, 'run', 'runs')}${suitesOf(run).length > counts.length ? `, ${all} elsewhere` : ''}`;

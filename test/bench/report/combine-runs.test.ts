@@ -101,6 +101,9 @@ describe('appendRun', () => {
     expect(merged.coreSettings!.processes).toBe(2);
     expect(merged.http).toBe(saved.http);
     expect(merged.appended).toEqual([expect.objectContaining({ commit: 'def5678', suites: ['core'] })]);
+    // only core was pooled: HTTP's figures are still the one run's
+    const once = renderMarkdown({ ...(merged as BenchRun), startedAt: new Date(merged.startedAt) });
+    expect(once).toContain('core 2 processes (the others 1 process or round) per figure');
 
     const twice = appendRun(merged, run({ http: http(1), httpSettings }), ['http']);
     const fg = twice.http![0]!.variants.find((v) => v.variant === 'floodgate')!;
