@@ -98,6 +98,8 @@ describe('the dashboard page in Chromium', () => {
   });
 
   it("shows a resource's blocks by priority once a call claimed one, and no such line before", async () => {
+    // the card is there (from the traffic above), its priority line present but hidden
+    await expect(card('GET /hello').locator('.priorities').count()).resolves.toBe(1);
     await expect(card('GET /hello').locator('.priorities').isHidden()).resolves.toBe(true);
     // replaced by the next test's edit, which loads the flow rules anew
     fg.loadFlowRules([{ resource: 'GET /batch', threshold: 0 }]);
