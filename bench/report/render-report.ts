@@ -58,7 +58,7 @@ export interface BenchRun extends SuiteResults {
    */
   readonly before?: BeforeFigures;
   /**
-   * Runs whose core or HTTP measurements were added to this run's (`--into saved.json --append`):
+   * Runs whose core, HTTP or overload measurements were added to this run's (`--into saved.json --append`):
    * those suites' figures are medians over every process or round of this run and these.
    */
   readonly appended?: readonly RunOrigin[];
