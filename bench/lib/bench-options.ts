@@ -1,5 +1,3 @@
-import { APPENDABLE_SUITES } from '../report/combine-runs';
-
 /** Which suites a bench run covers. */
 export type SuiteName = 'core' | 'rules' | 'memory' | 'http' | 'grpc' | 'cluster' | 'overload' | 'outbound';
 
@@ -41,7 +39,20 @@ export interface BenchOptions {
   readonly before: readonly string[];
 }
 
-const ALL_SUITES: readonly SuiteName[] = ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload', 'outbound'];
+/** Every suite, in the order a run measures them. */
+export const ALL_SUITES: readonly SuiteName[] = [
+  'core',
+  'rules',
+  'memory',
+  'http',
+  'grpc',
+  'cluster',
+  'overload',
+  'outbound',
+];
+/** The suites whose processes or rounds repeated runs can add to a saved run's (`--append`). */
+export const APPENDABLE_SUITES = ['core', 'http', 'overload'] as const satisfies readonly SuiteName[];
+export type AppendableSuite = (typeof APPENDABLE_SUITES)[number];
 
 /** Reads the command line; unknown flags fail loudly. */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
@@ -88,7 +99,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       );
   }
   if (append && into === undefined) throw new Error('--append needs --into saved.json: the run to add to');
-  if (append && suites.some((suite) => !(APPENDABLE_SUITES as readonly string[]).includes(suite)))
+  if (append && suites.some((suite) => !(APPENDABLE_SUITES as readonly SuiteName[]).includes(suite)))
     throw new Error(
       `--append combines ${APPENDABLE_SUITES.join(', ')} runs only: add --only with some of them (--only core,http)`,
     );

@@ -1,6 +1,6 @@
 import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
-import type { SuiteName } from '../lib/bench-options';
+import { APPENDABLE_SUITES, type AppendableSuite, type SuiteName } from '../lib/bench-options';
 import { median } from '../lib/median';
 import { roundBaselines, summarizeBaselines } from '../overload/overload-suite';
 import type { BenchRun } from './render-report';
@@ -18,9 +18,6 @@ import type { BenchRun } from './render-report';
 /** The suites that can be shown as before figures. */
 export const COMBINABLE_SUITES = ['core', 'http'] as const;
 export type CombinableSuite = (typeof COMBINABLE_SUITES)[number];
-/** The suites that repeated runs can add to a saved run. */
-export const APPENDABLE_SUITES = [...COMBINABLE_SUITES, 'overload'] as const;
-export type AppendableSuite = (typeof APPENDABLE_SUITES)[number];
 
 /** Where a combined run's figures came from: enough for the report to name it. */
 export interface RunOrigin {

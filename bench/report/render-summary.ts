@@ -1,6 +1,7 @@
 import type { ClusterCaseResult } from '../cluster/cluster-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, plural, title } from '../lib/format';
+import { ALL_SUITES } from '../lib/bench-options';
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
@@ -61,9 +62,7 @@ function medianOf(run: BenchRun): string {
 }
 
 function suitesOf(run: BenchRun): string[] {
-  return ['core', 'rules', 'memory', 'http', 'grpc', 'cluster', 'overload', 'outbound'].filter(
-    (suite) => (run as unknown as Record<string, unknown>)[suite] !== undefined,
-  );
+  return ALL_SUITES.filter((suite) => run[suite] !== undefined);
 }
 
 /** Where the "before" figures come from, in a sentence (empty without them). */
