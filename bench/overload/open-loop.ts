@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 export interface OpenLoopOptions {
   /** Requests sent per second, whatever the answers. */
   readonly ratePerSecond: number;
-  /** Requests in all. */
+  /** Requests in all (fewer if `signal` aborts first). */
   readonly count: number;
   /** The path requested. @defaultValue '/report' */
   readonly path?: string;
@@ -18,6 +18,8 @@ export interface OpenLoopOptions {
    * by that value in {@link OpenLoopResult.byPriority}. @defaultValue no header
    */
   readonly priorityOf?: (i: number) => string | undefined;
+  /** Stops sending when aborted: the run then ends when the requests sent have ended. */
+  readonly signal?: AbortSignal;
 }
 
 /** What the requests of one `x-priority` value got. */
@@ -68,7 +70,10 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
     maxInFlight = Number.POSITIVE_INFINITY,
     deadlineMs,
     priorityOf,
+    signal,
   } = options;
+  /** Requests the run sends in all: `count`, or those sent when `signal` aborts. */
+  let total = count;
   const byPriority: Record<string, PriorityClassResult> | undefined = priorityOf === undefined ? undefined : {};
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const statuses: Record<string, number> = {};
@@ -82,6 +87,20 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
   let lastSentAt: number | undefined;
   const started = performance.now();
   return new Promise((resolve) => {
+    const end = (): void => {
+      agent.destroy();
+      resolve({
+        sent,
+        statuses,
+        timedOut,
+        failed,
+        okLatenciesMs,
+        okWhileSending,
+        sendingSeconds: ((lastSentAt ?? started) - started) / 1000,
+        seconds: (performance.now() - started) / 1000,
+        ...(byPriority !== undefined ? { byPriority } : {}),
+      });
+    };
     const send = (): void => {
       const priority = priorityOf?.(sent);
       const klass =
@@ -101,19 +120,7 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
         clearTimeout(deadline);
         record();
         inFlight--;
-        if (++ended < count) return;
-        agent.destroy();
-        resolve({
-          sent,
-          statuses,
-          timedOut,
-          failed,
-          okLatenciesMs,
-          okWhileSending,
-          sendingSeconds: ((lastSentAt ?? started) - started) / 1000,
-          seconds: (performance.now() - started) / 1000,
-          ...(byPriority !== undefined ? { byPriority } : {}),
-        });
+        if (++ended === total) end();
       };
       const headers = priority === undefined ? undefined : { 'x-priority': priority };
       const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
@@ -140,12 +147,18 @@ export function openLoop(port: number, options: OpenLoopOptions): Promise<OpenLo
         deadline = setTimeout(() => finish(giveUp), deadlineMs);
       }
       req.end();
-      if (sent === count) lastSentAt = performance.now();
+      if (sent === total) lastSentAt = performance.now();
     };
     const tick = (): void => {
-      const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);
+      if (signal?.aborted === true && sent < total) {
+        total = sent;
+        lastSentAt = performance.now();
+        if (ended === total) end();
+        return;
+      }
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * ratePerSecond) + 1);
       while (sent < due && inFlight < maxInFlight) send();
-      if (sent < count) setTimeout(tick, 1);
+      if (sent < total) setTimeout(tick, 1);
     };
     tick();
   });
