@@ -2,7 +2,8 @@
  * One overload server process: `node bench/dist/overload/overload-server.js <variant>`.
  * Express 5 with one CPU-bound route, `GET /report`: about `WORK_MS` of CPU per request in
  * `SLICES` steps, awaiting between them (as a handler awaiting its database), so requests in
- * flight share the one JavaScript thread. Guarded by nothing, by a system rule, or by an adaptive
+ * flight share the one JavaScript thread; the same work unguarded on `GET /unguarded`, and
+ * `GET /refused` answered 503 at once. Guarded by nothing, by a system rule, or by an adaptive
  * concurrency rule, through `resilience()`; for mixed traffic (requests marked by `x-priority`),
  * by the adaptive rule blind to priorities, the adaptive rule reading them, a concurrency
  * limit partitioned by priority, or a concurrency limit whose queue serves by priority. Listens on 127.0.0.1, prints `{"port":N}`, serves until SIGTERM.
@@ -21,6 +22,15 @@ export const OVERLOAD_VARIANTS: readonly OverloadVariant[] = ['none', 'system', 
 /** The guards compared under mixed traffic (20 % critical, 80 % sheddable). */
 export type MixedVariant = 'none' | 'blind' | 'priority' | 'partitioned' | 'queued';
 export const MIXED_VARIANTS: readonly MixedVariant[] = ['none', 'blind', 'priority', 'partitioned', 'queued'];
+
+/** The route's work on a path every variant serves before any guard: its capacity in the server at hand. */
+export const UNGUARDED_PATH = '/unguarded';
+
+/**
+ * A path every variant answers 503 at once, before any middleware sees it: the refusals of an
+ * ideal guard, which costs nothing to decide and sends no body.
+ */
+export const REFUSED_PATH = '/refused';
 
 /** CPU per request, in ms, and the steps it is done in. */
 export const WORK_MS = 10;
@@ -93,7 +103,19 @@ async function main(): Promise<void> {
   const all: readonly string[] = [...OVERLOAD_VARIANTS, ...MIXED_VARIANTS];
   if (!all.includes(variant)) throw new Error(`usage: overload-server <${all.join('|')}>`);
   const perSlice = calibrate();
+  const report = async (_req: express.Request, res: express.Response): Promise<void> => {
+    for (let i = 0; i < SLICES; i++) {
+      if (i > 0) await yieldToLoop();
+      spin(perSlice);
+    }
+    res.json({ ok: true });
+  };
   const app = express();
+  // Before any guard: the route's capacity in this server, and the least a refusal can cost.
+  app.get(UNGUARDED_PATH, report);
+  app.get(REFUSED_PATH, (_req, res) => {
+    res.status(503).end();
+  });
   if (variant !== 'none') {
     const floodgate = new Floodgate();
     if (variant === 'system') floodgate.loadSystemRules([OVERLOAD_SYSTEM_RULE]);
@@ -117,13 +139,7 @@ async function main(): Promise<void> {
       }),
     );
   }
-  app.get('/report', async (_req, res) => {
-    for (let i = 0; i < SLICES; i++) {
-      if (i > 0) await yieldToLoop();
-      spin(perSlice);
-    }
-    res.json({ ok: true });
-  });
+  app.get('/report', report);
   const server = app.listen(0, '127.0.0.1', () =>
     process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`),
   );

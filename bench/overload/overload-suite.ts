@@ -4,7 +4,15 @@ import { pinProcess } from '../lib/pinned-command';
 import { processCpuMs, waitUntilIdle } from '../http/process-cpu';
 import { startListeningProcess, type ServerProcess } from '../http/server-process';
 import { openLoop, percentile, type OpenLoopResult } from './open-loop';
-import { MIXED_VARIANTS, OVERLOAD_VARIANTS, WORK_MS, type MixedVariant, type OverloadVariant } from './overload-server';
+import {
+  MIXED_VARIANTS,
+  OVERLOAD_VARIANTS,
+  REFUSED_PATH,
+  UNGUARDED_PATH,
+  WORK_MS,
+  type MixedVariant,
+  type OverloadVariant,
+} from './overload-server';
 
 /** How the overload suite runs. */
 export interface OverloadSuiteSettings {
@@ -33,6 +41,25 @@ export interface Baseline {
   readonly capacity: number;
   /** The route's p99 with one request in flight at a time, in ms. */
   readonly unloadedP99Ms: number;
+  /**
+   * The most goodput any guard in the server could give at each mixed load, as a share of what
+   * the route gives alone (see {@link Ceiling}). Runs saved before it was measured have none.
+   */
+  readonly ceilings?: readonly Ceiling[];
+}
+
+/**
+ * What the refusals of one load leave the route: the 200s per second it answers with 4 requests
+ * in flight while requests to `/refused` (answered 503 before any middleware: a guard that costs
+ * nothing to decide) arrive at (load − 1) × capacity, the refusals a guard serving the capacity
+ * answers, over its 200s per second alone. Both in the same server, in alternating phases, the
+ * median of the pairs' ratios.
+ */
+export interface Ceiling {
+  /** The load, as a multiple of the capacity. */
+  readonly load: number;
+  /** The route's 200s per second beside those refusals over alone (at most about 1). */
+  readonly ratio: number;
 }
 
 /** One run of one variant. */
@@ -45,6 +72,14 @@ export interface OverloadRun extends OpenLoopResult {
   readonly serverCpuMs: number;
   /** The baseline of the run's round (runs saved before it was measured per round have none). */
   readonly baseline?: Baseline;
+  /**
+   * The route's capacity in the run's own server: 200s per second with 4 requests in flight on
+   * the same work past every guard (`/unguarded`), measured just before the run and again just
+   * after, the mean of the two. The run's goodput / capacity is over it (runs saved before it
+   * was measured per run: over their round's baseline), so the machine's speed, which drifts on
+   * a shared VM by a tenth within a minute, moves both sides of the ratio together.
+   */
+  readonly capacity?: number;
 }
 
 /** Every run of one variant. */
@@ -77,6 +112,8 @@ export interface MixedRun {
   readonly goodput: number;
   /** The baseline of the run's round (runs saved before it was measured per round have none). */
   readonly baseline?: Baseline;
+  /** See {@link OverloadRun.capacity}. */
+  readonly capacity?: number;
 }
 
 /** Every run of mixed traffic of one guard at one load. */
@@ -111,16 +148,18 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
   const mixedRuns = new Map<string, MixedRun[]>();
   const baselines: Baseline[] = [];
   for (let round = 0; round < settings.rounds; round++) {
-    const baseline = await measureBaseline(start);
+    const baseline = await measureBaseline(start, settings.mixedLoads);
     baselines.push(baseline);
     const { capacity } = baseline;
     const rate = capacity * settings.overload;
+    const ceilings = (baseline.ceilings ?? []).map((c) => `${c.ratio.toFixed(2)} at ${c.load}×`);
     settings.log(
-      `  overload round ${round + 1}: capacity ${capacity.toFixed(0)} req/s, unloaded p99 ${baseline.unloadedP99Ms.toFixed(1)} ms; driving at ${rate.toFixed(0)} req/s`,
+      `  overload round ${round + 1}: capacity ${capacity.toFixed(0)} req/s, unloaded p99 ${baseline.unloadedP99Ms.toFixed(1)} ms, ` +
+        `ceiling ${ceilings.join(', ')}; driving at ${rate.toFixed(0)} req/s`,
     );
     const reversed = round % 2 === 1;
     for (const variant of reversed ? [...OVERLOAD_VARIANTS].reverse() : OVERLOAD_VARIANTS) {
-      const { result, serverCpuMs } = await driveFresh(start, variant, capacity, rate, settings);
+      const { result, serverCpuMs, ownCapacity } = await driveFresh(start, variant, capacity, rate, settings);
       const run: OverloadRun = {
         ...result,
         p50Ms: percentile(result.okLatenciesMs, 50),
@@ -128,22 +167,31 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
         goodput: goodputOf(result),
         serverCpuMs,
         baseline,
+        capacity: ownCapacity,
       };
       runs.get(variant)!.push(run);
       settings.log(
         `  overload/${variant} round ${round + 1}: 200×${result.statuses['200'] ?? 0} 503×${result.statuses['503'] ?? 0} gave up ${result.timedOut + result.failed}; ` +
-          `p99 ${run.p99Ms.toFixed(0)} ms, goodput ${run.goodput.toFixed(0)} req/s`,
+          `p99 ${run.p99Ms.toFixed(0)} ms, goodput ${run.goodput.toFixed(0)} req/s of capacity ${ownCapacity.toFixed(0)}`,
       );
     }
     for (const load of settings.mixedLoads) {
       for (const variant of reversed ? [...MIXED_VARIANTS].reverse() : MIXED_VARIANTS) {
-        const { result } = await driveFresh(start, variant, capacity, capacity * load, settings, mixedPriority);
+        const { result, ownCapacity } = await driveFresh(
+          start,
+          variant,
+          capacity,
+          capacity * load,
+          settings,
+          mixedPriority,
+        );
         const critical = result.byPriority?.critical;
         const run: MixedRun = {
           criticalSuccess: critical === undefined ? Number.NaN : critical.okLatenciesMs.length / critical.sent,
           criticalP99Ms: critical === undefined ? Number.NaN : percentile(critical.okLatenciesMs, 99),
           goodput: goodputOf(result),
           baseline,
+          capacity: ownCapacity,
         };
         const key = `${load}/${variant}`;
         mixedRuns.set(key, [...(mixedRuns.get(key) ?? []), run]);
@@ -152,7 +200,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
             `(${Object.entries(critical?.statuses ?? {})
               .map(([status, n]) => `${status}×${n}`)
               .join(' ')} of ${critical?.sent ?? 0}), ` +
-            `critical p99 ${run.criticalP99Ms.toFixed(0)} ms, goodput ${(run.goodput / capacity).toFixed(2)} of capacity`,
+            `critical p99 ${run.criticalP99Ms.toFixed(0)} ms, goodput ${(run.goodput / ownCapacity).toFixed(2)} of capacity ${ownCapacity.toFixed(0)}`,
         );
       }
     }
@@ -192,25 +240,61 @@ export function summarizeBaselines(
   return { capacity, rate: capacity * overload, unloadedP99Ms: median(baselines.map((b) => b.unloadedP99Ms)) };
 }
 
+/** Pairs of phases of a ceiling, and requests served per phase. */
+export const CEILING_PAIRS = 4;
+export const CEILING_PHASE_REQUESTS = 100;
+
 /**
  * A round's baseline, in a fresh unguarded server: its capacity (200 requests of warm-up, then
- * 400 at 4 in flight) and its unloaded p99 (400 requests one at a time).
+ * 400 at 4 in flight), its unloaded p99 (400 requests one at a time), and its ceiling at each
+ * of `loads`.
  */
-async function measureBaseline(start: Start): Promise<Baseline> {
+async function measureBaseline(start: Start, loads: readonly number[]): Promise<Baseline> {
   const server = await start('none');
   try {
-    await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 200, maxInFlight: 4 }); // warm-up
-    const loaded = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 });
-    const unloaded = await openLoop(server.port, { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 1 });
-    return { capacity: goodputOf(loaded), unloadedP99Ms: percentile(unloaded.okLatenciesMs, 99) };
+    const closed = { path: PATH, ratePerSecond: 1e9, count: 400, maxInFlight: 4 };
+    await openLoop(server.port, { ...closed, count: 200 }); // warm-up
+    const loaded = await openLoop(server.port, closed);
+    const unloaded = await openLoop(server.port, { ...closed, maxInFlight: 1 });
+    const capacity = goodputOf(loaded);
+    const ceilings: Ceiling[] = [];
+    for (const load of loads) ceilings.push({ load, ratio: await measureCeiling(server.port, (load - 1) * capacity) });
+    return { capacity, unloadedP99Ms: percentile(unloaded.okLatenciesMs, 99), ceilings };
   } finally {
     await server.stop();
   }
 }
 
 /**
+ * The route's goodput while refused requests arrive at `refusalRate`, over its goodput alone:
+ * {@link CEILING_PAIRS} pairs of phases (alone, then beside the refusals, each
+ * {@link CEILING_PHASE_REQUESTS} requests at 4 in flight), the median of the pairs' ratios, so a
+ * drift of the machine's speed moves both sides of each.
+ */
+async function measureCeiling(port: number, refusalRate: number): Promise<number> {
+  const phase = { path: PATH, ratePerSecond: 1e9, count: CEILING_PHASE_REQUESTS, maxInFlight: 4 };
+  const ratios: number[] = [];
+  for (let pair = 0; pair < CEILING_PAIRS; pair++) {
+    const alone = goodputOf(await openLoop(port, phase));
+    const stop = new AbortController();
+    const refusals = openLoop(port, {
+      path: REFUSED_PATH,
+      ratePerSecond: refusalRate,
+      count: Number.MAX_SAFE_INTEGER,
+      signal: stop.signal,
+    });
+    const beside = goodputOf(await openLoop(port, phase));
+    stop.abort();
+    await refusals;
+    ratios.push(beside / alone);
+  }
+  return median(ratios);
+}
+
+/**
  * One recorded run: a fresh server of `variant`, warmed for a second at half the capacity
- * (unrecorded), left to go idle, then driven at `rate` for `settings.seconds`, open loop.
+ * (unrecorded), left to go idle, its own capacity measured (see {@link OverloadRun.capacity}), driven at
+ * `rate` for `settings.seconds`, open loop, left to go idle, and its capacity measured again.
  */
 async function driveFresh(
   start: Start,
@@ -219,11 +303,18 @@ async function driveFresh(
   rate: number,
   settings: OverloadSuiteSettings,
   priorityOf?: (i: number) => string,
-): Promise<{ result: OpenLoopResult; serverCpuMs: number }> {
+): Promise<{ result: OpenLoopResult; serverCpuMs: number; ownCapacity: number }> {
   const server = await start(variant);
+  const measureCapacity = async (): Promise<number> => {
+    // Long enough for an unguarded server to finish the requests its clients gave up on.
+    await waitUntilIdle(server.pid, IDLE_WAIT_MS);
+    const phase = { path: UNGUARDED_PATH, ratePerSecond: 1e9, count: CAPACITY_REQUESTS, maxInFlight: 4 };
+    return goodputOf(await openLoop(server.port, phase));
+  };
   try {
     const load = { path: PATH, deadlineMs: settings.deadlineMs, ...(priorityOf ? { priorityOf } : {}) };
     await openLoop(server.port, { ...load, ratePerSecond: capacity / 2, count: Math.round(capacity / 2) });
+    const before = await measureCapacity();
     await waitUntilIdle(server.pid);
     const cpuBefore = processCpuMs(server.pid);
     const result = await openLoop(server.port, {
@@ -231,23 +322,51 @@ async function driveFresh(
       ratePerSecond: rate,
       count: Math.round(rate * settings.seconds),
     });
-    return { result, serverCpuMs: processCpuMs(server.pid) - cpuBefore };
+    const serverCpuMs = processCpuMs(server.pid) - cpuBefore;
+    return { result, serverCpuMs, ownCapacity: (before + (await measureCapacity())) / 2 };
   } finally {
     await server.stop();
   }
 }
 
-/** A run's goodput over its round's capacity (the suite's, for runs saved before it was measured per round). */
+/** The longest wait for a server to go idle before measuring its capacity. */
+const IDLE_WAIT_MS = 20_000;
+
+/** Requests of each measure of a run's own capacity (about 1.5 s at 4 in flight). */
+const CAPACITY_REQUESTS = 150;
+
+/**
+ * A run's goodput over its own server's capacity (see {@link OverloadRun.capacity}); for runs saved before
+ * that was measured, over its round's (or, older still, the suite's).
+ */
 export function goodputRatio(
-  run: { readonly goodput: number; readonly baseline?: Baseline },
+  run: { readonly goodput: number; readonly capacity?: number; readonly baseline?: Baseline },
   overload: Pick<OverloadSuiteResult, 'capacity'>,
 ): number {
-  return run.goodput / (run.baseline?.capacity ?? overload.capacity);
+  return run.goodput / (run.capacity ?? run.baseline?.capacity ?? overload.capacity);
+}
+
+/**
+ * A run's goodput / capacity over its round's ceiling at `load` (see {@link Ceiling}): the share
+ * it gave of what any guard could have given. NaN for runs saved before ceilings were measured.
+ */
+export function ceilingRatio(
+  run: { readonly goodput: number; readonly capacity?: number; readonly baseline?: Baseline },
+  overload: Pick<OverloadSuiteResult, 'capacity'>,
+  load: number,
+): number {
+  const ceiling = run.baseline?.ceilings?.find((c) => c.load === load);
+  return ceiling === undefined ? Number.NaN : goodputRatio(run, overload) / ceiling.ratio;
 }
 
 /** A mixed run's critical p99 over its round's unloaded p99 (the suite's, for runs saved before). */
 export function criticalP99Ratio(run: MixedRun, overload: Pick<OverloadSuiteResult, 'unloadedP99Ms'>): number {
   return run.criticalP99Ms / (run.baseline?.unloadedP99Ms ?? overload.unloadedP99Ms ?? Number.NaN);
+}
+
+/** Whether the suite's runs measured their own server's capacity (see {@link OverloadRun.capacity}). */
+export function ownCapacities(overload: Pick<OverloadSuiteResult, 'variants'>): boolean {
+  return overload.variants.some((v) => v.runs.some((r) => r.capacity !== undefined));
 }
 
 /** The median over runs of one figure of a variant. */

@@ -2,7 +2,7 @@ import type { CoreCaseResult } from '../core/core-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { APPENDABLE_SUITES, type AppendableSuite, type SuiteName } from '../lib/bench-options';
 import { median } from '../lib/median';
-import { roundBaselines, summarizeBaselines } from '../overload/overload-suite';
+import { ownCapacities, roundBaselines, summarizeBaselines } from '../overload/overload-suite';
 import type { BenchRun } from './render-report';
 
 /**
@@ -174,7 +174,8 @@ function pool<T, K>(older: readonly T[], newer: readonly T[], key: (t: T) => K, 
  * as medians over every round.
  *
  * @throws Error when either run's rounds carry no baseline of their own (saved before the suite
- *   measured its capacity per round): their ratios were taken against another run's capacity.
+ *   measured its capacity per round): their ratios were taken against another run's capacity; or
+ *   when one run's measured their own server's capacity and the other's did not.
  */
 function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overload' | 'overloadSettings'> {
   const a = saved.overload;
@@ -183,6 +184,10 @@ function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overloa
   if (roundBaselines(a) === undefined || roundBaselines(b) === undefined)
     throw new Error(
       '--append: the saved overload rounds measured the capacity once per run, not in each round, so their ratios cannot be pooled: measure the overload suite anew',
+    );
+  if (ownCapacities(a) !== ownCapacities(b))
+    throw new Error(
+      `--append: the ${ownCapacities(a) ? 'new' : 'saved'} overload runs took their goodput over their round's capacity, not their own server's, so their ratios cannot be pooled: measure the overload suite anew`,
     );
   const settings = now.overloadSettings;
   const variants = pool(

@@ -11,9 +11,13 @@ import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
 import {
+  CEILING_PAIRS,
+  CEILING_PHASE_REQUESTS,
+  ceilingRatio,
   criticalP99Ratio,
   goodputRatio,
   overloadMedian,
+  ownCapacities,
   roundBaselines,
   type MixedRun,
   type OverloadSuiteResult,
@@ -566,9 +570,12 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
 function capacityMethod(overload: OverloadSuiteResult): string {
   const what = '200s per second of the unguarded server with 4 requests in flight';
   const rounds = roundBaselines(overload)?.map((b) => formatCount(b.capacity));
-  return rounds === undefined
-    ? `Capacity ${formatCount(overload.capacity)} req/s (${what}, measured once before the rounds)`
-    : `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of ${rounds.join(', ')}` : ''} (${what}, measured in a fresh server at the start of each round; each run's goodput / capacity is over its own round's)`;
+  if (rounds === undefined)
+    return `Capacity ${formatCount(overload.capacity)} req/s (${what}, measured once before the rounds)`;
+  const measured = `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of ${rounds.join(', ')}` : ''} (${what}, measured in a fresh server at the start of each round`;
+  return ownCapacities(overload)
+    ? `${measured}: the loads are multiples of it); each run's goodput / capacity is over the capacity of its own server, the same work on a path past every guard at 4 in flight, measured just before the run and just after it (the mean of the two), so a drift of the machine's speed moves both`
+    : `${measured}; each run's goodput / capacity is over its own round's)`;
 }
 
 /**
@@ -595,11 +602,14 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
     queued: 'concurrency 1, a queue of 10 served by priority (`prioritized`), reading `x-priority`',
   } as const;
   const med = (runs: readonly MixedRun[], pick: (r: MixedRun) => number): number => median(runs.map(pick));
+  // Rounds measured before ceilings were have none: their table is as it was.
+  const ceiled = mixed.some((m) => m.runs.some((r) => r.baseline?.ceilings !== undefined));
   const rows = mixed.map((m) => [
     `${m.load}×`,
     NAMES[m.variant],
     `${(med(m.runs, (r) => r.criticalSuccess) * 100).toFixed(2)} %`,
     formatRatio(med(m.runs, (r) => goodputRatio(r, overload))),
+    ...(ceiled ? [formatRatio(med(m.runs, (r) => ceilingRatio(r, overload, m.load)))] : []),
     formatMs(med(m.runs, (r) => r.criticalP99Ms)),
     formatRatio(med(m.runs, (r) => criticalP99Ratio(r, overload))),
     m.runs
@@ -616,15 +626,34 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
         'Guard',
         'critical 200s',
         'goodput / capacity',
+        ...(ceiled ? ['goodput / ceiling'] : []),
         'critical p99',
         'critical p99 / unloaded p99',
         'critical / goodput per round',
       ],
       rows,
-      ['r', 'l', 'r', 'r', 'r', 'r', 'l'],
+      ['r', 'l', 'r', 'r', ...(ceiled ? ['r' as const] : []), 'r', 'r', 'l'],
     ) +
     `\n\nEvery fifth request carries \`x-priority: critical\`, the rest \`sheddable\`, open loop at each load × capacity for ${s?.seconds ?? '?'} s per run, in a fresh server per run, interleaved rounds, medians over rounds. ` +
-    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${baselines === undefined || baselines.length < 2 ? '' : ` (the median of ${baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.`
+    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${baselines === undefined || baselines.length < 2 ? '' : ` (the median of ${baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.${ceiled ? ` ${ceilingMethod(overload)}` : ''}`
+  );
+}
+
+/**
+ * What the ceiling is, and its median by load: the goodput the refusals of a guard that costs
+ * nothing leave the route, measured at the start of each round.
+ */
+function ceilingMethod(overload: OverloadSuiteResult): string {
+  const baselines = roundBaselines(overload) ?? [];
+  const loads = [...new Set(baselines.flatMap((b) => (b.ceilings ?? []).map((c) => c.load)))];
+  const at = loads.map((load) => {
+    const ratios = baselines.flatMap((b) => (b.ceilings ?? []).filter((c) => c.load === load).map((c) => c.ratio));
+    return `${formatRatio(median(ratios))} at ${load}× (${ratios.map(formatRatio).join(', ')})`;
+  });
+  return (
+    `Ceiling: the share of the capacity a guard that costs nothing to decide would leave, ${at.join('; ')}. ` +
+    `It is measured in each round's unguarded server: 200s per second at 4 in flight while requests to a path answered 503 before any middleware arrive at (load − 1) × capacity (the refusals of a guard serving the capacity), over 200s per second alone, in ${CEILING_PAIRS} alternating pairs of ${CEILING_PHASE_REQUESTS} requests, the median of the pairs. ` +
+    "Goodput / ceiling is each run's goodput / capacity over its own round's ceiling."
   );
 }
 

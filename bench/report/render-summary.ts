@@ -5,7 +5,7 @@ import { ALL_SUITES } from '../lib/bench-options';
 import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
-import { goodputRatio, overloadMedian, roundBaselines } from '../overload/overload-suite';
+import { goodputRatio, overloadMedian, ownCapacities, roundBaselines } from '../overload/overload-suite';
 import { beforeCase, beforeVariant, pooledSuites } from './combine-runs';
 import { heapGrowth } from './evaluate-targets';
 import type { BenchRun } from './render-report';
@@ -234,7 +234,8 @@ function renderOverloadSummary(run: BenchRun): string {
   const intro =
     `Overload: a CPU-bound Express route (about ${overload.workMs} ms of CPU per request) driven open loop at ` +
     `${formatRatio(overload.rate / overload.capacity)}× its measured capacity of ${formatCount(overload.capacity)} req/s${roundBaselines(overload) === undefined ? '' : ' (the median of its rounds, each measuring its own)'}` +
-    `${deadline === undefined ? '' : `, clients giving up after ${deadline >= 1000 ? `${deadline / 1000} s` : formatMs(deadline)}`}:`;
+    `${deadline === undefined ? '' : `, clients giving up after ${deadline >= 1000 ? `${deadline / 1000} s` : formatMs(deadline)}`}` +
+    `${ownCapacities(overload) ? "; goodput over the capacity each run's own server measured just before and after it" : ''}:`;
   return `${intro}\n\n${markdownTable(['guard', 'p99 of the 200s', 'goodput / capacity', `clients that gave up (${plural(overload.variants[0]?.runs.length ?? 0, 'round', 'rounds')})`], rows, ['l', 'r', 'r', 'r'])}`;
 }
 

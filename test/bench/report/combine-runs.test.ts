@@ -209,16 +209,25 @@ describe('appendRun with the overload suite', () => {
   const overloadSettings = { rounds: 1, seconds: 8, overload: 2, deadlineMs: 1000, mixedLoads: [4] };
   const opened = { sent: 100, statuses: { 200: 90 }, timedOut: 0, failed: 0, okWhileSending: 90, sendingSeconds: 1 };
   /** One round: its baseline, one run of each guard with `goodput` 200s per second, one mixed run of the queued guard. */
+  /** What a round measured beyond its baseline's capacity: each run's own, and its ceilings. */
+  interface Measured {
+    readonly ownCapacity?: number;
+    readonly ceilings?: { load: number; ratio: number }[];
+  }
   function overloadRound(
     capacity: number,
     goodput: number,
     unloadedP99Ms: number,
     perRound = true,
+    { ownCapacity, ceilings }: Measured = {},
   ): SavedRun['overload'] {
-    const baseline = perRound ? { capacity, unloadedP99Ms } : undefined;
+    const baseline = perRound ? { capacity, unloadedP99Ms, ...(ceilings ? { ceilings } : {}) } : undefined;
+    const own = ownCapacity === undefined ? {} : { capacity: ownCapacity };
     const variant = (name: 'none' | 'system' | 'adaptive') => ({
       variant: name,
-      runs: [{ ...opened, okLatenciesMs: [], seconds: 1, p50Ms: 10, p99Ms: 20, goodput, serverCpuMs: 900, baseline }],
+      runs: [
+        { ...opened, okLatenciesMs: [], seconds: 1, p50Ms: 10, p99Ms: 20, goodput, serverCpuMs: 900, baseline, ...own },
+      ],
     });
     return {
       capacity,
@@ -230,7 +239,7 @@ describe('appendRun with the overload suite', () => {
         {
           load: 4,
           variant: 'queued',
-          runs: [{ criticalSuccess: 1, criticalP99Ms: 2 * unloadedP99Ms, goodput, baseline }],
+          runs: [{ criticalSuccess: 1, criticalP99Ms: 2 * unloadedP99Ms, goodput, baseline, ...own }],
         },
       ],
     };
@@ -270,6 +279,38 @@ describe('appendRun with the overload suite', () => {
     expect(() => appendRun(old, now, ['overload'])).toThrow('measured the capacity once per run');
     const longer = run({ overload: overloadRound(90, 81, 20), overloadSettings: { ...overloadSettings, seconds: 4 } });
     expect(() => appendRun(now, longer, ['overload'])).toThrow('the overload settings differ');
+    const own = run({ overload: overloadRound(90, 81, 20, true, { ownCapacity: 88 }), overloadSettings });
+    expect(() => appendRun(now, own, ['overload'])).toThrow(
+      "the saved overload runs took their goodput over their round's capacity",
+    );
+    expect(() => appendRun(own, now, ['overload'])).toThrow(
+      "the new overload runs took their goodput over their round's capacity",
+    );
+  });
+
+  it("takes each goodput over its own server's capacity, and over its round's ceiling", () => {
+    const ceilings = [{ load: 4, ratio: 0.96 }];
+    const saved = run({ overload: overloadRound(80, 76, 15, true, { ownCapacity: 84, ceilings }), overloadSettings });
+    const now = run({
+      overload: overloadRound(90, 81, 20, true, { ownCapacity: 90, ceilings: [{ load: 4, ratio: 0.9 }] }),
+      overloadSettings,
+    });
+    const merged = appendRun(saved, now, ['overload']);
+    const page = renderMarkdown({ ...(merged as BenchRun), startedAt: new Date(merged.startedAt) });
+    // 76 / 84 = 0.905 and 81 / 90 = 0.90 (over the rounds' 80 and 90: 0.95 and 0.90)
+    expect(page).toContain('100.0 % / 0.90, 100.0 % / 0.90');
+    // goodput / ceiling: 0.905 / 0.96 = 0.94 and 0.90 / 0.90 = 1.00, median 0.97
+    expect(page).toMatch(/\| 4× \| concurrency 1, [^|]+\| 100\.00 % \| 0\.90 \| 0\.97 \| 35\.0 ms \| 2\.00 \|/);
+    expect(page).toContain('0.93 at 4× (0.96, 0.90)');
+    expect(page).toContain('over the capacity of its own server');
+    // a run without ceilings has no such column
+    expect(
+      renderMarkdown({
+        ...(saved as BenchRun),
+        overload: overloadRound(80, 76, 15, true, { ownCapacity: 84 }),
+        startedAt: new Date(saved.startedAt),
+      }),
+    ).not.toContain('goodput / ceiling');
   });
 });
 
