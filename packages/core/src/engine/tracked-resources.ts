@@ -28,6 +28,13 @@ export class TrackedResources {
   /** Whether inbound calls are counted in `inboundNode` (an inbound kind has rules). */
   inboundCounted = false;
   private readonly states = new Map<string, ResourceState>();
+  /**
+   * The resource `stateOf` last found, and its state: a run of calls to one resource skips the
+   * map's lookup (about 80 instructions of a call's 1,400). A state, once tracked, is never
+   * replaced nor dropped, so the pair never goes stale.
+   */
+  private lastName: string | undefined;
+  private lastState: ResourceState | undefined;
   /** The inbound kinds' compiled rules, by kind position (`undefined` for resource kinds). */
   private inbound: (CompiledRules | undefined)[] = RULE_KINDS.map(() => undefined);
   private readonly inboundPool = new RulePool();
@@ -87,7 +94,7 @@ export class TrackedResources {
    * @throws TypeError for a bad resource name.
    */
   stateOf(resource: string): ResourceState | undefined {
-    let state = this.states.get(resource);
+    let state = resource === this.lastName ? this.lastState : this.states.get(resource);
     if (state === undefined) {
       if (typeof resource !== 'string' || resource.length === 0 || resource.length > MAX_RESOURCE_NAME_LENGTH) {
         throw new TypeError(
@@ -101,6 +108,8 @@ export class TrackedResources {
       state = new ResourceState(resource, EMPTY_RULES);
       this.states.set(resource, state);
     }
+    this.lastName = resource;
+    this.lastState = state;
     if (state.dirty || state.inboundVersion !== this.inboundVersion)
       state.refresh(this.services, this.inbound, this.inboundVersion);
     return state;
