@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   BreakerProbe,
   BreakerStateMachine,
@@ -300,6 +301,28 @@ describe('BreakerWindow', () => {
     expect(window.record(10_600, false, true)).toBeUndefined();
     expect({ ...window.record(11_200, false, true, true) }).toEqual({ total: 2, slow: 0, error: 2 });
     expect({ ...window.counts(11_200) }).toEqual({ total: 2, slow: 0, error: 2 });
+  });
+
+  it('with one bucket, reads the counts it recorded into, that interval only', () => {
+    const window = new BreakerWindow(1, 1000);
+    window.record(10_100, true, false);
+    expect({ ...window.record(10_900, false, true, true) }).toEqual({ total: 2, slow: 1, error: 1 });
+    expect({ ...window.record(11_000, false, false, true) }).toEqual({ total: 1, slow: 0, error: 0 });
+  });
+
+  it('reads on record exactly what counts() reads after it, whatever the buckets and times', () => {
+    const call = fc.record({ gapMs: fc.integer({ min: 0, max: 1500 }), slow: fc.boolean(), error: fc.boolean() });
+    fc.assert(
+      fc.property(fc.constantFrom(1, 2, 4), fc.array(call, { maxLength: 60 }), (buckets, calls) => {
+        const window = new BreakerWindow(buckets, 1000);
+        let now = 10_000;
+        for (const { gapMs, slow, error } of calls) {
+          now += gapMs;
+          const read = { ...window.record(now, slow, error, true) };
+          expect(read).toEqual({ ...window.counts(now) });
+        }
+      }),
+    );
   });
 
   it('is empty after a reset', () => {
