@@ -310,16 +310,27 @@ describe('BreakerWindow', () => {
     expect({ ...window.record(11_000, false, false, true) }).toEqual({ total: 1, slow: 0, error: 0 });
   });
 
-  it('reads on record exactly what counts() reads after it, whatever the buckets and times', () => {
+  it('reads, on record and after, the calls of the buckets in the window, whatever the buckets and times', () => {
     const call = fc.record({ gapMs: fc.integer({ min: 0, max: 1500 }), slow: fc.boolean(), error: fc.boolean() });
     fc.assert(
-      fc.property(fc.constantFrom(1, 2, 4), fc.array(call, { maxLength: 60 }), (buckets, calls) => {
+      fc.property(fc.constantFrom(1, 2, 4), fc.array(call, { minLength: 1, maxLength: 60 }), (buckets, calls) => {
         const window = new BreakerWindow(buckets, 1000);
+        const bucketMs = 1000 / buckets;
+        const recorded: { at: number; slow: boolean; error: boolean }[] = [];
         let now = 10_000;
         for (const { gapMs, slow, error } of calls) {
           now += gapMs;
-          const read = { ...window.record(now, slow, error, true) };
-          expect(read).toEqual({ ...window.counts(now) });
+          recorded.push({ at: Math.floor(now / bucketMs) * bucketMs, slow, error });
+          // The model: every call whose bucket started within the last interval (the bucket
+          // starting an interval ago is the one `now` reuses).
+          const counted = recorded.filter((c) => c.at > now - 1000);
+          const expected = {
+            total: counted.length,
+            slow: counted.filter((c) => c.slow).length,
+            error: counted.filter((c) => c.error).length,
+          };
+          expect({ ...window.record(now, slow, error, true) }).toEqual(expected);
+          expect({ ...window.counts(now) }).toEqual(expected);
         }
       }),
     );

@@ -274,17 +274,10 @@ export class BreakerWindow {
     const buckets = this.buckets;
     const data = buckets.data;
     const at = buckets.offset(now);
-    const total = (data[at + TOTAL]! += 1);
+    data[at + TOTAL]! += 1;
     if (slow) data[at + SLOW]! += 1;
     if (error) data[at + ERROR]! += 1;
-    if (!read) return undefined;
-    if (buckets.sampleCount !== 1) return this.summed(now);
-    // One bucket (the default): the one just written holds `now`, so it is the whole window.
-    const scratch = this.scratch;
-    scratch.total = total;
-    scratch.slow = data[at + SLOW]!;
-    scratch.error = data[at + ERROR]!;
-    return scratch;
+    return read ? this.summed(now) : undefined;
   }
 
   /**

@@ -91,6 +91,12 @@ export class LeapArray {
    */
   sumAllRotated(now: number, out: Float64Array): void {
     const fields = this.fields;
+    const data = this.data;
+    if (this.sampleCount === 1) {
+      // One bucket: rotated to `now`, it is the whole window (no bucket to sum, none to test).
+      for (let f = 0; f < fields; f++) out[f] = data[f]!;
+      return;
+    }
     // A loop, not `out.fill(0)`: fill is a runtime call that costs more than the sums on a hot path.
     for (let f = 0; f < fields; f++) out[f] = 0;
     for (let i = 0; i < this.sampleCount; i++) {
