@@ -94,7 +94,7 @@ export class TrackedResources {
    * @throws TypeError for a bad resource name.
    */
   stateOf(resource: string): ResourceState | undefined {
-    let state = resource === this.lastName ? this.lastState : this.states.get(resource);
+    let state = resource === this.lastName ? this.lastState : this.find(resource);
     if (state === undefined) {
       if (typeof resource !== 'string' || resource.length === 0 || resource.length > MAX_RESOURCE_NAME_LENGTH) {
         throw new TypeError(
@@ -107,11 +107,21 @@ export class TrackedResources {
       }
       state = new ResourceState(resource, EMPTY_RULES);
       this.states.set(resource, state);
+      this.lastName = resource;
+      this.lastState = state;
     }
-    this.lastName = resource;
-    this.lastState = state;
     if (state.dirty || state.inboundVersion !== this.inboundVersion)
       state.refresh(this.services, this.inbound, this.inboundVersion);
+    return state;
+  }
+
+  /** A tracked resource's state from the map, kept as the last found; `undefined` if untracked. */
+  private find(resource: string): ResourceState | undefined {
+    const state = this.states.get(resource);
+    if (state !== undefined) {
+      this.lastName = resource;
+      this.lastState = state;
+    }
     return state;
   }
 
