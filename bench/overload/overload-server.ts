@@ -1,14 +1,15 @@
 /**
  * One overload server process: `node bench/dist/overload/overload-server.js <variant>`.
- * Express 5 with one CPU-bound route, `GET /report`: about `WORK_MS` of CPU per request in
- * `SLICES` steps, awaiting between them (as a handler awaiting its database), so requests in
- * flight share the one JavaScript thread; the same work unguarded on `GET /unguarded`, and
+ * Express 5 with one CPU-bound route, `GET /report`: the event loop kept busy for `WORK_MS` of
+ * the clock per request in `SLICES` steps, awaiting between them (as a handler awaiting its
+ * database), so requests in flight share the one JavaScript thread; the same work unguarded on `GET /unguarded`, and
  * `GET /refused` answered 503 at once. Guarded by nothing, by a system rule, or by an adaptive
  * concurrency rule, through `resilience()`; for mixed traffic (requests marked by `x-priority`),
  * by the adaptive rule blind to priorities, the adaptive rule reading them, a concurrency
  * limit partitioned by priority, or a concurrency limit whose queue serves by priority. Listens on 127.0.0.1, prints `{"port":N}`, serves until SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Floodgate } from '@floodgate/core';
 import type { FlowRuleOptions, SystemRuleOptions } from '@floodgate/core/rules';
@@ -32,7 +33,7 @@ export const UNGUARDED_PATH = '/unguarded';
  */
 export const REFUSED_PATH = '/refused';
 
-/** CPU per request, in ms, and the steps it is done in. */
+/** The event loop's time each request keeps busy, in ms, and the steps it is done in. */
 export const WORK_MS = 10;
 const SLICES = 5;
 
@@ -79,34 +80,26 @@ export const MIXED_QUEUED_RULE: Omit<FlowRuleOptions, 'resource'> = {
 };
 
 /**
- * Iterations of the work loop per slice, measured once (after a warm-up) to take WORK_MS / SLICES
- * of CPU time (not wall time, which other processes on the machine would stretch).
+ * Keeps the event loop busy for `ms` of the clock. Timed, not a count of iterations: the time a
+ * loop of a fixed count took changed part-way through a server's life (V8, once the handler was
+ * hot, optimised it with the loop inlined, and that code ran it 10–15 % slower), so a capacity
+ * measured before that overstated the one a run after it had. Timed, the route's cost is the same
+ * in every phase of every server; only what the server does around it (Express, the guard, the
+ * refusals) depends on the machine's speed.
  */
-function calibrate(): number {
-  spin(2_000_000);
-  const probe = 4_000_000;
-  const started = process.cpuUsage();
-  spin(probe);
-  const spent = process.cpuUsage(started);
-  return Math.round(((probe / ((spent.user + spent.system) / 1000)) * WORK_MS) / SLICES);
-}
-
-let sink = 0;
-function spin(iterations: number): void {
-  let x = sink;
-  for (let i = 0; i < iterations; i++) x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
-  sink = x;
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
 }
 
 async function main(): Promise<void> {
   const variant = process.argv[2] as OverloadVariant | MixedVariant;
   const all: readonly string[] = [...OVERLOAD_VARIANTS, ...MIXED_VARIANTS];
   if (!all.includes(variant)) throw new Error(`usage: overload-server <${all.join('|')}>`);
-  const perSlice = calibrate();
   const report = async (_req: express.Request, res: express.Response): Promise<void> => {
     for (let i = 0; i < SLICES; i++) {
       if (i > 0) await yieldToLoop();
-      spin(perSlice);
+      busy(WORK_MS / SLICES);
     }
     res.json({ ok: true });
   };

@@ -95,6 +95,12 @@ export interface OverloadSuiteResult {
   /** The offered load, in requests per second (the median over rounds). */
   readonly rate: number;
   readonly workMs: number;
+  /**
+   * How the route's work is bounded: `'timed'`, busy for `workMs` of the clock per request (see
+   * `busy` in overload-server.ts); absent in runs saved before, whose route ran a count of loop
+   * iterations calibrated at the server's start, and whose cost changed part-way through a server.
+   */
+  readonly work?: 'timed';
   readonly variants: OverloadVariantResult[];
   /** The route's p99 unloaded: one request in flight at a time, unguarded, in ms (the median over rounds). */
   readonly unloadedP99Ms?: number;
@@ -216,6 +222,7 @@ export async function runOverloadSuite(distDir: string, settings: OverloadSuiteS
   return {
     ...summarizeBaselines(baselines, settings.overload),
     workMs: WORK_MS,
+    work: 'timed',
     variants,
     ...(mixed.length > 0 ? { mixed } : {}),
   };

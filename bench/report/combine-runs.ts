@@ -175,7 +175,8 @@ function pool<T, K>(older: readonly T[], newer: readonly T[], key: (t: T) => K, 
  *
  * @throws Error when either run's rounds carry no baseline of their own (saved before the suite
  *   measured its capacity per round): their ratios were taken against another run's capacity; or
- *   when one run's measured their own server's capacity and the other's did not.
+ *   when one run's measured their own server's capacity and the other's did not; or when one run's
+ *   route was timed and the other's counted loop iterations (`OverloadSuiteResult.work`).
  */
 function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overload' | 'overloadSettings'> {
   const a = saved.overload;
@@ -188,6 +189,10 @@ function appendOverload(saved: SavedRun, now: SavedRun): Pick<SavedRun, 'overloa
   if (ownCapacities(a) !== ownCapacities(b))
     throw new Error(
       `--append: the ${ownCapacities(a) ? 'new' : 'saved'} overload runs took their goodput over their round's capacity, not their own server's, so their ratios cannot be pooled: measure the overload suite anew`,
+    );
+  if (a.work !== b.work)
+    throw new Error(
+      `--append: the ${a.work === 'timed' ? 'new' : 'saved'} overload runs' route ran a count of loop iterations, whose time changed part-way through a server, not a timed busy step, so their ratios cannot be pooled: measure the overload suite anew`,
     );
   const settings = now.overloadSettings;
   const variants = pool(

@@ -558,9 +558,16 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
   const how = s
     ? `${capacityMethod(overload)}; load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
       `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
-      `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them. Goodput: ${goodputMethod(overload)}; latencies are those of the 200s.`
+      `${routeWork(overload)} Goodput: ${goodputMethod(overload)}; latencies are those of the 200s.`
     : '';
   return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
+}
+
+/** What the route does per request: timed busy steps since `work: 'timed'`, a calibrated count of iterations before. */
+function routeWork(overload: OverloadSuiteResult): string {
+  return overload.work === 'timed'
+    ? `The route keeps the event loop busy for ${overload.workMs} ms of the clock per request, in 5 steps, awaiting between them (timed, not a count of iterations, whose time V8's re-optimisation of the handler changed part-way through a server).`
+    : `The route does about ${overload.workMs} ms of CPU per request in 5 steps, awaiting between them.`;
 }
 
 /**

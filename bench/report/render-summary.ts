@@ -232,7 +232,7 @@ function renderOverloadSummary(run: BenchRun): string {
     ];
   });
   const intro =
-    `Overload: a CPU-bound Express route (about ${overload.workMs} ms of CPU per request) driven open loop at ` +
+    `Overload: a CPU-bound Express route (${overload.work === 'timed' ? `${overload.workMs} ms of the event loop, timed,` : `about ${overload.workMs} ms of CPU`} per request) driven open loop at ` +
     `${formatRatio(overload.rate / overload.capacity)}× its measured capacity of ${formatCount(overload.capacity)} req/s${roundBaselines(overload) === undefined ? '' : ' (the median of its rounds, each measuring its own)'}` +
     `${deadline === undefined ? '' : `, clients giving up after ${deadline >= 1000 ? `${deadline / 1000} s` : formatMs(deadline)}`}` +
     `${ownCapacities(overload) ? "; goodput over the capacity each run's own server measured just before and after it" : ''}:`;

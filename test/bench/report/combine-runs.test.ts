@@ -286,6 +286,14 @@ describe('appendRun with the overload suite', () => {
     expect(() => appendRun(own, now, ['overload'])).toThrow(
       "the new overload runs took their goodput over their round's capacity",
     );
+    const timed = run({ overload: { ...overloadRound(90, 81, 20)!, work: 'timed' }, overloadSettings });
+    expect(() => appendRun(now, timed, ['overload'])).toThrow(
+      "the saved overload runs' route ran a count of loop iterations",
+    );
+    expect(() => appendRun(timed, now, ['overload'])).toThrow(
+      "the new overload runs' route ran a count of loop iterations",
+    );
+    expect(appendRun(timed, timed, ['overload']).overload!.work).toBe('timed');
   });
 
   it("takes each goodput over its own server's capacity, and over its round's ceiling", () => {
