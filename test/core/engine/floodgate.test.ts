@@ -114,6 +114,53 @@ describe('Floodgate entries', () => {
   });
 });
 
+describe('Floodgate.enterOrWait', () => {
+  const QUEUE = {
+    resource: 'q',
+    metric: 'concurrency',
+    threshold: 1,
+    maxQueueLength: 1,
+    maxQueueingTimeMs: 5000,
+  } as const;
+
+  it('answers at once unless the call waits, and makes the signal of a call that waits only', async () => {
+    const fg = new Floodgate({ clock: new ManualClock(0) });
+    fg.loadFlowRules([QUEUE]);
+    const signals: AbortController[] = [];
+    const signal = (): AbortSignal => signals[signals.push(new AbortController()) - 1]!.signal;
+    const first = fg.enterOrWait('q', undefined, signal);
+    expect(first).toBeInstanceOf(Entry);
+    const second = fg.enterOrWait('q', undefined, signal);
+    expect(second).toBeInstanceOf(Promise);
+    const third = fg.enterOrWait('q', undefined, signal);
+    expect(third).toBeInstanceOf(FlowBlockError);
+    expect(signals).toHaveLength(1);
+    (first as Entry).exit();
+    const admitted = await (second as Promise<Entry>);
+    expect(admitted).toBeInstanceOf(Entry);
+    admitted.exit();
+    expect(fg.stats('q')).toMatchObject({ concurrency: 0 });
+  });
+
+  it('abandons a wait when the signal it was given aborts, giving the place back', async () => {
+    const fg = new Floodgate({ clock: new ManualClock(0) });
+    fg.loadFlowRules([QUEUE]);
+    const controller = new AbortController();
+    const first = fg.enterOrWait('q', undefined, () => controller.signal) as Entry;
+    const waiting = fg.enterOrWait('q', undefined, () => controller.signal);
+    controller.abort(new Error('client left'));
+    await expect(waiting).rejects.toThrow('client left');
+    expect(fg.enterOrWait('q', undefined, () => undefined)).toBeInstanceOf(Promise);
+    first.exit();
+  });
+
+  it('throws what entry() throws for bad options, synchronously', () => {
+    const fg = new Floodgate({ clock: new ManualClock(0) });
+    fg.loadFlowRules([QUEUE]);
+    expect(() => fg.enterOrWait('q', { acquireCount: -1 }, () => undefined)).toThrow(RangeError);
+  });
+});
+
 /** The parameters of a call whose `key` cannot be read: reading it throws. */
 function unreadable(key: string): Record<string, unknown> {
   return Object.defineProperty({}, key, {

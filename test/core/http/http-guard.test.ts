@@ -495,6 +495,25 @@ describe('HttpGuard queueing', () => {
     await expect(second).resolves.toBeUndefined();
   });
 
+  it('answers at once when the queue need not hold the request, and listens only to a request that waits', async () => {
+    const { fg } = engine();
+    const rateLimit = { metric: 'concurrency', threshold: 1, maxQueueLength: 1, maxQueueingTimeMs: 5000 } as const;
+    const guard = HttpGuard.resilience<Req, Fallback>({ floodgate: fg, routes: { 'GET /a': { rateLimit } } }, 'r');
+    const admitted = new FakeResponse();
+    expect(guard.guardRoutes(admitted, {}, 'GET', '/a')).toBeUndefined();
+    const waiting = new FakeResponse();
+    const queued = guard.guardRoutes(waiting, {}, 'GET', '/a');
+    expect(queued).toBeInstanceOf(Promise);
+    expect(waiting.listenerCount('close')).toBe(1);
+    const refused = new FakeResponse();
+    expect(guard.guardRoutes(refused, {}, 'GET', '/a')).toMatchObject({ resource: 'GET /a' });
+    expect(refused.listenerCount('close')).toBe(0);
+    admitted.finish(200);
+    await expect(queued).resolves.toBeUndefined();
+    waiting.finish(200);
+    expect(fg.stats('GET /a')).toMatchObject({ concurrency: 0 });
+  });
+
   it('leaves the queue when the client leaves, giving its slot back', async () => {
     const { fg, clock } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(

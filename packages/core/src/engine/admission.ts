@@ -4,7 +4,13 @@ import { isPriority, type Priority } from '../kernel/priority';
 import { isBlockError, type BlockError } from '../kernel/errors';
 import type { EventHub, Topic } from '../kernel/events';
 import { MAX_DURATION_MS, show } from '../kernel/rule-reader';
-import { DECIDE_LOCALLY, isHandoverWait, type AsyncCheckResult, type HandoverWait } from '../kernel/rule-kind';
+import {
+  DECIDE_LOCALLY,
+  isHandoverWait,
+  type AsyncCheckResult,
+  type Checker,
+  type HandoverWait,
+} from '../kernel/rule-kind';
 import { RuleBlockCounts, ruleIdOf, type RulesOf } from './block-counts';
 import type { FloodgateEventMap } from './events';
 import type { ResourceState } from './resource-state';
@@ -159,19 +165,46 @@ export class Admission {
   }
 
   /**
+   * See `Floodgate.enterOrWait`: as {@link Admission.enter}, but answers synchronously when the
+   * call need not wait, and asks `waitSignal` for the call's signal only when it does.
+   */
+  enterOrWait(
+    resource: string,
+    options: EntryOptions | undefined,
+    waitSignal: () => AbortSignal | undefined,
+  ): Entry | BlockError | Promise<Entry> {
+    const state = this.resources.stateOf(resource);
+    if (!this.resources.mayWaitOn(state, options?.inbound === true)) return this.tryEntryIn(state, resource, options);
+    const entry = this.newEntry(resource, options, state, this.clock.now());
+    const checkers = this.resources.checkersOf(state, entry.inbound);
+    for (let i = 0; i < checkers.length; i++)
+      if (checkers[i]!.checkAsync !== undefined) return this.enterAsking(entry, checkers, state, waitSignal());
+    return this.decide(entry, checkers, undefined, state, waitSignal);
+  }
+
+  /**
    * The decision that may wait or ask a shared store. Every asynchronous check (cluster rules)
    * is awaited first; then every local check runs and the call is admitted in one synchronous
    * step, so no concurrent call can pass a local rule between a check and its admission; the
    * call is counted at once and then waits out the longest queueing wait its rules reserved.
    */
-  private async enterWaiting(
+  private enterWaiting(
     state: ResourceState | undefined,
     resource: string,
     options: EnterOptions | undefined,
     signal: AbortSignal | undefined,
   ): Promise<Entry> {
     const entry = this.newEntry(resource, options, state, this.clock.now());
-    const checkers = this.resources.checkersOf(state, entry.inbound);
+    return this.enterAsking(entry, this.resources.checkersOf(state, entry.inbound), state, signal);
+  }
+
+  /** {@link Admission.enterWaiting} once the entry is made: the shared store asked, then {@link Admission.decide}. */
+  private async enterAsking(
+    entry: Entry,
+    checkers: readonly Checker[],
+    state: ResourceState | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Entry> {
     let decisions: AsyncCheckResult[] | undefined;
     for (let i = 0; i < checkers.length; i++) {
       const checker = checkers[i]!;
@@ -187,6 +220,23 @@ export class Admission {
         throw this.refuse(entry, decision, this.clock.now(), state);
       (decisions ??= [])[i] = decision;
     }
+    const decided = this.decide(entry, checkers, decisions, state, () => signal);
+    if (decided instanceof Entry || decided instanceof Promise) return decided;
+    throw decided;
+  }
+
+  /**
+   * The synchronous step of a decision that may wait: every local check (or the shared store's
+   * `decisions`), then the call is admitted, or refused (the block returned). Admitted, it is the
+   * entry when no rule made it wait, else the promise of its waits, taken with `waitSignal()`.
+   */
+  private decide(
+    entry: Entry,
+    checkers: readonly Checker[],
+    decisions: readonly AsyncCheckResult[] | undefined,
+    state: ResourceState | undefined,
+    waitSignal: () => AbortSignal | undefined,
+  ): Entry | BlockError | Promise<Entry> {
     const now = this.clock.now();
     let wait = 0;
     let handovers: HandoverWait[] | undefined;
@@ -205,9 +255,25 @@ export class Admission {
       if (result === undefined) continue;
       if (typeof result === 'number') wait = Math.max(wait, result);
       else if (isHandoverWait(result)) (handovers ??= []).push(result);
-      else throw this.refuse(entry, result as BlockError, now, state);
+      else return this.refuse(entry, result as BlockError, now, state);
     }
     this.admit(entry, now, state);
+    if (handovers === undefined && !(wait > 0)) return entry;
+    return this.waitOut(entry, now, wait, handovers, waitSignal(), state);
+  }
+
+  /**
+   * Waits out what an admitted call's rules reserved: the slots queues hand over, then the
+   * longest pacing wait, counted from `now`, the instant it was admitted.
+   */
+  private async waitOut(
+    entry: Entry,
+    now: number,
+    wait: number,
+    handovers: readonly HandoverWait[] | undefined,
+    signal: AbortSignal | undefined,
+    state: ResourceState | undefined,
+  ): Promise<Entry> {
     if (handovers !== undefined) {
       await this.awaitHandovers(entry, handovers, signal, state);
       // A pacing slot reserved at `now` is due `wait` ms after it, however long the queue took.

@@ -122,6 +122,21 @@ export class Floodgate {
   }
 
   /**
+   * As {@link Floodgate.enter}, answering at once when the call need not wait: the entry or the
+   * block, synchronously; a promise only when a rule queues or paces the call, or asks a shared
+   * store. `waitSignal` is called, once, only then: its signal abandons the wait (the HTTP guard
+   * makes a request's signal only for a request that waits). Throws what `entry()` throws.
+   * @internal
+   */
+  enterOrWait(
+    resource: string,
+    options: EntryOptions | undefined,
+    waitSignal: () => AbortSignal | undefined,
+  ): Entry | BlockError | Promise<Entry> {
+    return this.admission.enterOrWait(resource, options, waitSignal);
+  }
+
+  /**
    * Enters, calls `fn`, traces what it throws, and exits. A block goes to `blockHandler`, else
    * `fallback`, else is thrown; a failure (or a timeout) goes to `fallback` (unless ignored),
    * else is thrown. `fn` gets the entry and an `AbortSignal` that aborts when `timeoutMs` passes

@@ -338,7 +338,7 @@ export class HttpGuard<Req, F> {
    * group in force whose patterns match, each unless the request entered it already. A `HEAD`
    * request is matched as `GET` unless a `HEAD` pattern matches it (groups: unless one of their
    * patterns does). `caseSensitive` overrides the guard's path matching for this request
-   * (Express reads its app setting per request). Synchronous unless a resource queues. Throws
+   * (Express reads its app setting per request). Synchronous unless the request waits in a queue. Throws
    * what `origin`, `priority` or a param function throws.
    */
   guardRoutes(
@@ -422,7 +422,7 @@ export class HttpGuard<Req, F> {
 
   /**
    * Guards a request on one route (a per-route factory or Fastify route config), unless it
-   * already entered the route's resource. Synchronous unless the route queues.
+   * already entered the route's resource. Synchronous unless the request waits in the route's queue.
    */
   guardRoute(
     res: HttpResponseLike,
@@ -436,11 +436,12 @@ export class HttpGuard<Req, F> {
     const origin = this.originOf(req);
     const priority = this.priority(req, state.request);
     const info = policy.info;
-    if (info.inboundMayWait)
-      return this.enterQueued(state, res, req, origin, priority, policy, info, params).then((verdict) =>
-        this.passed(res, state, verdict),
-      );
-    return this.passed(res, state, this.enterNow(state, res, req, origin, priority, policy, info, params));
+    const verdict = info.inboundMayWait
+      ? this.enterQueued(state, res, req, origin, priority, policy, info, params)
+      : this.enterNow(state, res, req, origin, priority, policy, info, params);
+    return verdict instanceof Promise
+      ? verdict.then((v) => this.passed(res, state, v))
+      : this.passed(res, state, verdict);
   }
 
   /**
@@ -509,23 +510,31 @@ export class HttpGuard<Req, F> {
     return verdict;
   }
 
-  /** The rest of a walk once a resource may queue: each resource in turn, awaiting those that queue. */
-  private async walkQueued(
+  /**
+   * The rest of a walk once a resource may queue: each resource in turn, synchronously until a
+   * request waits in a queue, then the rest once it is admitted. `first` (already checked for
+   * entry) starts it; without one, the walk's next resource does.
+   */
+  private walkQueued(
     state: GuardedRequest,
     res: HttpResponseLike,
     req: Req,
     origin: string,
     priority: Priority,
     walk: Walk,
-    first: RoutePolicy,
-  ): Promise<GuardVerdict> {
-    for (let policy: RoutePolicy | undefined = first; policy !== undefined; policy = this.step(walk)) {
+    first: RoutePolicy | undefined,
+  ): GuardVerdict | Promise<GuardVerdict> {
+    for (let policy = first ?? this.step(walk); policy !== undefined; policy = this.step(walk)) {
       if (policy !== first && state.entered(policy.resource)) continue;
       const params = walk.params;
       const info = policy.info;
       const verdict = info.inboundMayWait
-        ? await this.enterQueued(state, res, req, origin, priority, policy, info, params)
+        ? this.enterQueued(state, res, req, origin, priority, policy, info, params)
         : this.enterNow(state, res, req, origin, priority, policy, info, params);
+      if (verdict instanceof Promise)
+        return verdict.then((v) =>
+          v !== undefined ? v : this.walkQueued(state, res, req, origin, priority, walk, undefined),
+        );
       if (verdict !== undefined) return verdict;
     }
     return this.passed(res, state, undefined);
@@ -560,6 +569,16 @@ export class HttpGuard<Req, F> {
       options.params = undefined;
       options.keys = undefined;
     }
+    return this.admitted(state, res, policy, result);
+  }
+
+  /** An entry taken at once is held for the request; a block refuses it, and is its verdict. */
+  private admitted(
+    state: GuardedRequest,
+    res: HttpResponseLike,
+    policy: RoutePolicy,
+    result: Entry | BlockError,
+  ): BlockError | undefined {
     if (!(result instanceof Entry)) {
       state.refuse();
       return result;
@@ -568,7 +587,12 @@ export class HttpGuard<Req, F> {
     return undefined;
   }
 
-  private async enterQueued(
+  /**
+   * Enters a resource that may queue the request: at once when it need not wait (as
+   * {@link HttpGuard.enterNow}), else once the queue admits it. Only a request that waits is
+   * listened to and given a signal, which its client leaving aborts.
+   */
+  private enterQueued(
     state: GuardedRequest,
     res: HttpResponseLike,
     req: Req,
@@ -577,24 +601,39 @@ export class HttpGuard<Req, F> {
     policy: RoutePolicy,
     info: ResourceInfo,
     params: RouteParams,
-  ): Promise<GuardVerdict> {
+  ): GuardVerdict | Promise<GuardVerdict> {
     if (state.closed) return 'aborted';
-    // A place in the queue is held: the client leaving must abort it.
-    state.listen();
-    let entry: Entry;
-    state.queued = true;
+    let result: Entry | BlockError | Promise<Entry>;
     try {
       const args = policy.args(req, params);
       const keys = policy.keys(req, state.request, this.reader, params, info);
-      entry = await this.engine.enter(policy.resource, {
-        inbound: true,
-        origin,
-        priority,
-        args,
-        params,
-        keys,
-        signal: state.signal,
+      const options = { inbound: true, origin, priority, args, params, keys };
+      result = this.engine.enterOrWait(policy.resource, options, () => {
+        // A place in the queue is held: the client leaving must abort it.
+        state.listen();
+        state.queued = true;
+        return state.signal;
       });
+    } catch (error) {
+      // A throwing param function or check: what the request took on its way goes back too.
+      state.queued = false;
+      state.refuse();
+      throw error;
+    }
+    if (result instanceof Promise) return this.awaitQueued(state, res, policy, result);
+    return this.admitted(state, res, policy, result);
+  }
+
+  /** The rest of {@link HttpGuard.enterQueued} for a request that waits in a queue. */
+  private async awaitQueued(
+    state: GuardedRequest,
+    res: HttpResponseLike,
+    policy: RoutePolicy,
+    admitted: Promise<Entry>,
+  ): Promise<GuardVerdict> {
+    let entry: Entry;
+    try {
+      entry = await admitted;
     } catch (error) {
       if (state.closed) return 'aborted';
       state.refuse();
