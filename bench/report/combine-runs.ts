@@ -36,6 +36,12 @@ export interface RunOrigin {
   readonly suites: readonly SuiteName[];
 }
 
+/** The suites `origins` contributed, in words: `HTTP and core`. */
+export function combinedSuites(origins: readonly RunOrigin[]): string {
+  const suites = new Set(origins.flatMap((o) => o.suites));
+  return [...suites].map((s) => (s === 'http' ? 'HTTP' : s)).join(' and ');
+}
+
 /** The before figures a run is shown beside: saved runs' core and HTTP suites, merged by suite. */
 export interface BeforeFigures {
   readonly runs: readonly RunOrigin[];

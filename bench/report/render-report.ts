@@ -23,7 +23,14 @@ import {
   type OverloadSuiteResult,
 } from '../overload/overload-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
-import { beforeCase, beforeVariant, pooledSuites, type BeforeFigures, type RunOrigin } from './combine-runs';
+import {
+  beforeCase,
+  beforeVariant,
+  combinedSuites,
+  pooledSuites,
+  type BeforeFigures,
+  type RunOrigin,
+} from './combine-runs';
 import { evaluateTargets, heapGrowth, type SuiteResults } from './evaluate-targets';
 import { PEER_OF, renderSummary } from './render-summary';
 
@@ -167,11 +174,6 @@ function perFigure(run: BenchRun): string {
   );
   const all = plural(run.runs, 'process or round', 'processes or interleaved rounds');
   return counts.length === 0 ? all : `${counts.join(', ')} (the others ${all})`;
-}
-
-function combinedSuites(origins: readonly RunOrigin[]): string {
-  const suites = new Set(origins.flatMap((o) => o.suites));
-  return [...suites].map((s) => (s === 'http' ? 'HTTP' : s)).join(' and ');
 }
 
 /** A saved run in a few words: its command, commit, date and load, and its CPU when not `machine`'s. */

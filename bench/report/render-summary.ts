@@ -6,7 +6,7 @@ import { markdownTable } from '../lib/markdown-table';
 import { median } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import { goodputRatio, overloadMedian, ownCapacities, roundBaselines } from '../overload/overload-suite';
-import { beforeCase, beforeVariant, pooledSuites } from './combine-runs';
+import { beforeCase, beforeVariant, combinedSuites, pooledSuites, type RunOrigin } from './combine-runs';
 import { heapGrowth } from './evaluate-targets';
 import type { BenchRun } from './render-report';
 
@@ -37,7 +37,7 @@ export function renderSummary(run: BenchRun): string {
     (suite) => (run as unknown as Record<string, unknown>)[suite] !== undefined,
   );
   const lead =
-    `${full ? 'One full run of `npm run bench`' : `One run of \`${run.command}\``} on ${date}: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
+    `${full ? 'One full run of `npm run bench`' : `One run of \`${run.command}\``} on ${date}${laterRuns(run)}: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
     `every figure side by side with the peers in the same run, the median of ${medianOf(run)}. ` +
     `${beforeLead(run)}Method, machine load and every table: \`bench/results/latest.md\`.`;
   const parts = [SUMMARY_START, '', lead, '', renderHeadlines(run)];
@@ -46,6 +46,21 @@ export function renderSummary(run: BenchRun): string {
   if (notes !== '') parts.push('', notes);
   parts.push('', SUMMARY_END);
   return parts.join('\n');
+}
+
+/**
+ * What later runs did to the run's suites, with their dates (empty without any): the first line
+ * names the run whose figures the summary holds, and a suite measured again is not that run's.
+ */
+function laterRuns(run: BenchRun): string {
+  const dates = (origins: readonly RunOrigin[]): string =>
+    [...new Set(origins.map((o) => o.startedAt.slice(0, 10)))].join(' and ');
+  const again = run.remeasured;
+  const added = run.appended;
+  return (
+    `${again === undefined ? '' : `, its ${combinedSuites(again)} figures measured again on ${dates(again)}`}` +
+    `${added === undefined ? '' : `, with the ${combinedSuites(added)} measurements of later runs on ${dates(added)} added to its own`}`
+  );
 }
 
 /** How many processes or rounds the figures are medians of (per suite once runs were appended). */

@@ -342,6 +342,10 @@ describe('replaceSuites', () => {
     expect(replaced.remeasured).toEqual([expect.objectContaining({ commit: 'ccc3333', suites: ['core'] })]);
     const page = renderMarkdown({ ...(replaced as BenchRun), startedAt: new Date(replaced.startedAt) });
     expect(page).toContain('its core figures measured again by 1 later run');
+    // the summary's first line says which suites are not the saved run's own
+    expect(page).toContain(
+      'One run of `npm run bench` on 2026-12-02, its core figures measured again on 2026-12-02, with the HTTP measurements of later runs on 2026-12-02 added to its own: ',
+    );
     expect(page).toMatch(
       /- \*\*Measured again\*\*: the core figures replace this run's own, from 1 later run .*ccc3333.*\*\*on another CPU: other cpu\*\* \(core\)/,
     );
