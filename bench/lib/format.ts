@@ -43,3 +43,16 @@ export function formatSigned(n: number): string {
   const fixed = Math.abs(n).toFixed(1);
   return fixed === '0.0' ? '0.0' : `${n > 0 ? '+' : '−'}${fixed}`;
 }
+
+/**
+ * How far values taken once per round or process spread, as their lowest and highest
+ * (`0.86–0.92`), or one figure when they agree: a report gives each figure's median and its
+ * spread, not every round's value.
+ */
+export function formatRange(values: readonly number[], format: (n: number) => string): string {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return 'n/a';
+  const low = format(Math.min(...finite));
+  const high = format(Math.max(...finite));
+  return low === high ? low : `${low}–${high}`;
+}

@@ -3,7 +3,7 @@ import type { CoreCaseResult } from '../core/core-suite';
 import { grpcMedian, type GrpcSuiteResult } from '../grpc/grpc-suite';
 import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite';
 import { median } from '../lib/median';
-import { formatNs, formatRatio } from '../lib/format';
+import { formatNs, formatRange, formatRatio } from '../lib/format';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { OutboundSuiteResult } from '../outbound/outbound-suite';
 
@@ -289,7 +289,7 @@ function ratioCheck(checks: TargetCheck[], v: HttpVariantResult | undefined, min
   const byCpu = cpu <= 1 / min;
   checks.push({
     target,
-    figure: `${formatRatio(rps)} of bare req/s (rounds ${v.rpsRatios.map(formatRatio).join(', ')}); CPU per response ${formatRatio(cpu)}× bare (needs <= ${formatRatio(1 / min)})`,
+    figure: `${formatRatio(rps)} of bare req/s (rounds ${formatRange(v.rpsRatios, formatRatio)}); CPU per response ${formatRatio(cpu)}× bare (needs <= ${formatRatio(1 / min)})`,
     verdict: byRps && byCpu ? 'met' : !byRps && !byCpu ? 'missed' : 'unclear',
   });
 }

@@ -4,10 +4,20 @@ import { grpcMedian, type GrpcSuiteResult, type GrpcSuiteSettings, type GrpcVari
 import { GRPC_VARIANTS, type GrpcVariant } from '../grpc/grpc-variant';
 import { medianOf, type HttpFrameworkResult, type HttpSuiteSettings } from '../http/http-suite';
 import { HTTP_VARIANTS, USER_COUNT } from '../http/http-variant';
-import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, plural, title } from '../lib/format';
+import {
+  formatCount,
+  formatMb,
+  formatMs,
+  formatNs,
+  formatRange,
+  formatRatio,
+  formatSigned,
+  plural,
+  title,
+} from '../lib/format';
 import type { MachineInfo } from '../lib/machine-info';
 import { markdownTable } from '../lib/markdown-table';
-import { median } from '../lib/median';
+import { median, sumOf } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import type { DeclareResult } from '../rules/declare-suite';
 import {
@@ -378,19 +388,16 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
   const withBefore = run.before?.http !== undefined;
   for (const fw of frameworks) {
     const rows = fw.variants.map((v) => {
-      const statuses = v.rounds
-        .map((r) =>
-          Object.entries(r.statuses)
-            .map(([code, n]) => `${code}×${formatCount(n)}`)
-            .join(' '),
-        )
-        .join('; ');
+      const codes = [...new Set(v.rounds.flatMap((r) => Object.keys(r.statuses)))];
+      const statuses = codes
+        .map((code) => `${code}×${formatCount(sumOf(v.rounds, (r) => r.statuses[code] ?? 0))}`)
+        .join(' ');
       const expected = Math.min(...v.rounds.map((r) => r.expectedShare));
       const busy = median(v.rounds.map((r) => r.serverBusy));
       const notes = [
         expected < 0.99 ? `**only ${(expected * 100).toFixed(1)} % expected statuses**` : '',
         busy < 0.9 ? `server busy ${(busy * 100).toFixed(0)} %` : '',
-        v.rounds.some((r) => r.errors > 0) ? `${v.rounds.reduce((s, r) => s + r.errors, 0)} errors` : '',
+        v.rounds.some((r) => r.errors > 0) ? `${sumOf(v.rounds, (r) => r.errors)} errors` : '',
       ]
         .filter(Boolean)
         .join('; ');
@@ -399,7 +406,7 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
         formatCount(medianOf(v, (r) => r.rps)),
         v.variant === 'bare'
           ? '1.00'
-          : `${formatRatio(median(v.rpsRatios))} (${v.rpsRatios.map(formatRatio).join(', ')})`,
+          : `${formatRatio(median(v.rpsRatios))} (${formatRange(v.rpsRatios, formatRatio)})`,
         formatMs(medianOf(v, (r) => r.p50)),
         formatMs(medianOf(v, (r) => r.p99)),
         `${medianOf(v, (r) => r.cpuUsPerResponse).toFixed(1)} µs`,
@@ -415,14 +422,14 @@ function renderHttp(frameworks: HttpFrameworkResult[], run: BenchRun): string {
         [
           'Variant',
           'req/s',
-          'vs bare (per round)',
+          'vs bare (rounds)',
           'p50',
           'p99',
           'Server CPU / response',
           'CPU vs bare',
           'CPU over noop',
           ...(withBefore ? ['Before'] : []),
-          'Statuses per round',
+          'Statuses, all rounds',
           'Notes',
         ],
         rows,
@@ -538,31 +545,28 @@ function renderOverload(overload: OverloadSuiteResult, run: BenchRun): string {
     system: 'system rule `{ maxEventLoopUtilization: 0.8 }`',
     adaptive: "adaptive concurrency `{ metric: 'concurrency', behavior: 'adaptive', threshold: 10 }`",
   } as const;
-  const perRun = (values: number[], format: (n: number) => string): string => values.map(format).join(', ');
   const rows = overload.variants.map((v) => [
     NAMES[v.variant],
     formatMs(overloadMedian(v, (r) => r.p99Ms)),
     formatMs(overloadMedian(v, (r) => r.p50Ms)),
     `${formatCount(overloadMedian(v, (r) => r.goodput))} req/s`,
     formatRatio(overloadMedian(v, (r) => goodputRatio(r, overload))),
-    perRun(
+    formatRange(
       v.runs.map((r) => r.p99Ms),
-      (n) => formatMs(n),
+      formatMs,
     ),
-    perRun(
+    formatRange(
       v.runs.map((r) => r.goodput),
       formatCount,
     ),
-    v.runs
-      .map((r) => `200×${r.statuses['200'] ?? 0} 503×${r.statuses['503'] ?? 0} gave up ${r.timedOut + r.failed}`)
-      .join('; '),
+    `200×${formatCount(sumOf(v.runs, (r) => r.statuses['200'] ?? 0))} 503×${formatCount(sumOf(v.runs, (r) => r.statuses['503'] ?? 0))} gave up ${formatCount(sumOf(v.runs, (r) => r.timedOut + r.failed))}`,
   ]);
   const how = s
     ? `${capacityMethod(overload)}; load ${formatCount(overload.rate)} req/s (${s.overload}×), open loop, ${s.seconds} s per run from the orchestrator on core 1, ` +
       `after 1 s at half the capacity; each run in a fresh server on core 0; clients give up after ${s.deadlineMs} ms; ${plural(s.rounds, 'round', 'interleaved rounds')}; medians over rounds. ` +
       `${routeWork(overload)} Goodput: ${goodputMethod(overload)}; latencies are those of the 200s.`
     : '';
-  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99 per round', 'goodput per round', 'Answers per round'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
+  return `${markdownTable(['Guard', 'p99', 'p50', 'goodput', 'goodput / capacity', 'p99, rounds', 'goodput, rounds', 'Answers, all rounds'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'])}\n\n${how}${renderMixed(overload, run)}`;
 }
 
 /** What the route does per request: timed busy steps since `work: 'timed'`, a calibrated count of iterations before. */
@@ -578,10 +582,10 @@ function routeWork(overload: OverloadSuiteResult): string {
  */
 function capacityMethod(overload: OverloadSuiteResult): string {
   const what = '200s per second of the unguarded server with 4 requests in flight';
-  const rounds = roundBaselines(overload)?.map((b) => formatCount(b.capacity));
+  const rounds = roundBaselines(overload)?.map((b) => b.capacity);
   if (rounds === undefined)
     return `Capacity ${formatCount(overload.capacity)} req/s (${what}, measured once before the rounds)`;
-  const measured = `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of ${rounds.join(', ')}` : ''} (${what}, measured in a fresh server at the start of each round`;
+  const measured = `Capacity ${formatCount(overload.capacity)} req/s${rounds.length > 1 ? `, the median of its rounds' (${formatRange(rounds, formatCount)})` : ''} (${what}, measured in a fresh server at the start of each round`;
   return ownCapacities(overload)
     ? `${measured}: the loads are multiples of it); each run's goodput / capacity is over the capacity of its own server, the same work on a path past every guard at 4 in flight, measured just before the run and just after it (the mean of the two), so a drift of the machine's speed moves both`
     : `${measured}; each run's goodput / capacity is over its own round's)`;
@@ -621,9 +625,13 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
     ...(ceiled ? [formatRatio(med(m.runs, (r) => ceilingRatio(r, overload, m.load)))] : []),
     formatMs(med(m.runs, (r) => r.criticalP99Ms)),
     formatRatio(med(m.runs, (r) => criticalP99Ratio(r, overload))),
-    m.runs
-      .map((r) => `${(r.criticalSuccess * 100).toFixed(1)} % / ${formatRatio(goodputRatio(r, overload))}`)
-      .join(', '),
+    `${formatRange(
+      m.runs.map((r) => r.criticalSuccess * 100),
+      (n) => `${n.toFixed(1)} %`,
+    )} / ${formatRange(
+      m.runs.map((r) => goodputRatio(r, overload)),
+      formatRatio,
+    )}`,
   ]);
   const s = run.overloadSettings;
   const baselines = roundBaselines(overload);
@@ -638,13 +646,20 @@ function renderMixed(overload: OverloadSuiteResult, run: BenchRun): string {
         ...(ceiled ? ['goodput / ceiling'] : []),
         'critical p99',
         'critical p99 / unloaded p99',
-        'critical / goodput per round',
+        'critical 200s / goodput, rounds',
       ],
       rows,
       ['r', 'l', 'r', 'r', ...(ceiled ? ['r' as const] : []), 'r', 'r', 'l'],
     ) +
     `\n\nEvery fifth request carries \`x-priority: critical\`, the rest \`sheddable\`, open loop at each load × capacity for ${s?.seconds ?? '?'} s per run, in a fresh server per run, interleaved rounds, medians over rounds. ` +
-    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${baselines === undefined || baselines.length < 2 ? '' : ` (the median of ${baselines.map((b) => formatMs(b.unloadedP99Ms)).join(', ')}, one per round: each run's ratio is over its own round's)`}.${ceiled ? ` ${ceilingMethod(overload)}` : ''}`
+    `Critical 200s: critical requests answered 200 within the ${s?.deadlineMs ?? '?'} ms deadline / critical requests sent. Unloaded p99: the unguarded route, one request at a time, ${formatMs(unloaded)}${
+      baselines === undefined || baselines.length < 2
+        ? ''
+        : ` (the median of one per round, ${formatRange(
+            baselines.map((b) => b.unloadedP99Ms),
+            formatMs,
+          )}: each run's ratio is over its own round's)`
+    }.${ceiled ? ` ${ceilingMethod(overload)}` : ''}`
   );
 }
 
@@ -657,7 +672,7 @@ function ceilingMethod(overload: OverloadSuiteResult): string {
   const loads = [...new Set(baselines.flatMap((b) => (b.ceilings ?? []).map((c) => c.load)))];
   const at = loads.map((load) => {
     const ratios = baselines.flatMap((b) => (b.ceilings ?? []).filter((c) => c.load === load).map((c) => c.ratio));
-    return `${formatRatio(median(ratios))} at ${load}× (${ratios.map(formatRatio).join(', ')})`;
+    return `${formatRatio(median(ratios))} at ${load}× (${formatRange(ratios, formatRatio)})`;
   });
   return (
     `Ceiling: the share of the capacity a guard that costs nothing to decide would leave, ${at.join('; ')}. ` +

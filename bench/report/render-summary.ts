@@ -3,7 +3,7 @@ import type { HttpFrameworkResult, HttpVariantResult } from '../http/http-suite'
 import { formatCount, formatMb, formatMs, formatNs, formatRatio, formatSigned, plural, title } from '../lib/format';
 import { ALL_SUITES } from '../lib/bench-options';
 import { markdownTable } from '../lib/markdown-table';
-import { median } from '../lib/median';
+import { median, sumOf } from '../lib/median';
 import type { MemorySubjectResult } from '../memory/memory-suite';
 import { goodputRatio, overloadMedian, ownCapacities, roundBaselines } from '../overload/overload-suite';
 import { beforeCase, beforeVariant, combinedSuites, pooledSuites, type RunOrigin } from './combine-runs';
@@ -237,8 +237,8 @@ function renderOverloadSummary(run: BenchRun): string {
     adaptive: "adaptive concurrency (`behavior: 'adaptive'`)",
   } as const;
   const rows = overload.variants.map((v) => {
-    const gaveUp = v.runs.map((r) => formatCount(r.timedOut + r.failed)).join(' + ');
-    const refused = v.runs.map((r) => formatCount(r.statuses['503'] ?? 0)).join(' + ');
+    const gaveUp = formatCount(sumOf(v.runs, (r) => r.timedOut + r.failed));
+    const refused = formatCount(sumOf(v.runs, (r) => r.statuses['503'] ?? 0));
     return [
       NAMES[v.variant],
       formatMs(overloadMedian(v, (r) => r.p99Ms)),
@@ -251,7 +251,7 @@ function renderOverloadSummary(run: BenchRun): string {
     `${formatRatio(overload.rate / overload.capacity)}× its measured capacity of ${formatCount(overload.capacity)} req/s${roundBaselines(overload) === undefined ? '' : ' (the median of its rounds, each measuring its own)'}` +
     `${deadline === undefined ? '' : `, clients giving up after ${deadline >= 1000 ? `${deadline / 1000} s` : formatMs(deadline)}`}` +
     `${ownCapacities(overload) ? "; goodput over the capacity each run's own server measured just before and after it" : ''}:`;
-  return `${intro}\n\n${markdownTable(['guard', 'p99 of the 200s', 'goodput / capacity', `clients that gave up (${plural(overload.variants[0]?.runs.length ?? 0, 'round', 'rounds')})`], rows, ['l', 'r', 'r', 'r'])}`;
+  return `${intro}\n\n${markdownTable(['guard', 'p99 of the 200s', 'goodput / capacity', `clients that gave up (${plural(overload.variants[0]?.runs.length ?? 0, 'round', 'rounds')}, in all)`], rows, ['l', 'r', 'r', 'r'])}`;
 }
 
 /** What the HTTP variants mean, with the run's own baselines (a listener's price, a bare request's CPU). */
