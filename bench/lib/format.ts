@@ -46,7 +46,7 @@ export function formatSigned(n: number): string {
 
 /**
  * How far values taken once per round or process spread, as their lowest and highest
- * (`0.86–0.92`), or one figure when they agree: a report gives each figure's median and its
+ * (`0.86 – 0.92`), or one figure when they agree: a report gives each figure's median and its
  * spread, not every round's value.
  */
 export function formatRange(values: readonly number[], format: (n: number) => string): string {
@@ -54,5 +54,5 @@ export function formatRange(values: readonly number[], format: (n: number) => st
   if (finite.length === 0) return 'n/a';
   const low = format(Math.min(...finite));
   const high = format(Math.max(...finite));
-  return low === high ? low : `${low}–${high}`;
+  return low === high ? low : `${low} – ${high}`;
 }

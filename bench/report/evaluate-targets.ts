@@ -42,7 +42,7 @@ export function evaluateTargets(results: SuiteResults): TargetCheck[] {
     }
     checks.push({
       target,
-      figure: `${formatNs(c.medianNs)} (${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))})`,
+      figure: `${formatNs(c.medianNs)} (${formatRange(c.samples, formatNs)})`,
       verdict: c.medianNs <= limitNs ? 'met' : 'missed',
     });
   };

@@ -317,8 +317,7 @@ function renderCore(cases: CoreCaseResult[], run: BenchRun): string {
   const qps = cases.find((c) => c.id === 'fg.sync.qps');
   const withBefore = run.before?.core !== undefined;
   const rows = cases.map((c) => {
-    const spread =
-      c.samples.length === 0 ? '' : `${formatNs(Math.min(...c.samples))} – ${formatNs(Math.max(...c.samples))}`;
+    const spread = c.samples.length === 0 ? '' : formatRange(c.samples, formatNs);
     const figure = c.pending !== undefined ? 'pending' : c.failed !== undefined ? 'failed' : formatNs(c.medianNs);
     const vs =
       qps && Number.isFinite(c.medianNs) && Number.isFinite(qps.medianNs) && c.owner !== 'baseline'
@@ -692,7 +691,7 @@ function renderOutbound(outbound: OutboundSuiteResult, run: BenchRun): string {
     c.name,
     `${c.cpuUsPerCall.toFixed(2)} µs`,
     c.id.endsWith('.bare') ? '' : `${formatSigned(Number((c.cpuUsPerCall - bare(c.id)).toFixed(2)))} µs`,
-    `${Math.min(...c.samples).toFixed(1)} – ${Math.max(...c.samples).toFixed(1)}`,
+    formatRange(c.samples, (n) => n.toFixed(1)),
   ]);
   const s = run.outboundSettings;
   const a = outbound.amplification;

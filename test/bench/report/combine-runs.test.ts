@@ -267,10 +267,10 @@ describe('appendRun with the overload suite', () => {
     expect(merged.appended).toEqual([expect.objectContaining({ commit: 'def5678', suites: ['overload'] })]);
     const page = renderMarkdown({ ...(merged as BenchRun), startedAt: new Date(merged.startedAt) });
     // 76 / 80 = 0.95 and 81 / 90 = 0.90, not 76 and 81 over the pooled 85 (0.89, 0.95)
-    expect(page).toContain('| 100.0 % / 0.90–0.95 |');
+    expect(page).toContain('| 100.0 % / 0.90 – 0.95 |');
     // each critical p99 is twice its own round's unloaded p99
     expect(page).toMatch(/\| 4× \| concurrency 1, [^|]+\| 100\.00 % \| 0\.93 \| 35\.0 ms \| 2\.00 \|/);
-    expect(page).toContain("the median of its rounds' (80–90)");
+    expect(page).toContain("the median of its rounds' (80 – 90)");
   });
 
   it('refuses rounds that measured their capacity once per run, and other settings', () => {
@@ -309,7 +309,7 @@ describe('appendRun with the overload suite', () => {
     expect(page).toContain('| 100.0 % / 0.90 |');
     // goodput / ceiling: 0.905 / 0.96 = 0.94 and 0.90 / 0.90 = 1.00, median 0.97
     expect(page).toMatch(/\| 4× \| concurrency 1, [^|]+\| 100\.00 % \| 0\.90 \| 0\.97 \| 35\.0 ms \| 2\.00 \|/);
-    expect(page).toContain('0.93 at 4× (0.90–0.96)');
+    expect(page).toContain('0.93 at 4× (0.90 – 0.96)');
     expect(page).toContain('over the capacity of its own server');
     // a run without ceilings has no such column
     expect(
