@@ -616,7 +616,7 @@ export class HttpGuard<Req, F> {
       });
     } catch (error) {
       // A throwing param function or check: what the request took on its way goes back too.
-      state.queued = false;
+      // (It throws before any wait begins: the request is not queued.)
       state.refuse();
       throw error;
     }

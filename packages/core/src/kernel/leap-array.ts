@@ -102,7 +102,7 @@ export class LeapArray {
     for (let i = 0; i < this.sampleCount; i++) {
       if (!this.counts(i, now)) continue;
       const base = i * fields;
-      for (let f = 0; f < fields; f++) out[f]! += this.data[base + f]!;
+      for (let f = 0; f < fields; f++) out[f]! += data[base + f]!;
     }
   }
 
