@@ -514,6 +514,27 @@ describe('HttpGuard queueing', () => {
     expect(fg.stats('GET /a')).toMatchObject({ concurrency: 0 });
   });
 
+  it('enters the routes after a queue once the queue admits the request', async () => {
+    const { fg, clock } = engine();
+    const guard = HttpGuard.resilience<Req, Fallback>(
+      {
+        floodgate: fg,
+        routes: {
+          'GET /a': { rateLimit: { threshold: 1, behavior: 'throttle', maxQueueingTimeMs: 5000 } },
+          '*': { rateLimit: { threshold: 10 } },
+        },
+      },
+      'r',
+    );
+    expect(guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a')).toBeUndefined();
+    const second = guard.guardRoutes(new FakeResponse(), {}, 'GET', '/a');
+    expect(second).toBeInstanceOf(Promise);
+    expect(fg.totals('* /*')).toMatchObject({ pass: 1 });
+    await clock.advance(1000);
+    await expect(second).resolves.toBeUndefined();
+    expect(fg.totals('* /*')).toMatchObject({ pass: 2 });
+  });
+
   it('leaves the queue when the client leaves, giving its slot back', async () => {
     const { fg, clock } = engine();
     const guard = HttpGuard.resilience<Req, Fallback>(
