@@ -1,5 +1,5 @@
 /**
- * Where a core case's instructions go, by function: the case counted under callgrind in two
+ * Where a case's instructions go, by function: the case counted under callgrind in two
  * processes (as instruction-suite.ts does), with V8 writing the address of every function it
  * compiles (`--perf-basic-prof`), so the code callgrind sees only by address is named; each
  * function's own instructions (not those of what it calls) are taken from both runs, and their
@@ -13,17 +13,13 @@
  * optimizer could not inline), `RecordWrite` (a write barrier), `JSConstructStubGeneric` (a
  * construction not inlined), `CallFunction` (a call not inlined).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { INSTRUCTION_CASES } from './instruction-cases';
+import { caseRun, runCounted, type CaseRun } from './instruction-runs';
 
-const FEWER = 100_000;
-const MORE = 400_000;
 /** The repository's root, left out of the file names the list shows. */
 const ROOT = `${resolve(__dirname, '..', '..', '..')}/`;
-const NODE_FLAGS = ['--single-threaded', '--predictable', '--hash-seed=1', '--random-seed=1', '--perf-basic-prof'];
 
 /** One JIT function V8 listed: where its code starts, how long it is, its name. */
 interface MappedCode {
@@ -33,40 +29,26 @@ interface MappedCode {
 }
 
 /** Runs `id` with `calls` counted calls under callgrind; returns its profile and perf map paths. */
-function profileRun(id: string, calls: number, dir: string, extra: readonly string[]): Promise<[string, string]> {
+async function profileRun(
+  id: string,
+  run: CaseRun,
+  calls: number,
+  dir: string,
+  extra: readonly string[],
+): Promise<[string, string]> {
   const out = join(dir, `${calls}.callgrind`);
-  const args = [
-    '--tool=callgrind',
-    `--callgrind-out-file=${out}`,
-    '--smc-check=all-non-file',
-    process.execPath,
-    ...NODE_FLAGS,
-    `--logfile=${join(dir, `${calls}.v8.log`)}`, // the log --perf-basic-prof opens, kept out of the working directory
-    ...extra,
-    join(__dirname, 'instruction-cases.js'),
+  const { pid } = await runCounted(
     id,
-    String(calls),
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'ENOENT'
-          ? new Error('valgrind was not found: install it (Debian: apt-get install valgrind) to profile instructions')
-          : error,
-      ),
-    );
-    child.on('close', (code) => {
-      if (code === null || code !== 0)
-        return reject(new Error(`${id} (${calls} calls) failed (exit ${String(code)}):\n${stderr.slice(-2000)}`));
-      // valgrind runs node in its own process: the map V8 wrote is named by that pid
-      const map = join(dir, `${calls}.map`);
-      renameSync(join(tmpdir(), `perf-${child.pid}.map`), map);
-      resolve([out, map]);
-    });
-  });
+    run,
+    calls,
+    [`--callgrind-out-file=${out}`],
+    // the log --perf-basic-prof opens, kept out of the working directory
+    ['--perf-basic-prof', `--logfile=${join(dir, `${calls}.v8.log`)}`, ...extra],
+  );
+  // valgrind runs node in its own process: the map V8 wrote is named by that pid
+  const map = join(dir, `${calls}.map`);
+  renameSync(join(tmpdir(), `perf-${pid}.map`), map);
+  return [out, map];
 }
 
 function readMap(path: string): MappedCode[] {
@@ -130,10 +112,8 @@ function selfCosts(profile: string, codes: readonly MappedCode[]): Map<string, n
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const id = args[0];
-  if (id === undefined || !(id in INSTRUCTION_CASES))
-    throw new Error(
-      `usage: instruction-profile <case> [--no-inlining] [--top N]; cases: ${Object.keys(INSTRUCTION_CASES).join(', ')}`,
-    );
+  if (id === undefined) throw new Error('usage: instruction-profile <case> [--no-inlining] [--top N]');
+  const run = caseRun(id);
   const topAt = args.indexOf('--top');
   const top = topAt === -1 ? 30 : Number(args[topAt + 1]);
   if (!Number.isInteger(top) || top < 1)
@@ -141,11 +121,16 @@ async function main(): Promise<void> {
   const extra = args.includes('--no-inlining') ? ['--no-turbo-inlining'] : [];
   const dir = mkdtempSync(join(tmpdir(), 'floodgate-profile-'));
   try {
-    const [fewer, more] = await Promise.all([FEWER, MORE].map((calls) => profileRun(id, calls, dir, extra)));
+    const [fewer, more] = await Promise.all(
+      [run.fewer, run.more].map((calls) => profileRun(id, run, calls, dir, extra)),
+    );
     const before = selfCosts(fewer![0], readMap(fewer![1]));
     const after = selfCosts(more![0], readMap(more![1]));
     const perCall = [...new Set([...before.keys(), ...after.keys()])]
-      .map((name) => ({ name, instructions: ((after.get(name) ?? 0) - (before.get(name) ?? 0)) / (MORE - FEWER) }))
+      .map((name) => ({
+        name,
+        instructions: ((after.get(name) ?? 0) - (before.get(name) ?? 0)) / (run.more - run.fewer),
+      }))
       .sort((a, b) => Math.abs(b.instructions) - Math.abs(a.instructions));
     const total = perCall.reduce((sum, row) => sum + row.instructions, 0);
     const lines = [`${id}: ${total.toFixed(0)} instructions per call${extra.length > 0 ? ' (no inlining)' : ''}`, ''];

@@ -1,30 +1,29 @@
 /**
- * Instructions per call of the core cases, counted by valgrind's callgrind: the same figure on a
- * busy machine as on a quiet one, for an A/B of a change too small for timings on noisy cores.
+ * Instructions per call of the core cases (and, named with `--cases`, per request of the HTTP
+ * cases), counted by valgrind's callgrind: the same figure on a busy machine as on a quiet one,
+ * for an A/B of a change too small for timings on noisy cores.
  *
  *   npm run build && npx tsc -p bench
- *   node bench/dist/instructions/instruction-suite.js [--cases fg.sync.qps,fg.block.tryEntry] [--against <dir>]
+ *   node bench/dist/instructions/instruction-suite.js [--cases fg.sync.qps,http.express.noop] [--against <dir>]
  *
  * `--against` names another build of `@floodgate/core` (its `dist` directory: build the other
  * commit in a worktree), counted beside this checkout's, with the ratio.
  *
- * Each case runs in two processes (instruction-cases.ts), which differ only in the number of
+ * Each case runs in two processes (see instruction-runs.ts), which differ only in the number of
  * counted calls; the difference of their counts over the difference of their calls is the cost
  * of one call. V8 runs single-threaded and predictable, with fixed seeds, and the engine on a
- * clock that steps per read, so a count repeats to within a few instructions. Instructions are
- * not time (a cache miss or a clock read on the hardware costs more than its instructions): a
- * change is shown by a count, and its time by `npm run bench`.
+ * clock that steps per read, so a count repeats to within a few instructions (an HTTP case's,
+ * with the network between, within 0.3 % on Koa and Fastify, not on Express: see
+ * bench/README.md). Instructions are not time (a cache miss or a clock read on the hardware
+ * costs more than its instructions): a change is shown by a count, and its time by `npm run bench`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { INSTRUCTION_CASES } from './instruction-cases';
+import { ALL_CASES, caseRun, runCounted } from './instruction-runs';
 
-/** The counted calls of the two processes of a case. */
-const FEWER = 100_000;
-const MORE = 400_000;
 /** Processes at a time (one per core). */
 const PARALLEL = 2;
-const NODE_FLAGS = ['--single-threaded', '--predictable', '--hash-seed=1', '--random-seed=1'];
 const REFERENCE = 'fg.sync.qps';
 
 interface Options {
@@ -40,9 +39,9 @@ function parseOptions(args: readonly string[]): Options {
     const value = args[i + 1];
     if (arg === '--cases' && value !== undefined) {
       cases = value.split(',');
-      const unknown = cases.filter((id) => !(id in INSTRUCTION_CASES));
+      const unknown = cases.filter((id) => !(id in ALL_CASES));
       if (unknown.length > 0)
-        throw new Error(`unknown case ${unknown.join(', ')}; known: ${Object.keys(INSTRUCTION_CASES).join(', ')}`);
+        throw new Error(`unknown case ${unknown.join(', ')}; known: ${Object.keys(ALL_CASES).join(', ')}`);
       i++;
     } else if (arg === '--against' && value !== undefined) {
       against = join(resolve(value), 'index.js');
@@ -53,32 +52,9 @@ function parseOptions(args: readonly string[]): Options {
 }
 
 /** Instructions of one process of `id` with `calls` counted calls, on the core at `coreIndex`. */
-function count(id: string, calls: number, coreIndex: string | undefined): Promise<number> {
-  const worker = join(__dirname, 'instruction-cases.js');
-  const args = [
-    '--tool=callgrind',
-    '--callgrind-out-file=/dev/null',
-    // V8 writes the code it runs: valgrind must see code written anywhere but in a file.
-    '--smc-check=all-non-file',
-    process.execPath,
-    ...NODE_FLAGS,
-    worker,
-    id,
-    String(calls),
-    ...(coreIndex === undefined ? [] : [coreIndex]),
-  ];
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const collected = /Collected : (\d+)/.exec(stderr);
-      if (code !== 0 || collected === null)
-        reject(new Error(`${id} (${calls} calls) failed (exit ${String(code)}):\n${stderr.slice(-2000)}`));
-      else resolvePromise(Number(collected[1]));
-    });
-  });
+async function count(id: string, calls: number, coreIndex: string | undefined): Promise<number> {
+  const run = caseRun(id, coreIndex);
+  return (await runCounted(id, run, calls, ['--callgrind-out-file=/dev/null'])).instructions;
 }
 
 /** Runs `tasks` at most `PARALLEL` at a time, keeping their order. */
@@ -101,9 +77,10 @@ async function main(): Promise<void> {
   if (valgrind.status !== 0)
     throw new Error('valgrind was not found: install it (Debian: apt-get install valgrind) to count instructions');
   const builds: (string | undefined)[] = [undefined, ...(options.against === undefined ? [] : [options.against])];
-  const jobs = options.cases.flatMap((id) =>
-    builds.flatMap((build) => [FEWER, MORE].map((calls) => ({ id, build, calls }))),
-  );
+  const jobs = options.cases.flatMap((id) => {
+    const run = caseRun(id, options.against);
+    return builds.flatMap((build) => [run.fewer, run.more].map((calls) => ({ id, build, calls, run })));
+  });
   process.stderr.write(`${valgrind.stdout.trim()}: ${jobs.length} processes, ${PARALLEL} at a time\n`);
   const counts = await pooled(
     jobs.map((job) => async () => {
@@ -116,20 +93,15 @@ async function main(): Promise<void> {
   );
   const perCall = new Map<string, number>();
   jobs.forEach((job, i) => {
-    if (job.calls !== MORE) return;
-    perCall.set(`${job.id}|${job.build ?? ''}`, (counts[i]! - counts[i - 1]!) / (MORE - FEWER));
+    if (job.calls !== job.run.more) return;
+    perCall.set(`${job.id}|${job.build ?? ''}`, (counts[i]! - counts[i - 1]!) / (job.run.more - job.run.fewer));
   });
   const reference = perCall.get(`${REFERENCE}|`);
   const header = ['case', 'what', 'instructions per call', `× ${REFERENCE}`];
   if (options.against !== undefined) header.push('against', 'this / against');
   const rows = options.cases.map((id) => {
     const own = perCall.get(`${id}|`)!;
-    const row = [
-      id,
-      INSTRUCTION_CASES[id]!,
-      own.toFixed(0),
-      reference === undefined ? '' : (own / reference).toFixed(2),
-    ];
+    const row = [id, ALL_CASES[id]!, own.toFixed(0), reference === undefined ? '' : (own / reference).toFixed(2)];
     if (options.against !== undefined) {
       const other = perCall.get(`${id}|${options.against}`)!;
       row.push(other.toFixed(0), (own / other).toFixed(3));

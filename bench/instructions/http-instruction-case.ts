@@ -1,0 +1,105 @@
+/**
+ * One process of the HTTP instruction count: starts the HTTP suite's server of one framework and
+ * variant (the same apps as `npm run bench`), and drives it from this process with a keep-alive
+ * `node:http` client (one socket, one request at a time, the suite's 100 users in turn), then
+ * exits. Run under callgrind by instruction-suite.ts twice with different request counts: the
+ * difference over the difference of requests is one request's instructions, the server's and the
+ * client's (the client's are the same in every variant, so a difference between variants is the
+ * server's). After its warm-up it says `warm` on stdout and waits for a line on stdin before
+ * the counted requests (see instruction-runs.ts).
+ *
+ * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
+ *          bench/dist/instructions/http-instruction-case.js <framework> <variant> <requests>
+ */
+import { Agent, request, type Server } from 'node:http';
+import { startExpressServer } from '../http/express-server';
+import { startFastifyServer } from '../http/fastify-server';
+import {
+  FRAMEWORKS,
+  HELLO_PATH,
+  HTTP_VARIANTS,
+  isBlockedVariant,
+  USER_COUNT,
+  USER_HEADER,
+  type Framework,
+  type HttpVariant,
+} from '../http/http-variant';
+import { startKoaServer } from '../http/koa-server';
+
+const STARTERS: Record<Framework, (variant: HttpVariant) => Promise<Server>> = {
+  express: startExpressServer,
+  koa: startKoaServer,
+  fastify: startFastifyServer,
+};
+/** Requests before the counted ones: V8 is still compiling the HTTP path after 5,000 of them. */
+const WARM_REQUESTS = 10_000;
+
+/**
+ * Sends `total` GETs, one at a time on one socket (so each takes the same turns of the event
+ * loop); rejects on a status the variant should not answer.
+ */
+export function drive(port: number, agent: Agent, total: number, status: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (total === 0) return resolve();
+    let sent = 0;
+    const send = (): void => {
+      const user = `user-${sent++ % USER_COUNT}`;
+      const req = request({ agent, host: '127.0.0.1', port, path: HELLO_PATH, headers: { [USER_HEADER]: user } });
+      req.on('response', (res) => {
+        res.resume();
+        if (res.statusCode !== status)
+          reject(new Error(`${HELLO_PATH} answered ${String(res.statusCode)}, not ${status}`));
+        else res.on('end', () => (sent < total ? send() : resolve()));
+      });
+      req.on('error', reject);
+      req.end();
+    };
+    send();
+  });
+}
+
+/** Says `warm` and waits for the counter's word (a line on stdin) that it counts from now. */
+function counting(): Promise<void> {
+  process.stdout.write('warm\n');
+  return new Promise((resolve) => process.stdin.once('data', () => resolve()));
+}
+
+/**
+ * Serves `framework`'s `variant` and sends it `warm` requests, then, once `counting` resolves,
+ * `requests` more; resolves when they are answered and the server is closed.
+ * @throws Error when a request is answered with another status than the variant's (200, or 429 when blocked).
+ */
+export async function runHttpCase(
+  framework: Framework,
+  variant: HttpVariant,
+  warm: number,
+  requests: number,
+  counting: () => Promise<void>,
+): Promise<void> {
+  const server = await STARTERS[framework](variant);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
+    const status = isBlockedVariant(variant) ? 429 : 200;
+    await drive(address.port, agent, warm, status);
+    await counting();
+    await drive(address.port, agent, requests, status);
+  } finally {
+    agent.destroy();
+    server.closeAllConnections?.();
+    server.close();
+  }
+}
+
+if (require.main === module) {
+  const [framework, variant, requests] = process.argv.slice(2) as [Framework, HttpVariant, string];
+  if (!FRAMEWORKS.includes(framework) || !HTTP_VARIANTS.includes(variant) || !(Number(requests) >= 0)) {
+    console.error(`usage: http-instruction-case <${FRAMEWORKS.join('|')}> <${HTTP_VARIANTS.join('|')}> <requests>`);
+    process.exit(1);
+  }
+  runHttpCase(framework, variant, WARM_REQUESTS, Number(requests), counting).catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,47 @@
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FRAMEWORKS } from '../../../bench/http/http-variant';
+import { drive, runHttpCase } from '../../../bench/instructions/http-instruction-case';
+import { caseRun, HTTP_INSTRUCTION_CASES } from '../../../bench/instructions/instruction-runs';
+
+describe('the HTTP instruction count cases', () => {
+  it.each(FRAMEWORKS)(
+    'serve %s passing and blocked requests as the variants say, counted after the warm-up',
+    async (framework) => {
+      for (const variant of ['floodgate', 'floodgate-blocked'] as const) {
+        const phases: string[] = [];
+        await runHttpCase(framework, variant, 3, 2, async () => {
+          phases.push('warm');
+        });
+        expect(phases).toEqual(['warm']);
+      }
+    },
+  );
+
+  it('fail naming the status a variant should not answer', async () => {
+    const server = createServer((_req, res) => res.writeHead(500).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const { port } = server.address() as AddressInfo;
+      await expect(drive(port, agent, 3, 200)).rejects.toThrow('/hello answered 500, not 200');
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('are named http.<framework>.<variant>, and refuse another build', () => {
+    expect(HTTP_INSTRUCTION_CASES['http.fastify.floodgate']).toBe(
+      'one floodgate GET on fastify, server and keep-alive client',
+    );
+    const run = caseRun('http.koa.noop');
+    expect([run.fewer, run.more, run.warmsUp]).toEqual([300, 1300, true]);
+    expect(run.args(5).slice(1)).toEqual(['koa', 'noop', '5']);
+    expect(() => caseRun('http.koa.noop', '/elsewhere/index.js')).toThrow(
+      'http.koa.noop: --against counts core cases only',
+    );
+    expect(() => caseRun('http.koa.nothing')).toThrow('unknown case http.koa.nothing');
+  });
+});
