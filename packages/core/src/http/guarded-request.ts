@@ -279,14 +279,15 @@ export class GuardedRequest {
   }
 
   /**
-   * Ends the request, once: aborts a queued admission, stops the timeout, records the entries'
-   * outcome unless it is recorded already (a failure when the response was ended: its handler
-   * answered, a client that left before the answer is no failure; it was not a block; and
-   * `isFailure(status, error)` says so), and gives back their slots, unless the timeout answered
-   * the request and its handler has not settled yet. A request that ends while it waits in a
-   * queue never ran: what it was admitted to is given back instead.
+   * The response or its connection closed: ends the request, once, finished or not. Aborts a
+   * queued admission, stops the timeout, records the entries' outcome unless it is recorded
+   * already (a failure when the response was ended: its handler answered, a client that left
+   * before the answer is no failure; it was not a block; and `isFailure(status, error)` says
+   * so), and gives back their slots, unless the timeout answered the request and its handler
+   * has not settled yet. A request that ends while it waits in a queue never ran: what it was
+   * admitted to is given back instead.
    */
-  close(status: number, finished: boolean): void {
+  ended(): void {
     if (this.closed) return;
     this.closed = true;
     // Only a queued admission listens (aborting a signal costs microseconds in Node).
@@ -299,16 +300,13 @@ export class GuardedRequest {
       this.refuse();
       return;
     }
-    if (!this.concluded) this.conclude(finished && this.failed(status));
+    // The response is read only when the outcome is still to be recorded (on Express every read
+    // misses V8's caches: see STATE); an answered request recorded it when it was answered.
+    if (!this.concluded) this.conclude(this.res.finished && this.failed(this.res.statusCode));
     // The rest of a request cut off by a 408 never comes (Node stops reading it once the answer is
     // out): aborting it ends a handler still reading its body, which then settles.
     if (this.cutOff) this.res.req?.destroy?.();
     if (!this.holding) this.release();
-  }
-
-  /** The response or its connection closed: ends the request, finished or not. */
-  ended(): void {
-    this.close(this.res.statusCode, this.res.finished);
   }
 
   /** Whether the slots wait for the handler: the timeout answered the request and its handler runs on. */
