@@ -74,8 +74,9 @@ export function caseRun(id: string, coreIndex?: string): CaseRun {
       fewer: 300,
       more: 1300,
       warmsUp: true,
-      // Heap growth fixed, not paced by the allocation rate V8 times.
-      nodeFlags: ['--predictable-gc-schedule'],
+      // Heap growth fixed, not paced by the allocation rate V8 times; collections traced, to count
+      // the full ones in the counted window (see CountedRun.fullGcs).
+      nodeFlags: ['--predictable-gc-schedule', '--trace-gc'],
       args: (calls) => [join(__dirname, 'http-instruction-case.js'), framework, variant, String(calls)],
     };
   }
@@ -88,6 +89,12 @@ export interface CountedRun {
   readonly instructions: number;
   /** The pid of the process valgrind ran (node's own). */
   readonly pid: number;
+  /**
+   * Full (mark-compact) garbage collections in the counted part of a case that warms up (0 for
+   * the others). One costs about as much as a hundred requests: two processes of a case that
+   * differ in them differ by it, and their difference is not the requests' cost alone.
+   */
+  readonly fullGcs: number;
 }
 
 /**
@@ -117,11 +124,24 @@ export function runCounted(
   return new Promise((resolve, reject) => {
     const child = spawn('valgrind', args, { stdio: [run.warmsUp ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stderr = '';
+    let counting = false;
+    let fullGcs = 0;
+    let partial = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => {
-      if (!run.warmsUp || !chunk.toString().includes('warm')) return;
-      execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' });
-      child.stdin!.end('count\n');
+      if (!run.warmsUp) return;
+      // Whole lines only: a chunk may end inside one.
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (counting) {
+          if (line.includes('Mark-Compact')) fullGcs++;
+        } else if (line === 'warm') {
+          counting = true;
+          execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' });
+          child.stdin!.end('count\n');
+        }
+      }
     });
     child.on('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -134,7 +154,7 @@ export function runCounted(
       const collected = /Collected : (\d+)/.exec(stderr);
       if (code !== 0 || collected === null)
         reject(new Error(`${id} (${calls} calls) failed (exit ${String(code)}):\n${stderr.slice(-2000)}`));
-      else resolve({ instructions: Number(collected[1]), pid: child.pid! });
+      else resolve({ instructions: Number(collected[1]), pid: child.pid!, fullGcs });
     });
   });
 }

@@ -13,14 +13,15 @@
  * counted calls; the difference of their counts over the difference of their calls is the cost
  * of one call. V8 runs single-threaded and predictable, with fixed seeds, and the engine on a
  * clock that steps per read, so a count repeats to within a few instructions (an HTTP case's,
- * with the network between, within 0.3 % on Koa and Fastify, not on Express: see
+ * with the network between, within 0.3 % on Koa and Fastify when no full garbage collection
+ * falls in one process's counted window and not in the other's, which the table marks: see
  * bench/README.md). Instructions are not time (a cache miss or a clock read on the hardware
  * costs more than its instructions): a change is shown by a count, and its time by `npm run bench`.
  */
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { INSTRUCTION_CASES } from './instruction-cases';
-import { ALL_CASES, caseRun, runCounted } from './instruction-runs';
+import { ALL_CASES, caseRun, runCounted, type CountedRun } from './instruction-runs';
 
 /** Processes at a time (one per core). */
 const PARALLEL = 2;
@@ -52,9 +53,8 @@ function parseOptions(args: readonly string[]): Options {
 }
 
 /** Instructions of one process of `id` with `calls` counted calls, on the core at `coreIndex`. */
-async function count(id: string, calls: number, coreIndex: string | undefined): Promise<number> {
-  const run = caseRun(id, coreIndex);
-  return (await runCounted(id, run, calls, ['--callgrind-out-file=/dev/null'])).instructions;
+async function count(id: string, calls: number, coreIndex: string | undefined): Promise<CountedRun> {
+  return runCounted(id, caseRun(id, coreIndex), calls, ['--callgrind-out-file=/dev/null']);
 }
 
 /** Runs `tasks` at most `PARALLEL` at a time, keeping their order. */
@@ -84,27 +84,34 @@ async function main(): Promise<void> {
   process.stderr.write(`${valgrind.stdout.trim()}: ${jobs.length} processes, ${PARALLEL} at a time\n`);
   const counts = await pooled(
     jobs.map((job) => async () => {
-      const instructions = await count(job.id, job.calls, job.build);
+      const counted = await count(job.id, job.calls, job.build);
+      const gcs = job.run.warmsUp ? `, ${counted.fullGcs} full GCs` : '';
       process.stderr.write(
-        `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${instructions}\n`,
+        `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${counted.instructions}${gcs}\n`,
       );
-      return instructions;
+      return counted;
     }),
   );
   const perCall = new Map<string, number>();
+  /** Cases whose two processes made different numbers of full collections: their difference holds one. */
+  const unevenGcs = new Map<string, string>();
   jobs.forEach((job, i) => {
     if (job.calls !== job.run.more) return;
-    perCall.set(`${job.id}|${job.build ?? ''}`, (counts[i]! - counts[i - 1]!) / (job.run.more - job.run.fewer));
+    const [fewer, more] = [counts[i - 1]!, counts[i]!];
+    const key = `${job.id}|${job.build ?? ''}`;
+    perCall.set(key, (more.instructions - fewer.instructions) / (job.run.more - job.run.fewer));
+    if (fewer.fullGcs !== more.fullGcs) unevenGcs.set(key, ` (full GCs ${fewer.fullGcs} / ${more.fullGcs})`);
   });
+  const shown = (key: string): string => `${perCall.get(key)!.toFixed(0)}${unevenGcs.get(key) ?? ''}`;
   const reference = perCall.get(`${REFERENCE}|`);
   const header = ['case', 'what', 'instructions per call', `× ${REFERENCE}`];
   if (options.against !== undefined) header.push('against', 'this / against');
   const rows = options.cases.map((id) => {
     const own = perCall.get(`${id}|`)!;
-    const row = [id, ALL_CASES[id]!, own.toFixed(0), reference === undefined ? '' : (own / reference).toFixed(2)];
+    const row = [id, ALL_CASES[id]!, shown(`${id}|`), reference === undefined ? '' : (own / reference).toFixed(2)];
     if (options.against !== undefined) {
       const other = perCall.get(`${id}|${options.against}`)!;
-      row.push(other.toFixed(0), (own / other).toFixed(3));
+      row.push(shown(`${id}|${options.against}`), (own / other).toFixed(3));
     }
     return row;
   });
@@ -112,6 +119,11 @@ async function main(): Promise<void> {
   process.stdout.write(
     [line(header), line(header.map((_, i) => (i < 2 ? ':--' : '--:'))), ...rows.map(line)].join('\n') + '\n',
   );
+  if (unevenGcs.size > 0)
+    process.stdout.write(
+      '\n"full GCs a / b": the two processes made a and b full collections while counted, so the figure\n' +
+        'holds the difference (about a hundred requests a collection), not the requests alone: count again, or read it so.\n',
+    );
 }
 
 main().catch((error: unknown) => {
