@@ -8,29 +8,21 @@
  * server's). After its warm-up it says `warm` on stdout and waits for a line on stdin before
  * the counted requests (see instruction-runs.ts).
  *
- * Usage: node --single-threaded --predictable --hash-seed=1 --random-seed=1
- *          bench/dist/instructions/http-instruction-case.js <framework> <variant> <requests>
+ * Run by instruction-suite.ts (instruction-runs.ts gives its flags); by hand, it waits after
+ * `warm` for a line on stdin:
+ *   node bench/dist/instructions/http-instruction-case.js <framework> <variant> <requests>
  */
-import { Agent, request, type Server } from 'node:http';
-import { startExpressServer } from '../http/express-server';
-import { startFastifyServer } from '../http/fastify-server';
+import { Agent, request } from 'node:http';
 import {
-  FRAMEWORKS,
   HELLO_PATH,
-  HTTP_VARIANTS,
   isBlockedVariant,
   USER_COUNT,
   USER_HEADER,
   type Framework,
   type HttpVariant,
 } from '../http/http-variant';
-import { startKoaServer } from '../http/koa-server';
+import { startServer } from '../http/start-server';
 
-const STARTERS: Record<Framework, (variant: HttpVariant) => Promise<Server>> = {
-  express: startExpressServer,
-  koa: startKoaServer,
-  fastify: startFastifyServer,
-};
 /** Requests before the counted ones: V8 is still compiling the HTTP path after 5,000 of them. */
 const WARM_REQUESTS = 10_000;
 
@@ -76,15 +68,13 @@ export async function runHttpCase(
   requests: number,
   counting: () => Promise<void>,
 ): Promise<void> {
-  const server = await STARTERS[framework](variant);
+  const { server, port } = await startServer(framework, variant);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
     const status = isBlockedVariant(variant) ? 429 : 200;
-    await drive(address.port, agent, warm, status);
+    await drive(port, agent, warm, status);
     await counting();
-    await drive(address.port, agent, requests, status);
+    await drive(port, agent, requests, status);
   } finally {
     agent.destroy();
     server.closeAllConnections?.();
@@ -94,8 +84,8 @@ export async function runHttpCase(
 
 if (require.main === module) {
   const [framework, variant, requests] = process.argv.slice(2) as [Framework, HttpVariant, string];
-  if (!FRAMEWORKS.includes(framework) || !HTTP_VARIANTS.includes(variant) || !(Number(requests) >= 0)) {
-    console.error(`usage: http-instruction-case <${FRAMEWORKS.join('|')}> <${HTTP_VARIANTS.join('|')}> <requests>`);
+  if (!(Number(requests) >= 0)) {
+    console.error('usage: http-instruction-case <framework> <variant> <requests>');
     process.exit(1);
   }
   runHttpCase(framework, variant, WARM_REQUESTS, Number(requests), counting).catch((error: unknown) => {

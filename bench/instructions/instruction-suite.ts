@@ -21,7 +21,7 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { INSTRUCTION_CASES } from './instruction-cases';
-import { ALL_CASES, caseRun, runCounted, type CountedRun } from './instruction-runs';
+import { ALL_CASES, caseRun, runCounted } from './instruction-runs';
 
 /** Processes at a time (one per core). */
 const PARALLEL = 2;
@@ -52,11 +52,6 @@ function parseOptions(args: readonly string[]): Options {
   return { cases, against };
 }
 
-/** Instructions of one process of `id` with `calls` counted calls, on the core at `coreIndex`. */
-async function count(id: string, calls: number, coreIndex: string | undefined): Promise<CountedRun> {
-  return runCounted(id, caseRun(id, coreIndex), calls, ['--callgrind-out-file=/dev/null']);
-}
-
 /** Runs `tasks` at most `PARALLEL` at a time, keeping their order. */
 async function pooled<T>(tasks: readonly (() => Promise<T>)[]): Promise<T[]> {
   const results: T[] = new Array<T>(tasks.length);
@@ -77,14 +72,17 @@ async function main(): Promise<void> {
   if (valgrind.status !== 0)
     throw new Error('valgrind was not found: install it (Debian: apt-get install valgrind) to count instructions');
   const builds: (string | undefined)[] = [undefined, ...(options.against === undefined ? [] : [options.against])];
-  const jobs = options.cases.flatMap((id) => {
-    const run = caseRun(id, options.against);
-    return builds.flatMap((build) => [run.fewer, run.more].map((calls) => ({ id, build, calls, run })));
-  });
+  // One run per case and build (`caseRun` refuses an HTTP case another build).
+  const jobs = options.cases.flatMap((id) =>
+    builds.flatMap((build) => {
+      const run = caseRun(id, build);
+      return [run.fewer, run.more].map((calls) => ({ id, build, calls, run }));
+    }),
+  );
   process.stderr.write(`${valgrind.stdout.trim()}: ${jobs.length} processes, ${PARALLEL} at a time\n`);
   const counts = await pooled(
     jobs.map((job) => async () => {
-      const counted = await count(job.id, job.calls, job.build);
+      const counted = await runCounted(job.id, job.run, job.calls, ['--callgrind-out-file=/dev/null']);
       const gcs = job.run.warmsUp ? `, ${counted.fullGcs} full GCs` : '';
       process.stderr.write(
         `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${counted.instructions}${gcs}\n`,

@@ -1,6 +1,6 @@
 import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FRAMEWORKS } from '../../../bench/http/http-variant';
+import { FRAMEWORKS, type Framework } from '../../../bench/http/http-variant';
 import { drive, runHttpCase } from '../../../bench/instructions/http-instruction-case';
 import { caseRun, HTTP_INSTRUCTION_CASES } from '../../../bench/instructions/instruction-runs';
 
@@ -43,5 +43,11 @@ describe('the HTTP instruction count cases', () => {
       'http.koa.noop: --against counts core cases only',
     );
     expect(() => caseRun('http.koa.nothing')).toThrow('unknown case http.koa.nothing');
+  });
+
+  it('name a server the suite does not have', async () => {
+    await expect(runHttpCase('hapi' as Framework, 'noop', 1, 1, async () => undefined)).rejects.toThrow(
+      'no server hapi noop: frameworks express|koa|fastify',
+    );
   });
 });
