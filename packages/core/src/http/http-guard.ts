@@ -653,7 +653,7 @@ export class HttpGuard<Req, F> {
   /** Keeps an admitted entry for the request, and starts the route's timeout. */
   private hold(state: GuardedRequest, res: HttpResponseLike, policy: RoutePolicy, entry: Entry): void {
     state.listen();
-    state.entries.push(entry);
+    state.hold(entry);
     const wouldBlock = this.wouldBlockHeader === undefined ? undefined : entry.wouldBlock;
     if (wouldBlock !== undefined && !res.headersSent) res.setHeader(this.wouldBlockHeader!, wouldBlock.kind);
     if (policy.timeoutMs !== undefined)
