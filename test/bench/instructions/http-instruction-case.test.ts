@@ -37,7 +37,7 @@ describe('the HTTP instruction count cases', () => {
       'one floodgate GET on fastify, server and keep-alive client',
     );
     const run = caseRun('http.koa.noop');
-    expect([run.fewer, run.more, run.warmsUp]).toEqual([300, 1300, true]);
+    expect([run.fewer, run.more, run.warmsUp]).toEqual([1000, 5000, true]);
     expect(run.args(5).slice(1)).toEqual(['koa', 'noop', '5']);
     expect(() => caseRun('http.koa.noop', '/elsewhere/index.js')).toThrow(
       'http.koa.noop: --against counts core cases only',
