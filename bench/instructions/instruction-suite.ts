@@ -13,7 +13,7 @@
  * counted calls; the difference of their counts over the difference of their calls is the cost
  * of one call. V8 runs single-threaded and predictable, with fixed seeds, and the engine on a
  * clock that steps per read, so a count repeats to within a few instructions (an HTTP case's,
- * with the network between, within 0.3 % on Koa and Fastify when no full garbage collection
+ * with the network between, within 0.4 % on Koa and Fastify when no full garbage collection
  * falls in one process's counted window and not in the other's, which the table marks: see
  * bench/README.md). Instructions are not time (a cache miss or a clock read on the hardware
  * costs more than its instructions): a change is shown by a count, and its time by `npm run bench`.
