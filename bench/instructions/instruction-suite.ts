@@ -15,11 +15,16 @@
  * clock that steps per read, so a count repeats to within a few instructions (an HTTP case's,
  * with the network between, within 0.4 % on Koa and Fastify when no full garbage collection
  * falls in one process's counted window and not in the other's, which the table marks: see
- * bench/README.md). Instructions are not time (a cache miss or a clock read on the hardware
- * costs more than its instructions): a change is shown by a count, and its time by `npm run bench`.
+ * bench/README.md). For the HTTP cases the table also gives the count without the instructions
+ * the processes spent collecting garbage (gc-instructions.ts), which such a collection does not
+ * skew. Instructions are not time (a cache miss or a clock read on the hardware costs more than
+ * its instructions): a change is shown by a count, and its time by `npm run bench`.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gcInstructions } from './gc-instructions';
 import { INSTRUCTION_CASES } from './instruction-cases';
 import { ALL_CASES, caseRun, runCounted } from './instruction-runs';
 
@@ -80,33 +85,49 @@ async function main(): Promise<void> {
     }),
   );
   process.stderr.write(`${valgrind.stdout.trim()}: ${jobs.length} processes, ${PARALLEL} at a time\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'floodgate-instructions-'));
   const counts = await pooled(
     jobs.map((job) => async () => {
-      const counted = await runCounted(job.id, job.run, job.calls, ['--callgrind-out-file=/dev/null']);
-      const gcs = job.run.warmsUp ? `, ${counted.fullGcs} full GCs` : '';
+      // An HTTP case's profile is read for its collections' instructions (see gc-instructions.ts).
+      const out = job.run.warmsUp ? join(dir, `${job.id}-${job.calls}.callgrind`) : '/dev/null';
+      const counted = await runCounted(job.id, job.run, job.calls, [`--callgrind-out-file=${out}`]);
+      const gc = job.run.warmsUp ? gcInstructions(readFileSync(out, 'utf8')) : 0;
+      const gcs = job.run.warmsUp ? `, ${counted.fullGcs} full GCs, ${gc} in GC` : '';
       process.stderr.write(
         `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${counted.instructions}${gcs}\n`,
       );
-      return counted;
+      return { ...counted, gc };
     }),
-  );
+  ).finally(() => rmSync(dir, { recursive: true, force: true }));
   const perCall = new Map<string, number>();
+  /** The same, less what the processes spent collecting garbage (HTTP cases). */
+  const withoutGc = new Map<string, number>();
   /** Cases whose two processes made different numbers of full collections: their difference holds one. */
   const unevenGcs = new Map<string, string>();
   jobs.forEach((job, i) => {
     if (job.calls !== job.run.more) return;
     const [fewer, more] = [counts[i - 1]!, counts[i]!];
     const key = `${job.id}|${job.build ?? ''}`;
-    perCall.set(key, (more.instructions - fewer.instructions) / (job.run.more - job.run.fewer));
+    const calls = job.run.more - job.run.fewer;
+    perCall.set(key, (more.instructions - fewer.instructions) / calls);
+    if (job.run.warmsUp) withoutGc.set(key, (more.instructions - more.gc - (fewer.instructions - fewer.gc)) / calls);
     if (fewer.fullGcs !== more.fullGcs) unevenGcs.set(key, ` (full GCs ${fewer.fullGcs} / ${more.fullGcs})`);
   });
   const shown = (key: string): string => `${perCall.get(key)!.toFixed(0)}${unevenGcs.get(key) ?? ''}`;
   const reference = perCall.get(`${REFERENCE}|`);
-  const header = ['case', 'what', 'instructions per call', `× ${REFERENCE}`];
+  const gcColumn = withoutGc.size > 0;
+  const header = ['case', 'what', 'instructions per call', ...(gcColumn ? ['without GC'] : []), `× ${REFERENCE}`];
   if (options.against !== undefined) header.push('against', 'this / against');
   const rows = options.cases.map((id) => {
     const own = perCall.get(`${id}|`)!;
-    const row = [id, ALL_CASES[id]!, shown(`${id}|`), reference === undefined ? '' : (own / reference).toFixed(2)];
+    const mutator = withoutGc.get(`${id}|`);
+    const row = [
+      id,
+      ALL_CASES[id]!,
+      shown(`${id}|`),
+      ...(gcColumn ? [mutator === undefined ? '' : mutator.toFixed(0)] : []),
+      reference === undefined ? '' : (own / reference).toFixed(2),
+    ];
     if (options.against !== undefined) {
       const other = perCall.get(`${id}|${options.against}`)!;
       row.push(shown(`${id}|${options.against}`), (own / other).toFixed(3));
@@ -120,7 +141,7 @@ async function main(): Promise<void> {
   if (unevenGcs.size > 0)
     process.stdout.write(
       '\n"full GCs a / b": the two processes made a and b full collections while counted, so the figure\n' +
-        'holds the difference (about a hundred requests a collection), not the requests alone: count again, or read it so.\n',
+        'holds the difference (about a hundred requests a collection), not the requests alone: read "without GC".\n',
     );
 }
 
