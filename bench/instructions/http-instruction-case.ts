@@ -24,7 +24,7 @@ import {
 } from '../http/http-variant';
 import { startServer } from '../http/start-server';
 
-/** Requests before the counted ones (V8 is still compiling the HTTP path after 5,000 of them), in two calls of {@link drive}. */
+/** Requests before the counted ones, in two calls of {@link drive}: V8 is still compiling the HTTP path after 5,000. */
 const WARM_REQUESTS = 10_000;
 
 /**

@@ -6,8 +6,8 @@
  * request costs about a hundred times a call, counted from the end of their warm-up, which
  * valgrind runs uninstrumented (several times faster: V8 is still compiling the HTTP path after
  * thousands of requests, and that compiling would be counted as the requests' cost). A compile
- * left in the counted requests costs millions of instructions, so the longer windows: the few
- * that remain weigh a quarter as much on each request as in 1,000 requests.
+ * left in the counted requests costs millions of instructions, so the windows are long: spread
+ * over 4,000 requests, the few that remain weigh a quarter of what they would over 1,000.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
