@@ -7,7 +7,12 @@
  * counted in the one it was inlined into; `--no-inlining` counts each apart (slower code: read
  * the shares, not the total).
  *
- *   node bench/dist/instructions/instruction-profile.js <case> [--no-inlining] [--top N]
+ *   node bench/dist/instructions/instruction-profile.js <case> [--no-inlining] [--top N] [--callers <pattern>]
+ *
+ * `--callers <pattern>` lists calls instead: each caller and callee whose `callee <- caller`
+ * matches the regular expression, with the instructions per call of everything the callee did
+ * for that caller (`'<- JS:.*packages/'`: the calls Floodgate's code makes that V8 did not inline).
+ * On Express, whose full collections move code, a JIT address can name code that was there before.
  *
  * A builtin in the list is usually the sign of a slow path: `KeyedLoadIC` (an element load the
  * optimizer could not inline), `RecordWrite` (a write barrier), `JSConstructStubGeneric` (a
@@ -16,6 +21,7 @@
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { readCallgrind, splitCallKey, type CallgrindCosts } from './callgrind-profile';
 import { caseRun, runCounted, type CaseRun } from './instruction-runs';
 
 /** The repository's root, left out of the file names the list shows. */
@@ -74,69 +80,62 @@ function codeAt(codes: readonly MappedCode[], address: number): string {
   return '(JIT code not in the map)';
 }
 
-/**
- * Each function's own instructions in a callgrind profile (the cost lines under `fn=`, less the
- * inclusive costs of the calls it makes, which follow `calls=` lines), JIT addresses named.
- */
-function selfCosts(profile: string, codes: readonly MappedCode[]): Map<string, number> {
-  const names = new Map<string, string>();
-  const costs = new Map<string, number>();
-  let fn: string | undefined;
-  let callCost = false;
-  const named = (id: string, given: string | undefined): string => {
-    if (given !== undefined) {
-      const address = /^0x([0-9a-f]+)$/.exec(given);
-      names.set(id, address === null ? given : codeAt(codes, parseInt(address[1]!, 16)));
-    }
-    return names.get(id) ?? `(${id})`;
-  };
-  for (const line of readFileSync(profile, 'utf8').split('\n')) {
-    const compressed = /^(c?fn)=\((\d+)\)(?: (.*))?$/.exec(line);
-    if (compressed !== null) {
-      const name = named(compressed[2]!, compressed[3]);
-      if (compressed[1] === 'fn') fn = name;
-      continue;
-    }
-    if (line.startsWith('calls=')) {
-      callCost = true;
-      continue;
-    }
-    const cost = /^(?:[+-]?\d+|\*) (\d+)/.exec(line);
-    if (cost === null) continue;
-    if (callCost) callCost = false;
-    else if (fn !== undefined) costs.set(fn, (costs.get(fn) ?? 0) + Number(cost[1]));
-  }
-  return costs;
+/** A profile's costs, its JIT addresses named from V8's perf map. */
+function profileCosts(profile: string, codes: readonly MappedCode[]): CallgrindCosts {
+  return readCallgrind(readFileSync(profile, 'utf8'), (given) => {
+    const address = /^0x([0-9a-f]+)$/.exec(given);
+    return address === null ? given : codeAt(codes, parseInt(address[1]!, 16));
+  });
+}
+
+/** Per call, what `after` holds more than `before`, largest first (by size). */
+function perCallRows(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  calls: number,
+): { readonly name: string; readonly instructions: number }[] {
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .map((name) => ({ name, instructions: ((after.get(name) ?? 0) - (before.get(name) ?? 0)) / calls }))
+    .sort((a, b) => Math.abs(b.instructions) - Math.abs(a.instructions));
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const id = args[0];
-  if (id === undefined) throw new Error('usage: instruction-profile <case> [--no-inlining] [--top N]');
+  if (id === undefined)
+    throw new Error('usage: instruction-profile <case> [--no-inlining] [--top N] [--callers <pattern>]');
   const run = caseRun(id);
   const topAt = args.indexOf('--top');
   const top = topAt === -1 ? 30 : Number(args[topAt + 1]);
   if (!Number.isInteger(top) || top < 1)
     throw new Error(`--top takes a whole number >= 1, got ${String(args[topAt + 1])}`);
   const extra = args.includes('--no-inlining') ? ['--no-turbo-inlining'] : [];
+  const callersAt = args.indexOf('--callers');
+  const callers = callersAt === -1 ? undefined : new RegExp(args[callersAt + 1] ?? '');
   const dir = mkdtempSync(join(tmpdir(), 'floodgate-profile-'));
   try {
     const [fewer, more] = await Promise.all(
       [run.fewer, run.more].map((calls) => profileRun(id, run, calls, dir, extra)),
     );
-    const before = selfCosts(fewer![0], readMap(fewer![1]));
-    const after = selfCosts(more![0], readMap(more![1]));
-    const perCall = [...new Set([...before.keys(), ...after.keys()])]
-      .map((name) => ({
-        name,
-        instructions: ((after.get(name) ?? 0) - (before.get(name) ?? 0)) / (run.more - run.fewer),
-      }))
-      .sort((a, b) => Math.abs(b.instructions) - Math.abs(a.instructions));
+    const before = profileCosts(fewer![0], readMap(fewer![1]));
+    const after = profileCosts(more![0], readMap(more![1]));
+    const calls = run.more - run.fewer;
+    const perCall = perCallRows(before.self, after.self, calls);
     const total = perCall.reduce((sum, row) => sum + row.instructions, 0);
     const lines = [`${id}: ${total.toFixed(0)} instructions per call${extra.length > 0 ? ' (no inlining)' : ''}`, ''];
-    lines.push('| instructions per call | function |', '| --: | :-- |');
-    for (const row of perCall.slice(0, top))
-      lines.push(`| ${row.instructions.toFixed(1)} | ${row.name.replaceAll(ROOT, '').slice(0, 140)} |`);
+    const shown = (name: string): string => name.replaceAll(ROOT, '').slice(0, 140);
+    if (callers === undefined) {
+      lines.push('| instructions per call | function |', '| --: | :-- |');
+      for (const row of perCall.slice(0, top)) lines.push(`| ${row.instructions.toFixed(1)} | ${shown(row.name)} |`);
+    } else {
+      // The calls whose `callee <- caller` matches, each with all that the callee did for them.
+      lines.push('| instructions per call (inclusive) | callee | caller |', '| --: | :-- | :-- |');
+      const rows = perCallRows(before.calls, after.calls, calls).filter((row) => callers.test(row.name));
+      for (const row of rows.slice(0, top)) {
+        const { caller, callee } = splitCallKey(row.name);
+        lines.push(`| ${row.instructions.toFixed(1)} | ${shown(callee)} | ${shown(caller)} |`);
+      }
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
