@@ -99,8 +99,8 @@ type TrackedSocket = HttpSocketLike & { [OPEN]?: GuardedRequest[] };
  * the client's doing: a slow reader or a slow uploader is neither an error nor a slow call.
  */
 export class GuardedRequest {
-  /** The entries taken for the request, one per resource ({@link GuardedRequest.hold} adds one). */
-  entries: Entry[] = [];
+  /** The entries taken for the request ({@link GuardedRequest.hold} adds one). */
+  private held: Entry[] = [];
   /** Whether a block (from a middleware or from deeper code) answered the request. */
   blocked = false;
   /** Whether the request has ended; nothing may be entered for it any more. */
@@ -208,19 +208,24 @@ export class GuardedRequest {
     if (waiting) this.watchEnd(onConnection);
   }
 
+  /** The entries taken for the request, one per resource. */
+  get entries(): readonly Entry[] {
+    return this.held;
+  }
+
   /**
    * Holds an entry the request was admitted to. The first is held in an array of its own, made
    * for it: pushing it onto the empty array would grow a backing store for 16 entries on every
    * request (about 360 instructions), where nearly every request holds one or two.
    */
   hold(entry: Entry): void {
-    if (this.entries.length === 0) this.entries = [entry];
-    else this.entries.push(entry);
+    if (this.held.length === 0) this.held = [entry];
+    else this.held.push(entry);
   }
 
   /** Whether the request already entered `resource` (through another middleware). */
   entered(resource: string): boolean {
-    const entries = this.entries;
+    const entries = this.held;
     for (let i = 0; i < entries.length; i++) if (entries[i]!.resource === resource) return true;
     return false;
   }
@@ -246,9 +251,9 @@ export class GuardedRequest {
    * the request had never come, so a refused flood spends no budget of the resources it passed.
    */
   refuse(): void {
-    const entries = this.entries;
+    const entries = this.held;
     for (let i = entries.length - 1; i >= 0; i--) entries[i]!.cancel();
-    this.entries = [];
+    this.held = [];
     this.blocked = true;
     this.stopTimer();
   }
@@ -313,7 +318,7 @@ export class GuardedRequest {
     this.stopTimer();
     this.untrack();
     this.unwatchEnd();
-    if (this.entries.length === 0) return;
+    if (this.held.length === 0) return;
     if (this.queued) {
       this.refuse();
       return;
@@ -338,7 +343,7 @@ export class GuardedRequest {
    */
   answered(): void {
     this.unwatchEnd();
-    if (this.concluded || this.closed || this.entries.length === 0 || this.queued) return;
+    if (this.concluded || this.closed || this.held.length === 0 || this.queued) return;
     this.stopTimer();
     this.conclude(this.failed(this.res.statusCode));
   }
@@ -359,7 +364,7 @@ export class GuardedRequest {
   /** Records every entry's outcome, a failure or not; their slots stay held until {@link GuardedRequest.release}. */
   private conclude(failed: boolean): void {
     this.concluded = true;
-    const entries = this.entries;
+    const entries = this.held;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (failed) entry.traceError(this.errored ? this.error : this.res.statusCode);
@@ -369,10 +374,10 @@ export class GuardedRequest {
 
   /** Gives back every entry's slot, once. */
   private release(): void {
-    const entries = this.entries;
+    const entries = this.held;
     for (let i = 0; i < entries.length; i++) entries[i]!.exit();
     // A new array, not `length = 0`: V8 does not inline that store (a call of about 450 instructions).
-    this.entries = [];
+    this.held = [];
   }
 
   /**
@@ -386,7 +391,7 @@ export class GuardedRequest {
     const res = this.res;
     const clientSending = res.req?.complete === false;
     this.concluded = true;
-    const entries = this.entries;
+    const entries = this.held;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (clientSending) entry.discard();
