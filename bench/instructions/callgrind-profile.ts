@@ -9,6 +9,8 @@ export interface CallgrindCosts {
   readonly self: ReadonlyMap<string, number>;
   /** The inclusive instructions of the calls from `caller` to `callee`, keyed by {@link callKey}. */
   readonly calls: ReadonlyMap<string, number>;
+  /** How many calls from `caller` to `callee` were made, keyed by {@link callKey}. */
+  readonly callCounts: ReadonlyMap<string, number>;
 }
 
 /** The key of the calls from `caller` to `callee` in {@link CallgrindCosts.calls}. */
@@ -32,14 +34,18 @@ export function readCallgrind(profile: string, name: (given: string) => string =
   };
   const self = new Map<string, number>();
   const calls = new Map<string, number>();
+  const callCounts = new Map<string, number>();
   let fn: string | undefined;
   let callee = '';
   let callCost = false;
+  let made = 0;
   for (const line of profile.split('\n')) {
     if (line.startsWith('fn=')) fn = named(line.slice(3));
     else if (line.startsWith('cfn=')) callee = named(line.slice(4));
-    else if (line.startsWith('calls=')) callCost = true;
-    else {
+    else if (line.startsWith('calls=')) {
+      callCost = true;
+      made = Number(/^calls=(\d+)/.exec(line)?.[1] ?? 0);
+    } else {
       const cost = /^(?:[+-]?\d+|\*) (\d+)/.exec(line);
       if (cost === null || fn === undefined) continue;
       const instructions = Number(cost[1]);
@@ -47,8 +53,9 @@ export function readCallgrind(profile: string, name: (given: string) => string =
         callCost = false;
         const key = callKey(fn, callee);
         calls.set(key, (calls.get(key) ?? 0) + instructions);
+        callCounts.set(key, (callCounts.get(key) ?? 0) + made);
       } else self.set(fn, (self.get(fn) ?? 0) + instructions);
     }
   }
-  return { self, calls };
+  return { self, calls, callCounts };
 }

@@ -1,9 +1,10 @@
 /**
  * The instructions a callgrind profile spent collecting garbage: the inclusive cost of every call
  * into one of V8's collector entry points (a scavenge or full collection asked for by an
- * allocation or a task, an incremental marking step) made from outside the collector. The HTTP
- * counts subtract it, so a case that made a full collection in one process and not in the other
- * (Express makes one every thousand requests or so) still reads its requests' own work.
+ * allocation or a task, an incremental marking step) made from outside the collector, and the
+ * full collections among them. The HTTP counts subtract the instructions, so a case that made a
+ * full collection in one process and not in the other (Express makes one every thousand requests
+ * or so) still reads its requests' own work; the table marks such a case.
  */
 import { readCallgrind, splitCallKey } from './callgrind-profile';
 
@@ -14,15 +15,26 @@ const ENTRY =
 const COLLECTOR =
   /^v8::internal::(?:Heap|IncrementalMarking|IncrementalMarkingJob|MinorGCJob|ScavengeJob|MarkCompactCollector|MinorMarkCompactCollector|ScavengerCollector|Scavenger|GCTracer|MemoryReducer)::/;
 
-/**
- * Sums the inclusive costs of the calls into {@link ENTRY} from callers outside {@link COLLECTOR},
- * in a callgrind profile's text.
- */
-export function gcInstructions(profile: string): number {
-  let total = 0;
-  for (const [key, instructions] of readCallgrind(profile).calls) {
+/** Where V8 runs a full (mark-compact) collection: once each. */
+const FULL_COLLECTION = /^v8::internal::Heap::MarkCompact\(/;
+
+/** What a process spent collecting garbage, read from its callgrind profile. */
+export interface GarbageCollection {
+  /** The inclusive instructions of the calls into {@link ENTRY} from callers outside {@link COLLECTOR}. */
+  readonly instructions: number;
+  /** Full (mark-compact) collections: one costs about as much as a hundred requests. */
+  readonly fullCollections: number;
+}
+
+/** What a callgrind profile's text spent collecting garbage (see {@link GarbageCollection}). */
+export function garbageCollection(profile: string): GarbageCollection {
+  const { calls, callCounts } = readCallgrind(profile);
+  let instructions = 0;
+  for (const [key, cost] of calls) {
     const { caller, callee } = splitCallKey(key);
-    if (ENTRY.test(callee) && !COLLECTOR.test(caller)) total += instructions;
+    if (ENTRY.test(callee) && !COLLECTOR.test(caller)) instructions += cost;
   }
-  return total;
+  let fullCollections = 0;
+  for (const [key, count] of callCounts) if (FULL_COLLECTION.test(splitCallKey(key).callee)) fullCollections += count;
+  return { instructions, fullCollections };
 }

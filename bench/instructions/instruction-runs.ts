@@ -76,9 +76,8 @@ export function caseRun(id: string, coreIndex?: string): CaseRun {
       fewer: 1000,
       more: 5000,
       warmsUp: true,
-      // Heap growth fixed, not paced by the allocation rate V8 times; collections traced, to count
-      // the full ones in the counted window (see CountedRun.fullGcs).
-      nodeFlags: ['--predictable-gc-schedule', '--trace-gc'],
+      // Heap growth fixed, not paced by the allocation rate V8 times.
+      nodeFlags: ['--predictable-gc-schedule'],
       args: (calls) => [join(__dirname, 'http-instruction-case.js'), framework, variant, String(calls)],
     };
   }
@@ -91,12 +90,6 @@ export interface CountedRun {
   readonly instructions: number;
   /** The pid of the process valgrind ran (node's own). */
   readonly pid: number;
-  /**
-   * Full (mark-compact) garbage collections in the counted part of a case that warms up (0 for
-   * the others). One costs about as much as a hundred requests: two processes of a case that
-   * differ in them differ by it, and their difference is not the requests' cost alone.
-   */
-  readonly fullGcs: number;
 }
 
 /**
@@ -126,8 +119,6 @@ export function runCounted(
   return new Promise((resolve, reject) => {
     const child = spawn('valgrind', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    let counting = false;
-    let fullGcs = 0;
     let partial = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -135,14 +126,9 @@ export function runCounted(
       // Whole lines only: a chunk may end inside one.
       const lines = (partial + chunk.toString()).split('\n');
       partial = lines.pop()!;
-      for (const line of lines) {
-        if (counting) {
-          if (line.includes('Mark-Compact')) fullGcs++;
-        } else if (line === 'warm') {
-          counting = true;
-          execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' });
-          child.kill('SIGUSR2');
-        }
+      if (lines.includes('warm')) {
+        execFileSync('callgrind_control', ['--instr=on', String(child.pid)], { stdio: 'ignore' });
+        child.kill('SIGUSR2');
       }
     });
     child.on('error', (error: NodeJS.ErrnoException) =>
@@ -156,7 +142,7 @@ export function runCounted(
       const collected = /Collected : (\d+)/.exec(stderr);
       if (code !== 0 || collected === null)
         reject(new Error(`${id} (${calls} calls) failed (exit ${String(code)}):\n${stderr.slice(-2000)}`));
-      else resolve({ instructions: Number(collected[1]), pid: child.pid!, fullGcs });
+      else resolve({ instructions: Number(collected[1]), pid: child.pid! });
     });
   });
 }

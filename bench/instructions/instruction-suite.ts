@@ -24,7 +24,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gcInstructions } from './gc-instructions';
+import { garbageCollection } from './gc-instructions';
 import { INSTRUCTION_CASES } from './instruction-cases';
 import { ALL_CASES, caseRun, runCounted } from './instruction-runs';
 
@@ -91,8 +91,10 @@ async function main(): Promise<void> {
       // An HTTP case's profile is read for its collections' instructions (see gc-instructions.ts).
       const out = job.run.warmsUp ? join(dir, `${job.id}-${job.calls}.callgrind`) : '/dev/null';
       const counted = await runCounted(job.id, job.run, job.calls, [`--callgrind-out-file=${out}`]);
-      const gc = job.run.warmsUp ? gcInstructions(readFileSync(out, 'utf8')) : 0;
-      const gcs = job.run.warmsUp ? `, ${counted.fullGcs} full GCs, ${gc} in GC` : '';
+      const gc = job.run.warmsUp
+        ? garbageCollection(readFileSync(out, 'utf8'))
+        : { instructions: 0, fullCollections: 0 };
+      const gcs = job.run.warmsUp ? `, ${gc.fullCollections} full GCs, ${gc.instructions} in GC` : '';
       process.stderr.write(
         `  ${job.id}${job.build === undefined ? '' : ' (against)'}, ${job.calls} calls: ${counted.instructions}${gcs}\n`,
       );
@@ -110,8 +112,13 @@ async function main(): Promise<void> {
     const key = `${job.id}|${job.build ?? ''}`;
     const calls = job.run.more - job.run.fewer;
     perCall.set(key, (more.instructions - fewer.instructions) / calls);
-    if (job.run.warmsUp) withoutGc.set(key, (more.instructions - more.gc - (fewer.instructions - fewer.gc)) / calls);
-    if (fewer.fullGcs !== more.fullGcs) unevenGcs.set(key, ` (full GCs ${fewer.fullGcs} / ${more.fullGcs})`);
+    if (job.run.warmsUp)
+      withoutGc.set(
+        key,
+        (more.instructions - more.gc.instructions - (fewer.instructions - fewer.gc.instructions)) / calls,
+      );
+    const [a, b] = [fewer.gc.fullCollections, more.gc.fullCollections];
+    if (a !== b) unevenGcs.set(key, ` (full GCs ${a} / ${b})`);
   });
   const shown = (key: string): string => `${perCall.get(key)!.toFixed(0)}${unevenGcs.get(key) ?? ''}`;
   const reference = perCall.get(`${REFERENCE}|`);

@@ -19,9 +19,10 @@ describe('readCallgrind', () => {
   ].join('\n');
 
   it("reads each function's own instructions and each caller's calls, names resolved once", () => {
-    const { self, calls } = readCallgrind(profile, (given) => (given === '0x10' ? 'JS:main' : given));
+    const { self, calls, callCounts } = readCallgrind(profile, (given) => (given === '0x10' ? 'JS:main' : given));
     expect(Object.fromEntries(self)).toEqual({ 'JS:main': 105, helper: 40 });
     expect(Object.fromEntries(calls)).toEqual({ [callKey('JS:main', 'helper')]: 90 });
+    expect(Object.fromEntries(callCounts)).toEqual({ [callKey('JS:main', 'helper')]: 3 });
   });
 
   it('splits a call key back into its caller and callee', () => {

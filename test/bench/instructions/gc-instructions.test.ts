@@ -1,4 +1,4 @@
-import { gcInstructions } from '../../../bench/instructions/gc-instructions';
+import { garbageCollection } from '../../../bench/instructions/gc-instructions';
 
 /** A callgrind profile in its own format: two JIT functions allocating, a task, and the collector inside. */
 const PROFILE = [
@@ -23,6 +23,10 @@ const PROFILE = [
   'cfn=(2)',
   'calls=1 0',
   '0 40000',
+  'fn=(8) v8::internal::Heap::PerformGarbageCollection(v8::internal::GarbageCollector)',
+  'cfn=(9) v8::internal::Heap::MarkCompact()',
+  'calls=2 0',
+  '0 38000',
   'fn=(1)',
   'cfn=(7) Builtins_LoadIC',
   'calls=3 0',
@@ -30,14 +34,18 @@ const PROFILE = [
   '',
 ].join('\n');
 
-describe('gcInstructions', () => {
-  it('sums the calls into the collector from outside it, once each', () => {
+describe('garbageCollection', () => {
+  it('sums the calls into the collector from outside it, once each, and counts the full collections', () => {
     // 9,000 (an allocation's collection) + 700 (a marking step) + 3,000 (a scavenge task, whose
-    // own call of CollectGarbage is inside it); the finalization's call is the collector's own.
-    expect(gcInstructions(PROFILE)).toBe(12_700);
+    // own call of CollectGarbage is inside it); the finalization's call and the mark-compacts
+    // are the collector's own.
+    expect(garbageCollection(PROFILE)).toEqual({ instructions: 12_700, fullCollections: 2 });
   });
 
   it('counts nothing in a profile without collections', () => {
-    expect(gcInstructions('events: Ir\nfn=(1) main\n0 100\ncfn=(2) f\ncalls=1 0\n0 50\n')).toBe(0);
+    expect(garbageCollection('events: Ir\nfn=(1) main\n0 100\ncfn=(2) f\ncalls=1 0\n0 50\n')).toEqual({
+      instructions: 0,
+      fullCollections: 0,
+    });
   });
 });
