@@ -160,4 +160,68 @@ describe('@floodgate/express', () => {
     expect(blocked.headers.etag).toBeUndefined();
     expect(blocked.headers['content-length']).toBe(String(Buffer.byteLength(blocked.text)));
   });
+
+  describe('the end of a response', () => {
+    /** Sends `count` GETs of `/a` one after another on one keep-alive connection; resolves with their statuses. */
+    async function oneByOne(app: express.Express, count: number): Promise<number[]> {
+      const server = http.createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as { port: number };
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const statuses: number[] = [];
+      for (let i = 0; i < count; i++) {
+        statuses.push(
+          await new Promise<number>((resolve, reject) => {
+            const req = http.get({ agent, host: '127.0.0.1', port, path: '/a' }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode!));
+            });
+            req.on('error', reject);
+          }),
+        );
+      }
+      agent.destroy();
+      server.close();
+      return statuses;
+    }
+
+    /** An app whose one route takes one request at a time, recording what listens to each response. */
+    function oneAtATime(listening: number[], before?: express.RequestHandler): express.Express {
+      const app = express();
+      if (before !== undefined) app.use(before);
+      app.use(
+        resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 1 } } } }),
+      );
+      app.get('/a', (_req, res) => {
+        listening.push(res.listenerCount('close') + res.listenerCount('prefinish'));
+        res.json({ ok: true });
+      });
+      return app;
+    }
+
+    it('is heard through the app’s response prototype: nothing listens to the response', async () => {
+      const listening: number[] = [];
+      // A slot the end did not give back would refuse the next request on the connection.
+      expect(await oneByOne(oneAtATime(listening), 3)).toEqual([200, 200, 200]);
+      expect(listening).toEqual([0, 0, 0]);
+      expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, block: 0 });
+    });
+
+    it('is listened to on a response with an emit of its own, which may call the emit it found before', async () => {
+      const listening: number[] = [];
+      // On the first request the wrapper calls EventEmitter's emit, not the prototype's.
+      const wrapsEmit: express.RequestHandler = (_req, res, next) => {
+        const emit = res.emit;
+        res.emit = function (this: Response, ...args: Parameters<Response['emit']>) {
+          return emit.apply(this, args);
+        } as Response['emit'];
+        next();
+      };
+      expect(await oneByOne(oneAtATime(listening, wrapsEmit), 3)).toEqual([200, 200, 200]);
+      expect(listening).toEqual([2, 2, 2]);
+      // Heard twice from the second request on (its listeners and the prototype), counted once.
+      expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, block: 0 });
+      expect(fg.stats('GET /a')!.concurrency).toBe(0);
+    });
+  });
 });
