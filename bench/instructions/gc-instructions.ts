@@ -26,13 +26,26 @@ export interface GarbageCollection {
   readonly fullCollections: number;
 }
 
-/** What a callgrind profile's text spent collecting garbage (see {@link GarbageCollection}). */
+/**
+ * What a callgrind profile's text spent collecting garbage (see {@link GarbageCollection}).
+ * @throws Error when the profile never enters the collector: a process that served a thousand
+ *   requests always collects, so the entry points (V8 11.3's, Node 20's) were renamed by another
+ *   V8, and a count "without GC" would silently be the total.
+ */
 export function garbageCollection(profile: string): GarbageCollection {
   const { calls, callCounts } = readCallgrind(profile);
   let instructions = 0;
+  let entered = false;
   for (const [key, cost] of calls) {
     const { caller, callee } = splitCallKey(key);
-    if (ENTRY.test(callee) && !COLLECTOR.test(caller)) instructions += cost;
+    if (!ENTRY.test(callee)) continue;
+    entered = true;
+    if (!COLLECTOR.test(caller)) instructions += cost;
+  }
+  if (!entered) {
+    throw new Error(
+      `no call into V8's collector in the profile (${ENTRY.source.slice(0, 60)}…): this V8 names its entry points otherwise; update gc-instructions.ts`,
+    );
   }
   let fullCollections = 0;
   for (const [key, count] of callCounts) if (FULL_COLLECTION.test(splitCallKey(key).callee)) fullCollections += count;
