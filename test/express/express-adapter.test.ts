@@ -207,6 +207,18 @@ describe('@floodgate/express', () => {
       expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, block: 0 });
     });
 
+    it('is heard when the request leaves the mounted app that guarded it (Express gives back its parent’s prototype)', async () => {
+      const app = express();
+      const mounted = express();
+      mounted.use(
+        resilience({ floodgate: fg, routes: { 'GET /a': { rateLimit: { metric: 'concurrency', threshold: 1 } } } }),
+      );
+      app.use(mounted);
+      app.get('/a', (_req, res) => void res.json({ ok: true }));
+      expect(await oneByOne(app, 3)).toEqual([200, 200, 200]);
+      expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, block: 0 });
+    });
+
     it('is listened to on a response with an emit of its own, which may call the emit it found before', async () => {
       const listening: number[] = [];
       // On the first request the wrapper calls EventEmitter's emit, not the prototype's.

@@ -606,7 +606,12 @@ const emitWatched = new WeakSet<object>();
  * instruction suite). The request is looked up on its connection, only while some request is
  * open on one.
  */
-function watchEventsOn(prototype: object): void {
+function watchEventsOn(swappedPrototype: object): void {
+  // The topmost swapped prototype (Express's own `response`): a mounted app's `app.response`
+  // inherits its parent's, and Express gives the parent's back to a request leaving the mount.
+  let prototype = swappedPrototype;
+  for (let up = Object.getPrototypeOf(prototype) as object | null; up !== null && !Object.hasOwn(up, 'constructor');)
+    [prototype, up] = [up, Object.getPrototypeOf(up) as object | null];
   if (emitWatched.has(prototype)) return;
   emitWatched.add(prototype);
   const inherited = (prototype as Record<'emit', (this: unknown, ...args: unknown[]) => boolean>).emit;
