@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { Floodgate } from '@floodgate/core';
+import type { Clock } from '@floodgate/core/testing';
 import { resilience } from '@floodgate/express';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
@@ -20,7 +21,7 @@ import {
  * store, draft-6 and legacy headers) keyed per user, as an app limiting per user would
  * configure it.
  */
-export async function startExpressServer(variant: HttpVariant): Promise<Server> {
+export async function startExpressServer(variant: HttpVariant, clock?: Clock): Promise<Server> {
   const app = express();
   if (variant === 'noop') app.use((_req, _res, next) => next());
   if (variant === 'listener') {
@@ -29,9 +30,9 @@ export async function startExpressServer(variant: HttpVariant): Promise<Server> 
       next();
     });
   }
-  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate(), everyRoute: true }));
+  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate({ clock }), everyRoute: true }));
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
-    const floodgate = new Floodgate();
+    const floodgate = new Floodgate({ clock });
     const rules = floodgateRouteRules<express.Request>(variant === 'floodgate-blocked', (req) => req.get(USER_HEADER));
     app.use(resilience({ floodgate, routes: { [HELLO_RESOURCE]: rules } }));
     assertThreeRules(floodgate);

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { Floodgate } from '@floodgate/core';
+import type { Clock } from '@floodgate/core/testing';
 import { fastifyFloodgate } from '@floodgate/fastify';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyContextConfig, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -11,9 +12,9 @@ import { HELLO_BODY, HELLO_PATH, ignoreClose, NEVER, USER_HEADER, type HttpVaria
  * no rule, or with the three rules in the route's `config.floodgate`, or @fastify/rate-limit (global, its local LRU store) keyed
  * per user.
  */
-export async function startFastifyServer(variant: HttpVariant): Promise<Server> {
+export async function startFastifyServer(variant: HttpVariant, clock?: Clock): Promise<Server> {
   const app = Fastify({ logger: false });
-  const floodgate = variant === 'floodgate' || variant === 'floodgate-blocked' ? new Floodgate() : undefined;
+  const floodgate = variant === 'floodgate' || variant === 'floodgate-blocked' ? new Floodgate({ clock }) : undefined;
   let config: FastifyContextConfig = {};
   if (floodgate) {
     await app.register(fastifyFloodgate, { floodgate });
@@ -24,7 +25,8 @@ export async function startFastifyServer(variant: HttpVariant): Promise<Server> 
       ),
     };
   }
-  if (variant === 'every-route') await app.register(fastifyFloodgate, { floodgate: new Floodgate(), everyRoute: true });
+  if (variant === 'every-route')
+    await app.register(fastifyFloodgate, { floodgate: new Floodgate({ clock }), everyRoute: true });
   if (variant === 'peer' || variant === 'peer-blocked') {
     await app.register(rateLimit, {
       max: variant === 'peer' ? NEVER : 0,

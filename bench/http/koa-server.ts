@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { Floodgate } from '@floodgate/core';
+import type { Clock } from '@floodgate/core/testing';
 import { resilience } from '@floodgate/koa';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
@@ -21,7 +22,7 @@ import {
  * route's three rules, or
  * koa-ratelimit's memory driver keyed per user.
  */
-export async function startKoaServer(variant: HttpVariant): Promise<Server> {
+export async function startKoaServer(variant: HttpVariant, clock?: Clock): Promise<Server> {
   const app = new Koa();
   app.silent = true; // sockets the load generator closes at the end of a run are not news
   if (variant === 'noop') app.use((_ctx, next) => next());
@@ -31,9 +32,9 @@ export async function startKoaServer(variant: HttpVariant): Promise<Server> {
       return next();
     });
   }
-  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate(), everyRoute: true }));
+  if (variant === 'every-route') app.use(resilience({ floodgate: new Floodgate({ clock }), everyRoute: true }));
   if (variant === 'floodgate' || variant === 'floodgate-blocked') {
-    const floodgate = new Floodgate();
+    const floodgate = new Floodgate({ clock });
     const rules = floodgateRouteRules<Context>(variant === 'floodgate-blocked', (ctx) => ctx.get(USER_HEADER));
     app.use(resilience({ floodgate, routes: { [HELLO_RESOURCE]: rules } }));
     assertThreeRules(floodgate);

@@ -23,6 +23,7 @@ import {
   type HttpVariant,
 } from '../http/http-variant';
 import { startServer } from '../http/start-server';
+import { steppingClock } from './stepping-clock';
 
 /** Requests before the counted ones, in two calls of {@link drive}: V8 is still compiling the HTTP path after 5,000. */
 const WARM_REQUESTS = 10_000;
@@ -64,8 +65,9 @@ function counting(): Promise<void> {
 }
 
 /**
- * Serves `framework`'s `variant` and sends it `warm` requests, then, once `counting` resolves,
- * `requests` more; resolves when they are answered and the server is closed.
+ * Serves `framework`'s `variant` (its Floodgate engines on the stepping clock: see
+ * stepping-clock.ts) and sends it `warm` requests, then, once `counting` resolves, `requests`
+ * more; resolves when they are answered and the server is closed.
  * @throws Error when a request is answered with another status than the variant's (200, or 429 when blocked).
  */
 export async function runHttpCase(
@@ -75,7 +77,7 @@ export async function runHttpCase(
   requests: number,
   counting: () => Promise<void>,
 ): Promise<void> {
-  const { server, port } = await startServer(framework, variant);
+  const { server, port } = await startServer(framework, variant, steppingClock());
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const status = isBlockedVariant(variant) ? 429 : 200;

@@ -10,13 +10,13 @@
  *          bench/dist/instructions/instruction-cases.js <case> <calls> [coreIndex]
  * (`coreIndex`: the `index.js` of another build of `@floodgate/core`, for an A/B).
  */
-import type { Clock } from '@floodgate/core/testing';
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { expectBlock, expectPass, expectWouldBlock } from '../core/case-checks';
 import { engineRules } from '../core/core-cases';
 import { loadCoreCopy, type CoreModule } from '../core/core-copy';
 import { probeRuleKinds } from '../core/probe-rule-kinds';
+import { steppingClock } from './stepping-clock';
 
 /** One case: what a call is, and whether it returns a promise the loop awaits. */
 interface InstructionCase {
@@ -54,37 +54,6 @@ export const INSTRUCTION_CASES: Readonly<Record<string, string>> = Object.freeze
   'cockatiel.pass': 'cockatiel circuitBreaker execute()',
   'rlf.pass': 'RateLimiterMemory consume(), pass',
 });
-
-/**
- * A clock whose every read is 0.3 µs after the last: the same run reads the same times. The time
- * is kept in a typed array: in a closure's variable, each read would box a new number and store
- * it with a write barrier (about 50 instructions a read), which `performance.now()` does not.
- * Its waits are `setTimeout`s, as the default clock's: a case's timeout is set and cancelled as in
- * an application (through `sleep` and an `AbortController` on a build without `schedule`), and
- * never fires (the call ends first).
- */
-function steppingClock(): Clock {
-  const now = new Float64Array([1_000]);
-  return {
-    now: () => (now[0]! += 0.0003),
-    sleep: (ms, signal) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
-        signal?.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            reject(signal.reason);
-          },
-          { once: true },
-        );
-      }),
-    schedule: (ms, fire) => {
-      const timer = setTimeout(fire, ms);
-      return () => clearTimeout(timer);
-    },
-  };
-}
 
 /**
  * An inbound call with one QPS rule on its own engine of a fresh copy of the core (see

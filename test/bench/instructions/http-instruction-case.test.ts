@@ -1,8 +1,10 @@
 import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FRAMEWORKS, type Framework } from '../../../bench/http/http-variant';
+import { startServer } from '../../../bench/http/start-server';
 import { drive, runHttpCase } from '../../../bench/instructions/http-instruction-case';
 import { caseRun, HTTP_INSTRUCTION_CASES } from '../../../bench/instructions/instruction-runs';
+import { steppingClock } from '../../../bench/instructions/stepping-clock';
 
 describe('the HTTP instruction count cases', () => {
   it.each(FRAMEWORKS)(
@@ -14,6 +16,28 @@ describe('the HTTP instruction count cases', () => {
           phases.push('warm');
         });
         expect(phases).toEqual(['warm']);
+      }
+    },
+  );
+
+  it.each(FRAMEWORKS)(
+    "give %s's Floodgate engines the clock they are given (the count's steps with the requests)",
+    async (framework) => {
+      const stepping = steppingClock();
+      let reads = 0;
+      const clock = { ...stepping, now: () => (reads++, stepping.now()) };
+      const { server, port } = await startServer(framework, 'floodgate', clock);
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        await drive(port, agent, 2, 200);
+        const afterTwo = reads;
+        await drive(port, agent, 2, 200);
+        expect(afterTwo).toBeGreaterThan(0);
+        expect(reads).toBeGreaterThan(afterTwo);
+      } finally {
+        agent.destroy();
+        server.closeAllConnections?.();
+        server.close();
       }
     },
   );
