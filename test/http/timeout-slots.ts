@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import fc from 'fast-check';
+import { Floodgate } from '@floodgate/core';
 import request from 'supertest';
 import type { AppSpec, Harness, NeutralRequest, RouteSpec } from './app-spec';
 import { RawSession } from './raw-session';
 import { openRaw, rawRequest, type RawConnection } from './raw-client';
+import { throwingScheduleClock } from '../support/own-clocks';
 import { propertyRuns, propertyTimeoutMs } from '../support/property-runs';
 import { until } from '../support/until';
 
@@ -124,6 +126,19 @@ export function runTimeoutSlots(harness: Harness): void {
       }
       expect(concurrency()).toBe(LIMIT);
       expect(session.fg.totals('GET /work')).toMatchObject({ error: 2, timeout: 2 });
+    });
+
+    it('answers 500 with the error of a clock whose schedule throws, and gives the slot back', async () => {
+      session.fg = new Floodgate({ clock: throwingScheduleClock(session.clock, 'clock broke') });
+      const handlers = new Handlers();
+      const server = await start(slowRoute(handlers, 'guard'));
+      for (let i = 0; i < LIMIT + 1; i++) {
+        await request(server).get('/work').expect(500);
+        await until(() => concurrency() === 0, 'the request to give its slot back');
+      }
+      expect(handlers.most).toBe(0);
+      expect(session.errors).toHaveLength(LIMIT + 1);
+      expect(session.errors.every((error) => (error as Error).message === 'clock broke')).toBe(true);
     });
 
     it('keeps the slot when the connection closes after the timeout’s answer, until the handler settles (#24)', async () => {
