@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FRAMEWORKS, type Framework } from '../../../bench/http/http-variant';
@@ -10,12 +11,24 @@ describe('the HTTP instruction count cases', () => {
   it.each(FRAMEWORKS)(
     'serve %s passing and blocked requests as the variants say, counted after the warm-up',
     async (framework) => {
-      for (const variant of ['floodgate', 'floodgate-blocked'] as const) {
-        const phases: string[] = [];
-        await runHttpCase(framework, variant, 3, 2, async () => {
-          phases.push('warm');
-        });
-        expect(phases).toEqual(['warm']);
+      // Every request the server starts, by Node's own channel.
+      let served = 0;
+      const count = (): void => {
+        served++;
+      };
+      subscribe('http.server.request.start', count);
+      try {
+        for (const variant of ['floodgate', 'floodgate-blocked'] as const) {
+          served = 0;
+          const servedWhenCounting: number[] = [];
+          await runHttpCase(framework, variant, 3, 2, async () => {
+            servedWhenCounting.push(served);
+          });
+          expect(servedWhenCounting).toEqual([3]);
+          expect(served).toBe(5);
+        }
+      } finally {
+        unsubscribe('http.server.request.start', count);
       }
     },
   );
