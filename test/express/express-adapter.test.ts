@@ -4,6 +4,10 @@ import request from 'supertest';
 import { blockErrorHandler, hotParam, ipKey, rateLimit, resilience } from '@floodgate/express';
 import { Floodgate } from '@floodgate/core';
 import { ManualClock } from '@floodgate/core/testing';
+import { BIG_ANSWER, openRaw, rawRequest } from '../http/raw-client';
+import { SLOW_RATIO } from '../http/slow-clients';
+import { settled } from '../support/settled';
+import { until } from '../support/until';
 
 describe('@floodgate/express', () => {
   let fg: Floodgate;
@@ -217,6 +221,27 @@ describe('@floodgate/express', () => {
       app.get('/a', (_req, res) => void res.json({ ok: true }));
       expect(await oneByOne(app, 3)).toEqual([200, 200, 200]);
       expect(fg.totals('GET /a')).toMatchObject({ pass: 3, success: 3, block: 0 });
+    });
+
+    it('of a pipelined request, waiting behind another, is heard at its end() when it leaves the mounted app that guarded it', async () => {
+      const app = express();
+      const mounted = express();
+      mounted.use(resilience({ floodgate: fg, routes: { 'GET /big': { circuitBreaker: SLOW_RATIO } } }));
+      app.use(mounted);
+      app.get('/big', (_req, res) => void res.json({ big: BIG_ANSWER }));
+      const server = http.createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      // Three requests at once, none of whose answers is read: the two behind the first never reach the socket.
+      const client = openRaw(server, rawRequest('GET', '/big').repeat(3), { paused: true });
+      try {
+        await until(() => fg.totals('GET /big')?.pass === 3, 'the three requests to be admitted');
+        // Recorded when their handlers answered, not when (if ever) the client lets them onto the socket.
+        await settled(() => fg.totals('GET /big')?.success === 3, 'the three answers to be recorded');
+      } finally {
+        client.destroy();
+        server.closeAllConnections();
+        server.close();
+      }
     });
 
     it('is listened to on a response with an emit of its own, which may call the emit it found before', async () => {

@@ -568,30 +568,59 @@ let timeoutsArmed = false;
 let waitingEnds = 0;
 /** How many requests are on their connection's list of open ones (see OPEN). */
 let openRequests = 0;
+
+/** A response method {@link wrapSwapped} wraps. */
+type Method = (this: HttpResponseLike, ...args: unknown[]) => unknown;
+
+/**
+ * Wraps the method `name` that the responses of a swapped prototype (Express's `app.response`)
+ * inherit, once per prototype and name in this copy of the package (`watched` holds the
+ * prototypes done): `wrap` is given the method it replaces, which it calls. The wrap goes on the
+ * topmost swapped prototype (Express's own `response`), which every app's `app.response`
+ * inherits, a mounted app's too: Express gives a request leaving a mounted app its parent's
+ * prototype, which a wrap on the mounted app's would miss. A response's own method (another
+ * middleware's wrapper) still reaches the wrap, as it calls whatever method it found.
+ */
+function wrapSwapped(
+  swappedPrototype: object,
+  name: 'end' | 'emit',
+  watched: WeakSet<object>,
+  wrap: (inherited: Method) => Method,
+): void {
+  let prototype = swappedPrototype;
+  for (let up = Object.getPrototypeOf(prototype) as object | null; up !== null && !Object.hasOwn(up, 'constructor');)
+    [prototype, up] = [up, Object.getPrototypeOf(up) as object | null];
+  if (watched.has(prototype)) return;
+  watched.add(prototype);
+  const inherited = (prototype as Record<typeof name, Method>)[name];
+  Object.defineProperty(prototype, name, {
+    configurable: true,
+    enumerable: false,
+    writable: true,
+    value: wrap(inherited),
+  });
+}
+
 /** The swapped prototypes whose `end` this copy of the package watches (see {@link watchEndOn}). */
 const endWatched = new WeakSet<object>();
 
 /**
- * Watches `end()` on the responses of a swapped prototype (Express's `app.response`), once per
- * prototype: the `end` they inherit, wrapped, tells the request whose waiting response it ended
- * (looked up on its connection only while some request waits for its end). A response's own
- * `end` (another middleware's wrapper) still calls it, as it calls whatever `end` it found.
+ * Watches `end()` on the responses of a swapped prototype (Express's `app.response`), once (see
+ * {@link wrapSwapped}): the `end` they inherit, wrapped, tells the request whose waiting response
+ * it ended (looked up on its connection only while some request waits for its end).
  */
 function watchEndOn(prototype: object): void {
-  if (endWatched.has(prototype)) return;
-  endWatched.add(prototype);
-  const target = prototype as Record<'end', (this: unknown, ...args: unknown[]) => unknown>;
-  const inherited = target.end;
-  Object.defineProperty(prototype, 'end', {
-    configurable: true,
-    enumerable: false,
-    writable: true,
-    value: function end(this: HttpResponseLike, ...args: unknown[]): unknown {
-      const result = inherited.apply(this, args);
-      if (waitingEnds > 0) openStateOf(this)?.answered();
-      return result;
-    },
-  });
+  wrapSwapped(
+    prototype,
+    'end',
+    endWatched,
+    (inherited) =>
+      function end(this: HttpResponseLike, ...args: unknown[]): unknown {
+        const result = inherited.apply(this, args);
+        if (waitingEnds > 0) openStateOf(this)?.answered();
+        return result;
+      },
+  );
 }
 
 /** The swapped prototypes whose `emit` this copy of the package watches (see {@link watchEventsOn}). */
@@ -599,35 +628,28 @@ const emitWatched = new WeakSet<object>();
 
 /**
  * Tells the requests of a swapped prototype's responses (Express's `app.response`) of their
- * `prefinish` and `close` through the `emit` they inherit, wrapped once per prototype, before
- * the listeners hear them, where other responses are listened to. On a response with a hidden
- * class of its own, `on()` misses V8's caches on every field it reads and writes: a listener
- * costs about 9,000 instructions a request on Express, against 900 on Fastify (measured with the
- * instruction suite). The request is looked up on its connection, only while some request is
- * open on one.
+ * `prefinish` and `close` through the `emit` they inherit, wrapped once (see {@link wrapSwapped}),
+ * before the listeners hear them, where other responses are listened to. On a response with a
+ * hidden class of its own, `on()` misses V8's caches on every field it reads and writes: a
+ * listener costs about 9,000 instructions a request on Express, against 900 on Fastify (measured
+ * with the instruction suite). The request is looked up on its connection, only while some
+ * request is open on one.
  */
-function watchEventsOn(swappedPrototype: object): void {
-  // The topmost swapped prototype (Express's own `response`): a mounted app's `app.response`
-  // inherits its parent's, and Express gives the parent's back to a request leaving the mount.
-  let prototype = swappedPrototype;
-  for (let up = Object.getPrototypeOf(prototype) as object | null; up !== null && !Object.hasOwn(up, 'constructor');)
-    [prototype, up] = [up, Object.getPrototypeOf(up) as object | null];
-  if (emitWatched.has(prototype)) return;
-  emitWatched.add(prototype);
-  const inherited = (prototype as Record<'emit', (this: unknown, ...args: unknown[]) => boolean>).emit;
-  Object.defineProperty(prototype, 'emit', {
-    configurable: true,
-    enumerable: false,
-    writable: true,
-    value: function emit(this: HttpResponseLike, event: string | symbol, ...args: unknown[]): boolean {
-      if ((event === 'close' || event === 'prefinish') && openRequests > 0) {
-        const state = openStateOf(this);
-        if (event === 'close') state?.ended();
-        else state?.answered();
-      }
-      return inherited.call(this, event, ...args);
-    },
-  });
+function watchEventsOn(prototype: object): void {
+  wrapSwapped(
+    prototype,
+    'emit',
+    emitWatched,
+    (inherited) =>
+      function emit(this: HttpResponseLike, event: unknown, ...args: unknown[]): unknown {
+        if ((event === 'close' || event === 'prefinish') && openRequests > 0) {
+          const state = openStateOf(this);
+          if (event === 'close') state?.ended();
+          else state?.answered();
+        }
+        return inherited.call(this, event, ...args);
+      },
+  );
 }
 
 /** The request of `res` open on its connection (see OPEN), if this copy of the package guards it. */
